@@ -1,0 +1,1 @@
+"""threadbound: a Discord bot with thread-bound LLM sub-agent sessions."""

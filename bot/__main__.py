@@ -1,0 +1,67 @@
+"""``python -m bot --config FILE [--check]``: validate the config, or run the bot.
+
+Configuration and environment problems print one line naming what to fix, and exit 1; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+import discord
+
+from bot.config import ConfigError, check_secrets, load_config, secret_values
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bot", description="Run the threadbound Discord bot.")
+    parser.add_argument("--config", default="config.toml", help="path to the TOML config (default: config.toml)")
+    parser.add_argument("--check", action="store_true", help="validate the config and environment, then exit")
+    return parser.parse_args(argv)
+
+
+async def _run(config, token: str) -> None:
+    from bot.app import ThreadboundBot
+
+    async with ThreadboundBot(config) as bot:
+        await bot.start(token)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    try:
+        config = load_config(args.config)
+        check_secrets(config)
+    except ConfigError as error:
+        print(f"threadbound: {error}", file=sys.stderr)
+        return 1
+    if args.check:
+        providers = ", ".join(sorted(config.providers)) or "none (offline model)"
+        print(f"threadbound: config {args.config} is valid (providers: {providers}).")
+        return 0
+
+    from bot.logging_setup import configure_logging
+
+    configure_logging(config.logging.level, config.logging.format, secret_values(config))
+    token = os.environ[config.discord.token_env]
+    try:
+        asyncio.run(_run(config, token))
+    except discord.LoginFailure:
+        print(f"threadbound: Discord rejected the bot token in {config.discord.token_env}.", file=sys.stderr)
+        return 1
+    except discord.PrivilegedIntentsRequired:
+        print(
+            "threadbound: enable the Message Content intent for this bot in the Discord Developer Portal "
+            "(Bot → Privileged Gateway Intents).",
+            file=sys.stderr,
+        )
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""The one runner: drives a pydantic-ai ``agent.iter`` to a terminal outcome.
+
+It persists the transcript at every step, turns timeouts, cancellation and provider errors into truthful
+states, and keeps partial output, so the caller never has to interpret model text to know what happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import structlog
+from pydantic_ai import Agent
+from pydantic_ai.exceptions import (
+    AgentRunError,
+    ModelAPIError,
+    ModelHTTPError,
+    RunTimedOut,
+)
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.run import AgentRun
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.usage import RunUsage, UsageLimits
+
+from bot.agents.models import ResolvedModel
+from bot.core.models import RunStatus, Usage
+
+NO_OUTPUT = "(no output)"
+REQUEST_LIMIT = 500
+TOOL_CALLS_LIMIT = 1000
+
+log = structlog.get_logger(__name__)
+
+StepCallback = Callable[[Sequence[ModelMessage]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    status: RunStatus
+    result_text: str
+    error: str | None
+    usage: Usage
+    messages: list[ModelMessage]
+
+
+@dataclass
+class RunRequest:
+    prompt: str
+    system_prompt: str
+    model: ResolvedModel
+    history: list[ModelMessage]
+    thinking: str | None = None
+    timeout_seconds: float = 0
+
+
+def _usage(run_usage: RunUsage) -> Usage:
+    return Usage(
+        input_tokens=run_usage.input_tokens,
+        output_tokens=run_usage.output_tokens,
+        requests=run_usage.requests,
+        tool_calls=run_usage.tool_calls,
+        cost=run_usage.cost,
+    )
+
+
+def _texts(messages: Sequence[ModelMessage]) -> list[str]:
+    return [
+        part.content
+        for message in messages
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, TextPart) and part.content.strip()
+    ]
+
+
+def _last_tool_result(messages: Sequence[ModelMessage]) -> str | None:
+    for message in reversed(messages):
+        for part in reversed(message.parts):
+            if isinstance(part, ToolReturnPart):
+                content = part.model_response_str().strip()
+                if content:
+                    return content
+    return None
+
+
+def _tool_call_count(messages: Sequence[ModelMessage]) -> int:
+    return sum(
+        isinstance(part, ToolCallPart) for message in messages if isinstance(message, ModelResponse)
+        for part in message.parts
+    )
+
+
+def completed_result(output: str, messages: Sequence[ModelMessage]) -> str:
+    """The final text; if empty, the last tool result; if none, ``(no output)``."""
+    if output.strip():
+        return output
+    return _last_tool_result(messages) or NO_OUTPUT
+
+
+def partial_result(messages: Sequence[ModelMessage], *, timed_out: bool = False) -> str:
+    """What a run that did not finish got done: its last assistant text, else (after a timeout) a count of its
+    tool calls, else its last tool result."""
+    texts = _texts(messages)
+    if texts:
+        return texts[-1]
+    calls = _tool_call_count(messages)
+    if timed_out and calls:
+        return f"[Partial progress: {calls} tool call(s) executed before timeout]"
+    return _last_tool_result(messages) or NO_OUTPUT
+
+
+def describe_failure(error: BaseException) -> str:
+    """A short, user-readable reason; never a traceback, never request headers (they carry the API key)."""
+    if isinstance(error, ModelHTTPError):
+        body = error.body
+        detail = None
+        if isinstance(body, dict):
+            inner = body.get("error", body)
+            detail = inner.get("message") if isinstance(inner, dict) else None
+        reason = f"model provider answered HTTP {error.status_code}"
+        return f"{reason}: {detail}"[:300] if detail else reason
+    if isinstance(error, ModelAPIError):
+        return f"could not reach the model provider ({error.message})"[:300]
+    if isinstance(error, AgentRunError):
+        return str(error).splitlines()[0][:300]
+    return f"internal error ({type(error).__name__})"
+
+
+async def run_agent(
+    request: RunRequest,
+    *,
+    on_step: StepCallback,
+) -> RunOutcome:
+    """Run one agent turn to a terminal outcome; ``on_step`` receives messages as they are produced."""
+    agent: Agent[None, str] = Agent(instructions=request.system_prompt)
+    settings = ModelSettings()
+    if request.thinking:
+        settings["thinking"] = False if request.thinking == "off" else request.thinking
+    persisted = 0
+    agent_run: AgentRun | None = None
+
+    async def flush(messages: Sequence[ModelMessage]) -> None:
+        nonlocal persisted
+        if len(messages) > persisted:
+            await on_step(messages[persisted:])
+            persisted = len(messages)
+
+    try:
+        async with agent.iter(
+            request.prompt,
+            message_history=request.history or None,
+            model=request.model.model,
+            model_settings=settings,
+            usage_limits=UsageLimits(request_limit=REQUEST_LIMIT, tool_calls_limit=TOOL_CALLS_LIMIT),
+            timeout=request.timeout_seconds or None,
+        ) as agent_run:
+            async for _node in agent_run:
+                await flush(agent_run.new_messages())
+            result = agent_run.result
+            assert result is not None
+            messages = result.new_messages()
+            await flush(messages)
+            return RunOutcome(
+                RunStatus.COMPLETED, completed_result(result.output, messages), None, _usage(result.usage), messages
+            )
+    except RunTimedOut as exc:
+        messages = exc.new_messages()
+        await flush(messages)
+        return RunOutcome(RunStatus.TIMED_OUT, partial_result(messages, timed_out=True), None, _usage(exc.usage), messages)
+    except Exception as exc:  # every other failure is a run outcome, not a crash of the orchestrator
+        if not isinstance(exc, AgentRunError):
+            log.exception("agent_run_crashed")
+        messages = agent_run.new_messages() if agent_run is not None else []
+        await flush(messages)
+        usage = _usage(agent_run.usage) if agent_run is not None else Usage()
+        return RunOutcome(RunStatus.FAILED, partial_result(messages), describe_failure(exc), usage, messages)

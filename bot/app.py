@@ -1,0 +1,112 @@
+"""The bot: a ``commands.Bot`` whose ``setup_hook`` opens storage, starts the core and the delivery worker,
+loads the cogs one by one, and syncs the command schema (after discord.py's ``advanced_startup`` example)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import discord
+import structlog
+import yarl
+from discord.ext import commands
+
+from bot.agents.models import ModelFactory
+from bot.config import Config
+from bot.core.orchestrator import Orchestrator
+from bot.discord_adapter.delivery import DeliveryWorker
+from bot.discord_adapter.interaction_errors import ThreadboundTree
+from storage.db import Database
+from storage.meta import MetaRepository
+
+log = structlog.get_logger(__name__)
+
+INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.chat")
+COMMAND_SCHEMA_KEY = "command_schema_sha256"
+
+
+def point_at_discord(config: Config) -> None:
+    """Send REST and gateway traffic where the config says (Discord, a compatible proxy, or a test fake)."""
+    discord.http.Route.BASE = config.discord.api_base_url.rstrip("/")
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(config.discord.gateway_url)
+
+
+def bot_intents() -> discord.Intents:
+    intents = discord.Intents.none()
+    intents.guilds = True
+    intents.guild_messages = True
+    intents.dm_messages = True
+    intents.message_content = True
+    return intents
+
+
+class ThreadboundBot(commands.Bot):
+    def __init__(self, config: Config) -> None:
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=bot_intents(),
+            tree_cls=ThreadboundTree,
+            help_command=None,
+            allowed_mentions=discord.AllowedMentions.none(),
+            chunk_guilds_at_startup=False,
+        )
+        self.config = config
+        self._db: Database | None = None
+        self._orchestrator: Orchestrator | None = None
+        self._delivery: DeliveryWorker | None = None
+
+    @property
+    def orchestrator(self) -> Orchestrator:
+        assert self._orchestrator is not None, "orchestrator is started in setup_hook"
+        return self._orchestrator
+
+    async def start(self, token: str, *, reconnect: bool = True) -> None:
+        point_at_discord(self.config)
+        await super().start(token, reconnect=reconnect)
+
+    async def setup_hook(self) -> None:
+        self._db = await Database.open(self.config.storage.path)
+        models = ModelFactory(self.config.providers)
+        if models.offline:
+            log.warning("no_provider_configured", hint="the built-in offline model answers every request")
+        self._orchestrator = Orchestrator(self.config, self._db, models)
+        self._delivery = DeliveryWorker(self, self._orchestrator.outbox)
+        self._orchestrator.add_outbox_listener(self._delivery.wake)
+        await self._orchestrator.start()
+        self._delivery.start()
+        for extension in INITIAL_EXTENSIONS:
+            try:
+                await self.load_extension(extension)
+            except Exception:
+                log.exception("extension_failed_to_load", extension=extension)
+        await self._sync_commands(MetaRepository(self._db))
+
+    async def _sync_commands(self, meta: MetaRepository) -> None:
+        """Sync to the dev guild at every start (fast); globally only when the schema changed."""
+        guild_id = self.config.discord.dev_guild_id
+        if guild_id is not None:
+            guild = discord.Object(guild_id)
+            self.tree.copy_global_to(guild=guild)
+            await self.tree.sync(guild=guild)
+            log.info("commands_synced", scope="guild", guild_id=guild_id)
+            return
+        schema = json.dumps([command.to_dict(self.tree) for command in self.tree.get_commands()], sort_keys=True)
+        digest = hashlib.sha256(schema.encode()).hexdigest()
+        if await meta.get(COMMAND_SCHEMA_KEY) == digest:
+            return
+        await self.tree.sync()
+        await meta.set(COMMAND_SCHEMA_KEY, digest)
+        log.info("commands_synced", scope="global")
+
+    async def on_message(self, message: discord.Message) -> None:
+        """Prefix commands are not used; the chat cog handles messages."""
+
+    async def close(self) -> None:
+        if self._delivery is not None:
+            await self._delivery.close()
+        if self._orchestrator is not None:
+            await self._orchestrator.close()
+        await super().close()
+        if self._db is not None:
+            await self._db.close()
+            self._db = None

@@ -1,0 +1,178 @@
+"""Typed configuration: a TOML file parsed into pydantic models.
+
+Secrets never live in the file: keys ending in ``_env`` name the environment variable that holds them, and
+:func:`check_secrets` reports the first one that is missing. Every problem becomes a :class:`ConfigError`
+whose message names the key to fix, so ``python -m bot`` can print one clear line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+AGENT_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+
+class ConfigError(Exception):
+    """A configuration problem, worded for the person who has to fix the file or the environment."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DiscordConfig(_Section):
+    token_env: str = "DISCORD_TOKEN"
+    api_base_url: str = "https://discord.com/api/v10"
+    gateway_url: str = "wss://gateway.discord.gg/"
+    dev_guild_id: int | None = None
+
+
+class StorageConfig(_Section):
+    path: str = "data/threadbound.sqlite3"
+
+
+class LoggingConfig(_Section):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "json", "console"] = "auto"
+
+
+class ProviderConfig(_Section):
+    type: Literal["openai", "anthropic"]
+    base_url: str | None = None
+    api_key_env: str | None = None
+    supports_thinking: bool | None = None
+
+
+class SubagentDefaults(_Section):
+    max_concurrent: Annotated[int, Field(ge=1, le=64)] = 8
+    run_timeout_seconds: Annotated[int, Field(ge=0)] = 0
+    model: str | None = None
+    thinking: ThinkingLevel | None = None
+
+
+class AgentDefaults(_Section):
+    model: str = "openai/gpt-4o-mini"
+    system_prompt: str = "You are a helpful assistant working inside a Discord server. Be concise."
+    subagents: SubagentDefaults = SubagentDefaults()
+
+
+class AgentConfig(_Section):
+    name: str | None = None
+    model: str | None = None
+    system_prompt: str | None = None
+
+
+class AgentsConfig(_Section):
+    default_agent: str = "main"
+    defaults: AgentDefaults = AgentDefaults()
+    list: dict[str, AgentConfig] = Field(default_factory=lambda: {"main": AgentConfig()})
+
+    @field_validator("list")
+    @classmethod
+    def _agent_ids_are_well_formed(cls, agents: dict[str, AgentConfig]) -> dict[str, AgentConfig]:
+        for agent_id in agents:
+            if not AGENT_ID_PATTERN.match(agent_id):
+                raise ValueError(f"agent id {agent_id!r} must match [a-z0-9][a-z0-9_-]{{0,63}}")
+        return agents
+
+    @model_validator(mode="after")
+    def _default_agent_exists(self) -> AgentsConfig:
+        if self.default_agent not in self.list:
+            raise ValueError(
+                f"default_agent {self.default_agent!r} is not defined; add [agents.list.{self.default_agent}]"
+            )
+        return self
+
+
+class Config(_Section):
+    discord: DiscordConfig = DiscordConfig()
+    storage: StorageConfig = StorageConfig()
+    logging: LoggingConfig = LoggingConfig()
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    agents: AgentsConfig = AgentsConfig()
+
+    @model_validator(mode="after")
+    def _model_references_name_providers(self) -> Config:
+        if not self.providers:
+            return self
+        references = {"agents.defaults.model": self.agents.defaults.model}
+        if self.agents.defaults.subagents.model:
+            references["agents.defaults.subagents.model"] = self.agents.defaults.subagents.model
+        for agent_id, agent in self.agents.list.items():
+            if agent.model:
+                references[f"agents.list.{agent_id}.model"] = agent.model
+        for key, reference in references.items():
+            provider, _, name = reference.partition("/")
+            if not name:
+                raise ValueError(f"{key} = {reference!r} must look like '<provider>/<model>'")
+            if provider not in self.providers:
+                raise ValueError(
+                    f"{key} = {reference!r} names provider {provider!r}, which is not configured "
+                    f"(configured: {', '.join(sorted(self.providers))})"
+                )
+        return self
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def _describe(error: dict) -> str:
+    where = _location(error["loc"])
+    if error["type"] == "extra_forbidden":
+        return f"unknown key '{where}' (check the spelling against config.example.toml)"
+    if error["type"] == "missing":
+        return f"missing key '{where}'"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"'{where}': {message}" if where else message
+
+
+def parse_config(text: str, source: str = "config") -> Config:
+    """Parse TOML text into a :class:`Config`, turning every problem into a :class:`ConfigError`."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source} is not valid TOML: {exc}") from None
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(_describe(error) for error in exc.errors())
+        raise ConfigError(f"{source}: {problems}") from None
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"config file {str(file)!r} not found; copy config.example.toml there and edit it")
+    return parse_config(file.read_text(encoding="utf-8"), source=str(file))
+
+
+def required_env_vars(config: Config) -> dict[str, str]:
+    """Environment variables the config points at, keyed by the config key that names them."""
+    names = {"discord.token_env": config.discord.token_env}
+    for provider_name, provider in config.providers.items():
+        if provider.api_key_env:
+            names[f"providers.{provider_name}.api_key_env"] = provider.api_key_env
+    return names
+
+
+def check_secrets(config: Config, environ: dict[str, str] | None = None) -> None:
+    """Raise :class:`ConfigError` naming the first secret whose environment variable is unset or empty."""
+    env = os.environ if environ is None else environ
+    for key, variable in required_env_vars(config).items():
+        if not env.get(variable):
+            raise ConfigError(f"environment variable {variable} is not set (named by {key} in the config)")
+
+
+def secret_values(config: Config, environ: dict[str, str] | None = None) -> list[str]:
+    """The secret strings themselves, so logging can redact them wherever they appear."""
+    env = os.environ if environ is None else environ
+    return [env[var] for var in required_env_vars(config).values() if env.get(var)]

@@ -1,0 +1,1 @@
+"""The orchestrator core. It never imports discord: it talks to the outside through storage and small ports."""

@@ -1,0 +1,68 @@
+"""What the core asks the outside world to post: a structured announcement, rendered later by an adapter.
+
+Status lines come from the run's recorded outcome, never from model text.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from bot.core.models import Run, RunKind, RunStatus, Session
+from bot.core.stats import stats_line
+
+INTERRUPTED_REASON = "the bot restarted while this run was in progress"
+
+
+class Announcement(BaseModel):
+    kind: Literal["completion", "reply"]
+    status: RunStatus
+    status_line: str
+    body: str
+    agent_label: str
+    run_id: str
+    session_key: str
+    mention_user_id: int | None = None
+    reply_to_message_id: int | None = None
+    stats_line: str | None = None
+
+
+def status_line(status: RunStatus, error: str | None) -> str:
+    if status is RunStatus.COMPLETED:
+        return "completed successfully"
+    if status is RunStatus.TIMED_OUT:
+        return "timed out"
+    if status is RunStatus.INTERRUPTED:
+        return f"interrupted: {error or INTERRUPTED_REASON}"
+    if status is RunStatus.KILLED:
+        return "killed"
+    return f"failed: {error or 'unknown error'}"
+
+
+def idempotency_key(run: Run) -> str:
+    return f"announce:v1:{run.session_key}:{run.id}"
+
+
+def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announcement:
+    """Build the announcement for a run that just reached a terminal state (``run`` carries the outcome)."""
+    started = run.started_at if run.started_at is not None else ended_at
+    kind: Literal["completion", "reply"] = "reply" if run.kind is RunKind.CHAT else "completion"
+    if kind == "reply" and run.status is RunStatus.INTERRUPTED:
+        body = "I was restarted before I could finish answering this. Please ask again."
+    elif kind == "reply" and run.status is not RunStatus.COMPLETED:
+        body = f"I couldn't answer: {status_line(run.status, run.error)}."
+    else:
+        body = run.result_text or "(no output)"
+    return Announcement(
+        kind=kind,
+        status=run.status,
+        status_line=status_line(run.status, run.error),
+        body=body,
+        agent_label=session.label or session.agent_id,
+        run_id=run.id,
+        session_key=session.key,
+        mention_user_id=run.requester_user_id,
+        reply_to_message_id=run.source_message_id,
+        stats_line=stats_line(ended_at - started, run.usage) if kind == "completion" else None,
+    )

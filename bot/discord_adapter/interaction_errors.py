@@ -1,0 +1,60 @@
+"""One error surface for every slash command (after Red's ``CommandTree.on_error``): each failure becomes a
+clear ephemeral reply, sent through whichever channel the interaction still allows; never a traceback."""
+
+from __future__ import annotations
+
+import discord
+import structlog
+from discord import app_commands
+
+from bot.core.orchestrator import UserError
+
+log = structlog.get_logger(__name__)
+
+
+async def send_ephemeral(interaction: discord.Interaction, text: str) -> None:
+    """Reply privately whether or not the interaction was already acknowledged."""
+    allowed = discord.AllowedMentions.none()
+    if not interaction.response.is_done():
+        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=allowed)
+    elif not interaction.is_expired():
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=allowed)
+    else:
+        log.warning("interaction_expired_before_error_reply", interaction_id=interaction.id, text=text)
+
+
+def message_for(interaction: discord.Interaction, error: app_commands.AppCommandError) -> str:
+    original = getattr(error, "original", error)
+    if isinstance(original, UserError):
+        return f"⚠️ {original}"
+    if isinstance(error, app_commands.BotMissingPermissions):
+        missing = ", ".join(p.replace("_", " ").title() for p in error.missing_permissions)
+        return f"⚠️ I am missing the permission(s) I need here: {missing}."
+    if isinstance(error, app_commands.MissingPermissions):
+        missing = ", ".join(p.replace("_", " ").title() for p in error.missing_permissions)
+        return f"⚠️ You need these permission(s) to do that: {missing}."
+    if isinstance(error, app_commands.NoPrivateMessage):
+        return "⚠️ This command only works in a server."
+    if isinstance(error, app_commands.CommandOnCooldown):
+        return f"⚠️ Slow down: try again in {error.retry_after:.0f}s."
+    if isinstance(error, app_commands.CheckFailure):
+        return "⚠️ You are not allowed to use this command here."
+    if isinstance(error, app_commands.TransformerError):
+        return f"⚠️ {error}"
+    name = interaction.command.qualified_name if interaction.command else "this command"
+    return f"⚠️ Something went wrong running /{name}. It has been logged."
+
+
+class ThreadboundTree(app_commands.CommandTree):
+    async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
+        original = getattr(error, "original", error)
+        if not isinstance(original, UserError):
+            log.error(
+                "app_command_failed",
+                command=interaction.command.qualified_name if interaction.command else None,
+                exc_info=original,
+            )
+        try:
+            await send_ephemeral(interaction, message_for(interaction, error))
+        except discord.HTTPException:
+            log.warning("error_reply_failed", interaction_id=interaction.id, exc_info=True)

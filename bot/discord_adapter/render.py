@@ -1,0 +1,52 @@
+"""Render a core :class:`Announcement` into the Discord messages that carry it.
+
+Rendering is deterministic, so a delivery resumed after a crash cuts the text into the same parts and can
+continue from the first part not yet sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.core.announcements import Announcement
+from bot.core.models import RunStatus
+from bot.discord_adapter.splitting import split_message
+
+ATTACH_OVER_CHARS = 6000
+PREVIEW_CHARS = 1200
+_ICONS = {
+    RunStatus.COMPLETED: "✅",
+    RunStatus.FAILED: "❌",
+    RunStatus.TIMED_OUT: "⏱️",
+    RunStatus.INTERRUPTED: "⚠️",
+    RunStatus.KILLED: "🛑",
+}
+
+
+@dataclass(frozen=True)
+class OutgoingMessage:
+    content: str
+    attachment: tuple[str, bytes] | None = None
+
+
+def _header(announcement: Announcement) -> str:
+    mention = f"<@{announcement.mention_user_id}> " if announcement.mention_user_id else ""
+    icon = _ICONS.get(announcement.status, "ℹ️")
+    return (
+        f"{mention}{icon} Subagent **{announcement.agent_label}** (run `{announcement.run_id[:8]}`): "
+        f"{announcement.status_line}"
+    )
+
+
+def render(announcement: Announcement) -> list[OutgoingMessage]:
+    if announcement.kind == "reply":
+        return [OutgoingMessage(part) for part in split_message(announcement.body)]
+    footer = f"-# {announcement.stats_line}" if announcement.stats_line else ""
+    body = announcement.body
+    if len(body) > ATTACH_OVER_CHARS:
+        preview = split_message(body, PREVIEW_CHARS)[0]
+        note = f"*(full result attached as result.md, {len(body):,} characters)*"
+        content = "\n".join(filter(None, [_header(announcement), preview, note, footer]))
+        return [OutgoingMessage(content, ("result.md", body.encode("utf-8")))]
+    text = "\n".join(filter(None, [_header(announcement), body, footer]))
+    return [OutgoingMessage(part) for part in split_message(text)]

@@ -1,0 +1,63 @@
+"""structlog for every log line, discord.py's stdlib records included: JSON when stderr is not a terminal
+(production), a readable console otherwise. Secrets are redacted from every rendered field."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable
+
+import structlog
+from structlog.typing import EventDict, Processor, WrappedLogger
+
+REDACTED = "[REDACTED]"
+
+
+class SecretRedactor:
+    """Replaces every occurrence of a known secret (bot token, API keys) in string values."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self._secrets = [s for s in secrets if len(s) >= 6]
+
+    def _clean(self, value: object) -> object:
+        if isinstance(value, str):
+            for secret in self._secrets:
+                value = value.replace(secret, REDACTED)
+        return value
+
+    def __call__(self, _logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
+        return {key: self._clean(value) for key, value in event_dict.items()}
+
+
+def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
+    use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    shared: list[Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+    renderer: Processor = structlog.processors.JSONRenderer() if use_json else structlog.dev.ConsoleRenderer()
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=shared,
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            SecretRedactor(secrets),
+            renderer,
+        ],
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(level.upper())
+    logging.getLogger("discord.http").setLevel(logging.WARNING)
+    for noisy in ("httpx", "httpcore", "openai", "anthropic", "aiosqlite"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,1 @@
+"""Thin Discord cogs: parse, check, call the core, render."""

@@ -1,0 +1,57 @@
+"""Mentions and DMs: the conversation's main agent answers (through the outbox, as a reply)."""
+
+from __future__ import annotations
+
+import re
+
+import discord
+from discord.ext import commands
+
+from bot.app import ThreadboundBot
+from bot.core.orchestrator import ChatRequest, UserError
+from bot.discord_adapter.conversations import conversation_for
+
+_CHAT_TYPES = (discord.MessageType.default, discord.MessageType.reply)
+
+
+class ChatCog(commands.Cog):
+    def __init__(self, bot: ThreadboundBot) -> None:
+        self.bot = bot
+
+    def _addressed_to_me(self, message: discord.Message) -> bool:
+        if message.author.bot or message.webhook_id is not None or message.type not in _CHAT_TYPES:
+            return False
+        return message.guild is None or any(user.id == self.bot.user.id for user in message.mentions)
+
+    def _without_my_mention(self, content: str) -> str:
+        return re.sub(rf"<@!?{self.bot.user.id}>", "", content).strip()
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        if self.bot.user is None or not self._addressed_to_me(message):
+            return
+        text = self._without_my_mention(message.content)
+        if not text:
+            await message.reply("Mention me with a message, e.g. `@me summarise the plan`.", mention_author=False)
+            return
+        try:
+            await self.bot.orchestrator.chat(
+                ChatRequest(
+                    text=text,
+                    user_id=message.author.id,
+                    channel_id=message.channel.id,
+                    message_id=message.id,
+                    guild_id=message.guild.id if message.guild else None,
+                    conversation=conversation_for(
+                        channel_id=message.channel.id,
+                        guild_id=message.guild.id if message.guild else None,
+                        user_id=message.author.id,
+                    ),
+                )
+            )
+        except UserError as error:
+            await message.reply(f"⚠️ {error}", mention_author=False)
+
+
+async def setup(bot: ThreadboundBot) -> None:
+    await bot.add_cog(ChatCog(bot))

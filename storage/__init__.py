@@ -1,0 +1,1 @@
+"""SQLite storage: one connection, numbered migrations, one repository per table family."""

@@ -1,0 +1,90 @@
+"""The SQLite connection: WAL, foreign keys, numbered ``.sql`` migrations, serialised write transactions."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def _migrations() -> list[tuple[int, str, str]]:
+    folder = resources.files("storage") / "migrations"
+    found = []
+    for entry in folder.iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+class Database:
+    """One aiosqlite connection shared by the repositories.
+
+    aiosqlite runs every statement on one worker thread, so statements never interleave; what can interleave
+    is two tasks' multi-statement transactions, which :meth:`transaction` prevents with a lock.
+    """
+
+    def __init__(self, connection: aiosqlite.Connection) -> None:
+        self._conn = connection
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: str) -> Database:
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        connection = await aiosqlite.connect(path, isolation_level=None)
+        connection.row_factory = aiosqlite.Row
+        await connection.execute("PRAGMA journal_mode = WAL")
+        await connection.execute("PRAGMA foreign_keys = ON")
+        await connection.execute("PRAGMA synchronous = NORMAL")
+        await connection.execute("PRAGMA busy_timeout = 5000")
+        database = cls(connection)
+        await database._migrate()
+        return database
+
+    async def _migrate(self) -> None:
+        await self._conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT)")
+        applied = {row[0] for row in await self._conn.execute_fetchall("SELECT version FROM schema_migrations")}
+        for version, name, sql in _migrations():
+            if version in applied:
+                continue
+            async with self.transaction() as tx:
+                for statement in _split_statements(sql):
+                    await tx.execute(statement)
+                await tx.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Yield the connection inside ``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on any exception)."""
+        async with self._write_lock:
+            await self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                await self._conn.execute("ROLLBACK")
+                raise
+            await self._conn.execute("COMMIT")
+
+    async def fetch_all(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
+        return list(await self._conn.execute_fetchall(sql, tuple(params)))
+
+    async def fetch_one(self, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
+        rows = await self.fetch_all(sql, params)
+        return rows[0] if rows else None
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+
+def _split_statements(sql: str) -> list[str]:
+    """Split a migration into statements; migrations hold no semicolons inside literals or triggers."""
+    body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+    return [statement.strip() for statement in body.split(";") if statement.strip()]

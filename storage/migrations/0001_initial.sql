@@ -1,0 +1,77 @@
+-- Sessions: one conversation with one agent. Depth and role are stored here, never parsed from the key.
+CREATE TABLE sessions (
+    key                   TEXT PRIMARY KEY,
+    agent_id              TEXT NOT NULL,
+    kind                  TEXT NOT NULL CHECK (kind IN ('main', 'subagent')),
+    depth                 INTEGER NOT NULL DEFAULT 0,
+    role                  TEXT NOT NULL CHECK (role IN ('main', 'orchestrator', 'leaf')),
+    requester_session_key TEXT REFERENCES sessions(key),
+    label                 TEXT,
+    guild_id              INTEGER,
+    channel_id            INTEGER NOT NULL,
+    owner_user_id         INTEGER,
+    created_at            REAL NOT NULL
+);
+
+-- Runs: one execution inside a session. Status comes from the runtime outcome, never from model text.
+CREATE TABLE runs (
+    id                    TEXT PRIMARY KEY,
+    session_key           TEXT NOT NULL REFERENCES sessions(key),
+    kind                  TEXT NOT NULL CHECK (kind IN ('spawn', 'chat')),
+    status                TEXT NOT NULL CHECK (status IN
+                              ('queued', 'running', 'completed', 'failed', 'timed_out', 'killed', 'interrupted')),
+    task                  TEXT NOT NULL,
+    model                 TEXT NOT NULL,
+    thinking              TEXT,
+    timeout_seconds       INTEGER NOT NULL DEFAULT 0,
+    requester_user_id     INTEGER,
+    guild_id              INTEGER,
+    channel_id            INTEGER NOT NULL,
+    source_message_id     INTEGER,
+    created_at            REAL NOT NULL,
+    started_at            REAL,
+    ended_at              REAL,
+    error                 TEXT,
+    result_text           TEXT,
+    input_tokens          INTEGER NOT NULL DEFAULT 0,
+    output_tokens         INTEGER NOT NULL DEFAULT 0,
+    requests              INTEGER NOT NULL DEFAULT 0,
+    tool_calls            INTEGER NOT NULL DEFAULT 0,
+    cost                  TEXT
+);
+CREATE INDEX runs_by_status ON runs(status);
+CREATE INDEX runs_by_session ON runs(session_key, created_at);
+
+-- Transcript: pydantic-ai ModelMessages, one JSON object per row, appended at each step of a run.
+CREATE TABLE transcript_messages (
+    id                    INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_key           TEXT NOT NULL REFERENCES sessions(key),
+    run_id                TEXT NOT NULL REFERENCES runs(id),
+    message_json          TEXT NOT NULL,
+    created_at            REAL NOT NULL
+);
+CREATE INDEX transcript_by_session ON transcript_messages(session_key, id);
+
+-- Outbox: what must reach Discord. Written in the same transaction as the state change that causes it.
+CREATE TABLE outbox (
+    id                    INTEGER PRIMARY KEY AUTOINCREMENT,
+    idempotency_key       TEXT NOT NULL UNIQUE,
+    run_id                TEXT REFERENCES runs(id),
+    channel_id            INTEGER NOT NULL,
+    payload_json          TEXT NOT NULL,
+    status                TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
+    parts_sent            INTEGER NOT NULL DEFAULT 0,
+    message_ids_json      TEXT NOT NULL DEFAULT '[]',
+    attempts              INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at       REAL NOT NULL,
+    last_error            TEXT,
+    created_at            REAL NOT NULL,
+    delivered_at          REAL
+);
+CREATE INDEX outbox_due ON outbox(status, next_attempt_at);
+
+-- Small key/value facts about this installation (e.g. the hash of the last synced command schema).
+CREATE TABLE meta (
+    key                   TEXT PRIMARY KEY,
+    value                 TEXT NOT NULL
+);

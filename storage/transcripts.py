@@ -1,0 +1,65 @@
+"""Transcript repository: pydantic-ai messages, stored one JSON object per row as the run produces them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import aiosqlite
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+
+from storage.db import Database
+
+
+def _load(rows: Sequence[aiosqlite.Row]) -> list[ModelMessage]:
+    if not rows:
+        return []
+    return ModelMessagesTypeAdapter.validate_json("[" + ",".join(row[0] for row in rows) + "]")
+
+
+def _dump(message: ModelMessage) -> str:
+    return ModelMessagesTypeAdapter.dump_json([message]).decode()[1:-1]
+
+
+class TranscriptRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def append(self, session_key: str, run_id: str, messages: Sequence[ModelMessage]) -> None:
+        if not messages:
+            return
+        now = time.time()
+        rows = [
+            (session_key, run_id, _dump(message), now)
+            for message in messages
+        ]
+        async with self._db.transaction() as tx:
+            await tx.executemany(
+                "INSERT INTO transcript_messages (session_key, run_id, message_json, created_at) VALUES (?, ?, ?, ?)",
+                rows,
+            )
+
+    async def history(self, session_key: str) -> list[ModelMessage]:
+        rows = await self._db.fetch_all(
+            "SELECT message_json FROM transcript_messages WHERE session_key = ? ORDER BY id", (session_key,)
+        )
+        return _load(rows)
+
+    async def for_run(self, run_id: str) -> list[ModelMessage]:
+        rows = await self._db.fetch_all("SELECT message_json FROM transcript_messages WHERE run_id = ? ORDER BY id", (run_id,))
+        return _load(rows)
+
+    async def count(self, session_key: str) -> int:
+        row = await self._db.fetch_one("SELECT COUNT(*) FROM transcript_messages WHERE session_key = ?", (session_key,))
+        return row[0] if row else 0
+
+    async def replace_run(
+        self, tx: aiosqlite.Connection, session_key: str, run_id: str, messages: Sequence[ModelMessage]
+    ) -> None:
+        """Swap the rows written step by step for the runtime's final view of the run, in the caller's transaction."""
+        await tx.execute("DELETE FROM transcript_messages WHERE run_id = ?", (run_id,))
+        now = time.time()
+        await tx.executemany(
+            "INSERT INTO transcript_messages (session_key, run_id, message_json, created_at) VALUES (?, ?, ?, ?)",
+            [(session_key, run_id, _dump(message), now) for message in messages],
+        )

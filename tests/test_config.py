@@ -1,0 +1,111 @@
+"""Config validation: every bad key gets its own message naming it; secrets come from the environment."""
+
+import pytest
+
+from bot.config import ConfigError, check_secrets, load_config, parse_config
+
+
+def error_for(text: str) -> str:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source="config.toml")
+    return str(caught.value)
+
+
+def test_example_config_is_valid_and_offline():
+    config = load_config("config.example.toml")
+    assert config.providers == {}
+    assert config.agents.defaults.subagents.max_concurrent == 8
+    assert config.agents.defaults.subagents.run_timeout_seconds == 0
+    assert config.discord.api_base_url == "https://discord.com/api/v10"
+
+
+def test_contract_keys_parse():
+    config = parse_config(
+        """
+        [discord]
+        token_env = "TB_TOKEN"
+        api_base_url = "http://127.0.0.1:9/api/v10"
+        gateway_url = "ws://127.0.0.1:9/"
+        dev_guild_id = 123
+        [storage]
+        path = "x.sqlite3"
+        [providers.openai]
+        type = "openai"
+        base_url = "https://api.openai.com/v1"
+        api_key_env = "OPENAI_API_KEY"
+        supports_thinking = false
+        [providers.anthropic]
+        type = "anthropic"
+        api_key_env = "ANTHROPIC_API_KEY"
+        [agents.defaults]
+        model = "openai/gpt-4o-mini"
+        [agents.defaults.subagents]
+        max_concurrent = 3
+        run_timeout_seconds = 30
+        [agents.list.main]
+        system_prompt = "hi"
+        """
+    )
+    assert config.discord.dev_guild_id == 123
+    assert config.providers["anthropic"].type == "anthropic"
+    assert config.agents.defaults.subagents.max_concurrent == 3
+
+
+def test_unknown_key_is_named():
+    assert "unknown key 'discord.tokenenv'" in error_for('[discord]\ntokenenv = "X"\n')
+
+
+def test_unknown_section_is_named():
+    assert "unknown key 'sesion'" in error_for("[sesion]\nidle_hours = 1\n")
+
+
+def test_out_of_range_value_names_key():
+    message = error_for("[agents.defaults.subagents]\nmax_concurrent = 0\n")
+    assert "'agents.defaults.subagents.max_concurrent'" in message
+    assert "greater than or equal to 1" in message
+
+
+def test_negative_timeout_names_key():
+    assert "'agents.defaults.subagents.run_timeout_seconds'" in error_for(
+        "[agents.defaults.subagents]\nrun_timeout_seconds = -1\n"
+    )
+
+
+def test_provider_type_must_be_known():
+    message = error_for('[providers.x]\ntype = "gemini"\n')
+    assert "'providers.x.type'" in message and "'openai' or 'anthropic'" in message
+
+
+def test_provider_type_is_required():
+    assert "missing key 'providers.x.type'" in error_for('[providers.x]\nbase_url = "http://h"\n')
+
+
+def test_bad_agent_id_is_named():
+    assert "agent id 'Bad Id'" in error_for('[agents.list."Bad Id"]\n')
+
+
+def test_model_must_name_a_configured_provider():
+    message = error_for('[providers.openai]\ntype = "openai"\n[agents.defaults]\nmodel = "anthropic/claude"\n')
+    assert "agents.defaults.model = 'anthropic/claude' names provider 'anthropic'" in message
+
+
+def test_default_agent_must_exist():
+    assert "default_agent 'boss' is not defined" in error_for('[agents]\ndefault_agent = "boss"\n')
+
+
+def test_invalid_toml_is_reported():
+    assert "config.toml is not valid TOML" in error_for("[discord\n")
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="not found; copy config.example.toml"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_missing_secret_names_variable_and_key():
+    config = parse_config('[providers.openai]\ntype = "openai"\napi_key_env = "OPENAI_API_KEY"\n')
+    with pytest.raises(ConfigError, match="DISCORD_TOKEN is not set .named by discord.token_env"):
+        check_secrets(config, {})
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set .named by providers.openai.api_key_env"):
+        check_secrets(config, {"DISCORD_TOKEN": "t"})
+    check_secrets(config, {"DISCORD_TOKEN": "t", "OPENAI_API_KEY": "k"})

@@ -1,0 +1,216 @@
+"""The orchestrator core with pydantic-ai FunctionModel: states, outbox rows, recovery, validation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
+from bot.config import parse_config
+from bot.core.models import RunStatus
+from bot.core.orchestrator import ChatRequest, Orchestrator, SpawnRequest, UserError
+from storage.db import Database
+
+
+class ScriptedModels(ModelFactory):
+    """Resolves ``test/<name>`` to FunctionModels registered by the test; anything else is unknown."""
+
+    def __init__(self, **functions):
+        super().__init__({})
+        self._functions = functions
+
+    def resolve(self, reference: str) -> ResolvedModel:
+        name = reference.removeprefix("test/")
+        if name not in self._functions:
+            raise UnknownModelError(f"Unknown model {reference!r}.")
+        return ResolvedModel(reference, FunctionModel(self._functions[name], model_name=name))
+
+
+CONFIG = """
+[agents.defaults]
+model = "test/default"
+[agents.defaults.subagents]
+max_concurrent = 1
+[agents.list.main]
+[agents.list.researcher]
+"""
+
+
+def text(value):
+    def answer(messages, info: AgentInfo):
+        return ModelResponse(parts=[TextPart(value)])
+
+    return answer
+
+
+async def make(tmp_path, models, config_text=CONFIG):
+    db = await Database.open(str(tmp_path / "t.sqlite3"))
+    orchestrator = Orchestrator(parse_config(config_text), db, models)
+    woke = asyncio.Event()
+    orchestrator.add_outbox_listener(woke.set)
+    await orchestrator.start()
+    return db, orchestrator, woke
+
+
+def spawn_request(**overrides):
+    values = dict(agent_id="researcher", task="find it", requester_user_id=7, channel_id=100,
+                  conversation="discord:channel:100", guild_id=1)
+    values.update(overrides)
+    return SpawnRequest(**values)
+
+
+async def settled(orchestrator, run_id):
+    await orchestrator.wait_idle()
+    return await orchestrator.runs.get(run_id)
+
+
+async def test_spawn_completes_and_writes_one_announcement(tmp_path):
+    db, orchestrator, woke = await make(tmp_path, ScriptedModels(default=text("the answer")))
+    accepted = await orchestrator.spawn(spawn_request())
+    assert accepted.session_key.startswith("agent:researcher:subagent:")
+    run = await settled(orchestrator, accepted.run_id)
+    assert run.status is RunStatus.COMPLETED
+    assert run.result_text == "the answer"
+    rows = await orchestrator.outbox.for_run(run.id)
+    assert len(rows) == 1 and woke.is_set()
+    payload = json.loads(rows[0].payload_json)
+    assert payload["status_line"] == "completed successfully"
+    assert payload["body"] == "the answer"
+    assert payload["mention_user_id"] == 7
+    assert payload["stats_line"].startswith("runtime 0s • tokens")
+    session = await orchestrator.sessions.get(accepted.session_key)
+    assert (session.depth, session.role, session.requester_session_key) == (1, "leaf", "agent:main:discord:channel:100")
+    assert await orchestrator.transcripts.count(accepted.session_key) == 2
+    await orchestrator.close()
+    await db.close()
+
+
+async def test_failure_is_a_state_not_model_text(tmp_path):
+    def broken(messages, info):
+        raise RuntimeError("kaboom")
+
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=broken))
+    accepted = await orchestrator.spawn(spawn_request(task="completed successfully, I promise"))
+    run = await settled(orchestrator, accepted.run_id)
+    assert run.status is RunStatus.FAILED
+    assert run.error == "internal error (RuntimeError)"
+    payload = json.loads((await orchestrator.outbox.for_run(run.id))[0].payload_json)
+    assert payload["status_line"] == "failed: internal error (RuntimeError)"
+    await orchestrator.close()
+    await db.close()
+
+
+async def test_timeout_keeps_partial_output(tmp_path):
+    release = asyncio.Event()
+
+    async def slow(messages, info):
+        if not any(isinstance(p, ToolReturnPart) for m in messages for p in m.parts):
+            return ModelResponse(parts=[TextPart("halfway there"), ToolCallPart("final_result_missing", {})])
+        await release.wait()
+        return ModelResponse(parts=[TextPart("never")])
+
+    config = CONFIG.replace("max_concurrent = 1", "max_concurrent = 1\nrun_timeout_seconds = 1")
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=slow), config)
+    accepted = await orchestrator.spawn(spawn_request())
+    run = await settled(orchestrator, accepted.run_id)
+    assert run.status is RunStatus.TIMED_OUT
+    assert run.result_text == "halfway there"
+    payload = json.loads((await orchestrator.outbox.for_run(run.id))[0].payload_json)
+    assert payload["status_line"] == "timed out"
+    await orchestrator.close()
+    await db.close()
+
+
+async def test_lane_keeps_excess_runs_queued(tmp_path):
+    gate = asyncio.Event()
+    started = asyncio.Event()
+
+    async def gated(messages, info):
+        started.set()
+        await gate.wait()
+        return ModelResponse(parts=[TextPart("done")])
+
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=gated))
+    first = await orchestrator.spawn(spawn_request())
+    second = await orchestrator.spawn(spawn_request())
+    await started.wait()
+    assert (await orchestrator.runs.get(first.run_id)).status is RunStatus.RUNNING
+    assert (await orchestrator.runs.get(second.run_id)).status is RunStatus.QUEUED
+    gate.set()
+    assert (await settled(orchestrator, second.run_id)).status is RunStatus.COMPLETED
+    await orchestrator.close()
+    await db.close()
+
+
+async def test_restart_interrupts_leftover_runs_once(tmp_path):
+    gate = asyncio.Event()
+    started = asyncio.Event()
+
+    async def hang(messages, info):
+        started.set()
+        await gate.wait()
+        return ModelResponse(parts=[TextPart("late")])
+
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=hang))
+    accepted = await orchestrator.spawn(spawn_request())
+    await started.wait()
+    await orchestrator.close()
+    await db.close()
+
+    for _ in range(2):
+        db, orchestrator, woke = await make(tmp_path, ScriptedModels(default=text("x")))
+        run = await orchestrator.runs.get(accepted.run_id)
+        assert run.status is RunStatus.INTERRUPTED
+        rows = await orchestrator.outbox.for_run(run.id)
+        assert len(rows) == 1
+        assert json.loads(rows[0].payload_json)["status_line"].startswith("interrupted: the bot restarted")
+        await orchestrator.close()
+        await db.close()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"task": "   "}, "Task must not be empty."),
+        ({"task": "x" * 6000}, "Task is too long (6,000 characters; the limit is 4,000)."),
+        ({"agent_id": "Nope!"}, "Invalid agent id 'Nope!'"),
+        ({"agent_id": "ghost"}, "Unknown agent id 'ghost'. Configured agents: main, researcher."),
+        ({"model": "test/missing"}, "Unknown model 'test/missing'."),
+        ({"thinking": "high"}, "does not support thinking levels"),
+        ({"thinking": "extreme"}, "Unknown thinking level 'extreme'"),
+    ],
+)
+async def test_bad_spawn_input_is_refused_and_creates_nothing(tmp_path, overrides, message):
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=text("x")))
+    with pytest.raises(UserError) as caught:
+        await orchestrator.spawn(spawn_request(**overrides))
+    assert message in str(caught.value)
+    assert (await db.fetch_one("SELECT COUNT(*) FROM runs"))[0] == 0
+    assert (await db.fetch_one("SELECT COUNT(*) FROM sessions"))[0] == 0
+    await orchestrator.close()
+    await db.close()
+
+
+async def test_chat_keeps_history_across_restart(tmp_path):
+    def recall(messages, info):
+        said = [p.content for m in messages for p in m.parts if p.part_kind == "user-prompt"]
+        return ModelResponse(parts=[TextPart(" | ".join(said))])
+
+    request = dict(user_id=7, channel_id=100, message_id=1, conversation="discord:channel:100", guild_id=1)
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=recall))
+    first = await orchestrator.chat(ChatRequest(text="my name is Ada", **request))
+    assert (await settled(orchestrator, first)).result_text == "my name is Ada"
+    await orchestrator.close()
+    await db.close()
+
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=recall))
+    second = await orchestrator.chat(ChatRequest(text="what is my name?", **request))
+    assert (await settled(orchestrator, second)).result_text == "my name is Ada | what is my name?"
+    payload = json.loads((await orchestrator.outbox.for_run(second))[0].payload_json)
+    assert payload["kind"] == "reply" and payload["reply_to_message_id"] == 1
+    await orchestrator.close()
+    await db.close()
