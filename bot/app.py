@@ -41,7 +41,7 @@ def bot_intents() -> discord.Intents:
 
 
 class ThreadboundBot(commands.Bot):
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, retry_base_delay: float = 2.0) -> None:
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=bot_intents(),
@@ -51,6 +51,7 @@ class ThreadboundBot(commands.Bot):
             chunk_guilds_at_startup=False,
         )
         self.config = config
+        self._retry_base_delay = retry_base_delay
         self._db: Database | None = None
         self._orchestrator: Orchestrator | None = None
         self._delivery: DeliveryWorker | None = None
@@ -70,7 +71,7 @@ class ThreadboundBot(commands.Bot):
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         self._orchestrator = Orchestrator(self.config, self._db, models)
-        self._delivery = DeliveryWorker(self, self._orchestrator.outbox)
+        self._delivery = DeliveryWorker(self, self._orchestrator.outbox, base_delay=self._retry_base_delay)
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         await self._orchestrator.start()
         self._delivery.start()

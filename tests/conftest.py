@@ -1,0 +1,148 @@
+"""Wire-test harness: the real bot (discord.py client + pydantic-ai runtime) against loopback fakes of Discord
+and of an OpenAI-compatible server, with state in a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import discord
+import pytest
+
+from bot.app import ThreadboundBot
+from bot.config import Config, parse_config
+from tests.fakes.discord_server import FakeDiscord, FakeUser
+from tests.fakes.openai_server import FakeOpenAI
+
+BOT_TOKEN = "fake-bot-token-0123456789"
+API_KEY = "sk-test-secret-key-42"
+
+
+@pytest.fixture(autouse=True)
+def _restore_discord_endpoints():
+    """The bot points discord.py's class-level endpoints at the fake; put them back after each test."""
+    base, gateway = discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
+    yield
+    discord.http.Route.BASE = base
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = gateway
+
+
+@pytest.fixture
+async def fake_discord():
+    fake = FakeDiscord(bot_token=BOT_TOKEN)
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+async def llm():
+    fake = FakeOpenAI()
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@dataclass
+class World:
+    """A guild with one text channel and a member, Alice, plus helpers to run the bot against the fakes."""
+
+    discord: FakeDiscord
+    llm: FakeOpenAI
+    tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch
+    guild: object = None
+    channel: object = None
+    alice: FakeUser = None
+    extra_config: str = ""
+    bots: list[ThreadboundBot] = field(default_factory=list)
+
+    @property
+    def db_path(self) -> Path:
+        return self.tmp_path / "threadbound.sqlite3"
+
+    def config_text(self, extra: str = "") -> str:
+        return f"""
+[discord]
+token_env = "TB_TEST_TOKEN"
+api_base_url = "{self.discord.api_base_url}"
+gateway_url = "{self.discord.gateway_url}"
+dev_guild_id = {self.guild.id}
+[storage]
+path = "{self.db_path}"
+[logging]
+format = "json"
+[providers.fake]
+type = "openai"
+base_url = "{self.llm.base_url}"
+api_key_env = "TB_TEST_API_KEY"
+[agents.defaults]
+model = "fake/gpt-4o-mini"
+[agents.list.main]
+[agents.list.researcher]
+system_prompt = "You research things."
+{self.extra_config}
+{extra}
+"""
+
+    def config(self) -> Config:
+        return parse_config(self.config_text())
+
+    def write_config(self) -> Path:
+        path = self.tmp_path / "config.toml"
+        path.write_text(self.config_text())
+        return path
+
+    async def start_bot(self, *, retry_base_delay: float = 0.05) -> ThreadboundBot:
+        bot = ThreadboundBot(self.config(), retry_base_delay=retry_base_delay)
+        self.bots.append(bot)
+        runner = asyncio.create_task(bot.start(BOT_TOKEN))
+        ready = asyncio.create_task(bot.wait_until_ready())
+        done, _ = await asyncio.wait({runner, ready}, timeout=15, return_when=asyncio.FIRST_COMPLETED)
+        if runner in done:
+            ready.cancel()
+            runner.result()
+            raise AssertionError("bot stopped before it was ready")
+        assert ready in done, "bot did not become ready within 15 s"
+        bot.runner_task = runner
+        return bot
+
+    async def stop_bot(self, bot: ThreadboundBot) -> None:
+        await bot.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await bot.runner_task
+        self.bots.remove(bot)
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        with contextlib.closing(sqlite3.connect(self.db_path)) as connection:
+            return connection.execute(sql, params).fetchall()
+
+    def bot_messages(self) -> list[dict]:
+        return [m for m in self.discord.channel_messages(self.channel) if m["author"]["id"] == str(self.discord.bot_user_id)]
+
+
+@pytest.fixture
+async def world(fake_discord, llm, tmp_path, monkeypatch):
+    monkeypatch.setenv("TB_TEST_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("TB_TEST_API_KEY", API_KEY)
+    w = World(fake_discord, llm, tmp_path, monkeypatch)
+    w.guild = fake_discord.add_guild("Test Guild")
+    w.channel = fake_discord.add_text_channel(w.guild, "general")
+    w.alice = fake_discord.add_user("alice")
+    fake_discord.add_member(w.guild, w.alice)
+    yield w
+    for bot in list(w.bots):
+        await w.stop_bot(bot)
+
+
+def announcement_for(run_id_prefix: str):
+    """Predicate: a public message that announces the run whose id starts with ``run_id_prefix``."""
+    return lambda message: f"(run `{run_id_prefix}`)" in message["content"]
+
+
+def spawned_run_id(reply: dict) -> str:
+    content = reply["content"]
+    return content.rsplit("run ", 1)[1].rstrip(").")
