@@ -74,7 +74,7 @@ class ThreadboundBot(commands.Bot):
         self._delivery = DeliveryWorker(self, self._orchestrator.outbox, base_delay=self._retry_base_delay)
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         await self._orchestrator.start()
-        self._delivery.start()
+        await self._delivery.start()
         for extension in INITIAL_EXTENSIONS:
             try:
                 await self.load_extension(extension)

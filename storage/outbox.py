@@ -65,6 +65,14 @@ class OutboxRepository:
         row = await self._db.fetch_one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
         return row[0] if row else None
 
+    async def retry_pending_now(self, now: float) -> int:
+        """Make every undelivered row due at once (a fresh process need not wait out an old backoff)."""
+        async with self._db.transaction() as tx:
+            cursor = await tx.execute(
+                "UPDATE outbox SET next_attempt_at = ? WHERE status = 'pending' AND next_attempt_at > ?", (now, now)
+            )
+        return cursor.rowcount
+
     async def record_part(self, row_id: int, parts_sent: int, message_ids: list[int]) -> None:
         async with self._db.transaction() as tx:
             await tx.execute(

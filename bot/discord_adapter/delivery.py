@@ -61,7 +61,9 @@ class DeliveryWorker:
     def wake(self) -> None:
         self._wake.set()
 
-    def start(self) -> None:
+    async def start(self) -> None:
+        """Retry what a previous process left undelivered right away, then keep delivering."""
+        await self._outbox.retry_pending_now(self._clock())
         self._task = asyncio.create_task(self._loop(), name="outbox-delivery")
 
     async def close(self) -> None:
