@@ -132,6 +132,7 @@ async def test_bot_killed_mid_run_announces_interrupted_once_after_restart(world
     started = [entry for entry in logs if entry["event"] == "run_started"]
     assert started and started[0]["run_id"] == world.rows("SELECT id FROM runs")[0][0]
     assert started[0]["session_key"].startswith("agent:researcher:subagent:") and started[0]["depth"] == 1
+    assert any(entry.get("logger", "").startswith("discord.") for entry in logs)  # discord.py's records, as JSON
     assert BOT_TOKEN not in log_path.read_text() and API_KEY not in log_path.read_text()
 
     await world.start_bot()

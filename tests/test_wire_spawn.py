@@ -111,3 +111,36 @@ async def test_bad_input_gets_a_specific_ephemeral_error_and_no_run(world, optio
     assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
     assert world.llm.requests == []
     assert world.bot_messages() == []
+
+
+async def test_long_result_is_split_with_fences_balanced(world):
+    code = "\n".join(f"step_{i} = compute({i})  # keep going" for i in range(90))
+    world.llm.reply(f"Here is the code:\n```python\n{code}\n```\nDone.")
+    await world.start_bot()
+
+    _, _, reply = await spawn(world)
+    run_id = spawned_run_id(reply)
+    await world.discord.wait_for_message(world.channel, lambda m: m["content"].startswith("-# runtime") or "\n-# runtime" in m["content"])
+
+    parts = world.bot_messages()
+    assert len(parts) >= 2
+    assert announcement_for(run_id)(parts[0]) and parts[0]["content"].startswith(f"<@{world.alice.id}>")
+    assert all(len(p["content"]) <= 2000 and p["content"].count("```") % 2 == 0 for p in parts)
+    assert parts[1]["content"].startswith("```python\n")
+    text = "\n".join(p["content"] for p in parts)
+    assert all(f"step_{i} = compute({i})" in text for i in range(90))
+    assert len({world.discord.message_meta(p).nonce for p in parts}) == len(parts)
+
+
+async def test_very_long_result_arrives_as_an_attachment(world):
+    body = "\n".join(f"finding {i}: " + "detail " * 12 for i in range(150))
+    world.llm.reply(body)
+    await world.start_bot()
+
+    _, _, reply = await spawn(world)
+    announcement = await world.discord.wait_for_message(world.channel, announcement_for(spawned_run_id(reply)))
+
+    assert f"full result attached as result.md, {len(body):,} characters" in announcement["content"]
+    assert len(announcement["content"]) <= 2000
+    assert world.discord.message_files(announcement) == [("result.md", body.encode())]
+    assert len(world.bot_messages()) == 1

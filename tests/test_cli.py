@@ -1,0 +1,48 @@
+"""``python -m bot``: bad or missing config gives one line naming what to fix (exit 1), never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def run_bot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k not in ("DISCORD_TOKEN", "OPENAI_API_KEY")}
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args], capture_output=True, text=True, env=environment, timeout=60
+    )
+
+
+def test_check_accepts_the_example_config():
+    result = run_bot("--check", "--config", "config.example.toml", env={"DISCORD_TOKEN": "x"})
+    assert result.returncode == 0
+    assert "config config.example.toml is valid" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("config_text", "env", "expected"),
+    [
+        (None, {"DISCORD_TOKEN": "x"}, "not found; copy config.example.toml there and edit it"),
+        ("", {}, "environment variable DISCORD_TOKEN is not set (named by discord.token_env in the config)"),
+        (
+            '[providers.openai]\ntype = "openai"\napi_key_env = "OPENAI_API_KEY"\n',
+            {"DISCORD_TOKEN": "x"},
+            "environment variable OPENAI_API_KEY is not set (named by providers.openai.api_key_env in the config)",
+        ),
+        ("[discord]\ntoken = 'abc'\n", {"DISCORD_TOKEN": "x"}, "unknown key 'discord.token'"),
+        ("[agents.defaults.subagents]\nmax_concurrent = 'lots'\n", {}, "'agents.defaults.subagents.max_concurrent'"),
+    ],
+)
+def test_bad_config_or_environment_is_one_clear_line(tmp_path, config_text, env, expected):
+    path = tmp_path / "config.toml"
+    if config_text is not None:
+        path.write_text(config_text)
+    for args in (("--check", "--config", str(path)), ("--config", str(path))):
+        result = run_bot(*args, env=env)
+        assert result.returncode == 1
+        assert expected in result.stderr
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
