@@ -58,6 +58,7 @@ class World:
     channel: object = None
     alice: FakeUser = None
     extra_config: str = ""
+    offline: bool = False
     bots: list[ThreadboundBot] = field(default_factory=list)
 
     @property
@@ -75,10 +76,7 @@ dev_guild_id = {self.guild.id}
 path = "{self.db_path}"
 [logging]
 format = "json"
-[providers.fake]
-type = "openai"
-base_url = "{self.llm.base_url}"
-api_key_env = "TB_TEST_API_KEY"
+{"" if self.offline else self.provider_config}
 [agents.defaults]
 model = "fake/gpt-4o-mini"
 [agents.list.main]
@@ -86,6 +84,15 @@ model = "fake/gpt-4o-mini"
 system_prompt = "You research things."
 {self.extra_config}
 {extra}
+"""
+
+    @property
+    def provider_config(self) -> str:
+        return f"""
+[providers.fake]
+type = "openai"
+base_url = "{self.llm.base_url}"
+api_key_env = "TB_TEST_API_KEY"
 """
 
     def config(self) -> Config:

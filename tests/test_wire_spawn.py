@@ -144,3 +144,29 @@ async def test_very_long_result_arrives_as_an_attachment(world):
     assert len(announcement["content"]) <= 2000
     assert world.discord.message_files(announcement) == [("result.md", body.encode())]
     assert len(world.bot_messages()) == 1
+
+
+async def test_without_any_provider_the_offline_model_answers(world):
+    world.offline = True
+    await world.start_bot()
+
+    _, _, reply = await spawn(world, task="count the stars")
+    announcement = await world.discord.wait_for_message(world.channel, announcement_for(spawned_run_id(reply)))
+
+    assert "completed successfully" in announcement["content"]
+    assert "No model provider is configured, so the built-in offline model is answering." in announcement["content"]
+    assert "You said: count the stars" in announcement["content"]
+    assert world.rows("SELECT model FROM runs") == [("offline/builtin",)]
+    assert world.llm.requests == []
+
+
+async def test_unexpected_failure_is_an_ephemeral_apology_not_a_traceback(world):
+    bot = await world.start_bot()
+    await bot._db.close()  # storage goes away under the running bot
+
+    _, ack, reply = await spawn(world)
+
+    assert ack.ephemeral
+    assert reply["content"] == "⚠️ Something went wrong running /subagents spawn. It has been logged."
+    assert reply["flags"] & 64
+    assert world.bot_messages() == []
