@@ -41,7 +41,7 @@ def bot_intents() -> discord.Intents:
 
 
 class ThreadboundBot(commands.Bot):
-    def __init__(self, config: Config, *, retry_base_delay: float = 2.0) -> None:
+    def __init__(self, config: Config, *, retry_base_delay: float = 2.0, guild_ready_timeout: float = 2.0) -> None:
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=bot_intents(),
@@ -49,6 +49,7 @@ class ThreadboundBot(commands.Bot):
             help_command=None,
             allowed_mentions=discord.AllowedMentions.none(),
             chunk_guilds_at_startup=False,
+            guild_ready_timeout=guild_ready_timeout,
         )
         self.config = config
         self._retry_base_delay = retry_base_delay

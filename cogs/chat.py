@@ -8,7 +8,7 @@ import discord
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
-from bot.core.orchestrator import ChatRequest, UserError
+from bot.core.orchestrator import ChatRequest, Origin, UserError
 from bot.discord_adapter.conversations import conversation_for
 
 _CHAT_TYPES = (discord.MessageType.default, discord.MessageType.reply)
@@ -35,20 +35,17 @@ class ChatCog(commands.Cog):
             await message.reply("Mention me with a message, e.g. `@me summarise the plan`.", mention_author=False)
             return
         try:
-            await self.bot.orchestrator.chat(
-                ChatRequest(
-                    text=text,
-                    user_id=message.author.id,
-                    channel_id=message.channel.id,
-                    message_id=message.id,
-                    guild_id=message.guild.id if message.guild else None,
-                    conversation=conversation_for(
-                        channel_id=message.channel.id,
-                        guild_id=message.guild.id if message.guild else None,
-                        user_id=message.author.id,
-                    ),
-                )
+            guild_id = message.guild.id if message.guild else None
+            origin = Origin(
+                user_id=message.author.id,
+                channel_id=message.channel.id,
+                guild_id=guild_id,
+                message_id=message.id,
+                conversation=conversation_for(
+                    channel_id=message.channel.id, guild_id=guild_id, user_id=message.author.id
+                ),
             )
+            await self.bot.orchestrator.chat(ChatRequest(text=text, origin=origin))
         except UserError as error:
             await message.reply(f"⚠️ {error}", mention_author=False)
 

@@ -8,7 +8,7 @@ from discord.ext import commands
 
 from bot.app import ThreadboundBot
 from bot.config import THINKING_LEVELS
-from bot.core.orchestrator import SpawnRequest
+from bot.core.orchestrator import Origin, SpawnRequest
 from bot.discord_adapter.conversations import conversation_for
 
 
@@ -40,11 +40,13 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
                 task=task,
                 model=model,
                 thinking=thinking,
-                requester_user_id=interaction.user.id,
-                channel_id=interaction.channel_id,
-                guild_id=interaction.guild_id,
-                conversation=conversation_for(
-                    channel_id=interaction.channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id
+                origin=Origin(
+                    user_id=interaction.user.id,
+                    channel_id=interaction.channel_id,
+                    guild_id=interaction.guild_id,
+                    conversation=conversation_for(
+                        channel_id=interaction.channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id
+                    ),
                 ),
             )
         )

@@ -20,19 +20,10 @@ class SessionRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def insert(self, tx: aiosqlite.Connection, session: Session) -> None:
+    async def insert(self, tx: aiosqlite.Connection, session: Session, *, if_missing: bool = False) -> None:
+        verb = "INSERT OR IGNORE" if if_missing else "INSERT"
         await tx.execute(
-            f"INSERT INTO sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                session.key, session.agent_id, session.kind, session.depth, session.role,
-                session.requester_session_key, session.label, session.guild_id, session.channel_id,
-                session.owner_user_id, session.created_at,
-            ),
-        )
-
-    async def insert_if_missing(self, tx: aiosqlite.Connection, session: Session) -> None:
-        await tx.execute(
-            f"INSERT OR IGNORE INTO sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"{verb} INTO sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 session.key, session.agent_id, session.kind, session.depth, session.role,
                 session.requester_session_key, session.label, session.guild_id, session.channel_id,

@@ -104,7 +104,7 @@ api_key_env = "TB_TEST_API_KEY"
         return path
 
     async def start_bot(self, *, retry_base_delay: float = 0.05) -> ThreadboundBot:
-        bot = ThreadboundBot(self.config(), retry_base_delay=retry_base_delay)
+        bot = ThreadboundBot(self.config(), retry_base_delay=retry_base_delay, guild_ready_timeout=0.05)
         self.bots.append(bot)
         runner = asyncio.create_task(bot.start(BOT_TOKEN))
         ready = asyncio.create_task(bot.wait_until_ready())

@@ -12,7 +12,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import parse_config
 from bot.core.models import RunStatus
-from bot.core.orchestrator import ChatRequest, Orchestrator, SpawnRequest, UserError
+from bot.core.orchestrator import ChatRequest, Orchestrator, Origin, SpawnRequest, UserError
 from storage.db import Database
 
 
@@ -47,6 +47,19 @@ def text(value):
     return answer
 
 
+class Gate:
+    """A model that blocks until the test opens the gate, so a run can be observed while it is running."""
+
+    def __init__(self):
+        self.opened = asyncio.Event()
+        self.entered = asyncio.Event()
+
+    async def __call__(self, messages, info: AgentInfo):
+        self.entered.set()
+        await self.opened.wait()
+        return ModelResponse(parts=[TextPart("done")])
+
+
 async def make(tmp_path, models, config_text=CONFIG):
     db = await Database.open(str(tmp_path / "t.sqlite3"))
     orchestrator = Orchestrator(parse_config(config_text), db, models)
@@ -56,9 +69,11 @@ async def make(tmp_path, models, config_text=CONFIG):
     return db, orchestrator, woke
 
 
+ORIGIN = Origin(user_id=7, channel_id=100, conversation="discord:channel:100", guild_id=1)
+
+
 def spawn_request(**overrides):
-    values = dict(agent_id="researcher", task="find it", requester_user_id=7, channel_id=100,
-                  conversation="discord:channel:100", guild_id=1)
+    values = dict(agent_id="researcher", task="find it", origin=ORIGIN)
     values.update(overrides)
     return SpawnRequest(**values)
 
@@ -126,38 +141,24 @@ async def test_timeout_keeps_partial_output(tmp_path):
 
 
 async def test_lane_keeps_excess_runs_queued(tmp_path):
-    gate = asyncio.Event()
-    started = asyncio.Event()
-
-    async def gated(messages, info):
-        started.set()
-        await gate.wait()
-        return ModelResponse(parts=[TextPart("done")])
-
-    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=gated))
+    gate = Gate()
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=gate))
     first = await orchestrator.spawn(spawn_request())
     second = await orchestrator.spawn(spawn_request())
-    await started.wait()
+    await gate.entered.wait()
     assert (await orchestrator.runs.get(first.run_id)).status is RunStatus.RUNNING
     assert (await orchestrator.runs.get(second.run_id)).status is RunStatus.QUEUED
-    gate.set()
+    gate.opened.set()
     assert (await settled(orchestrator, second.run_id)).status is RunStatus.COMPLETED
     await orchestrator.close()
     await db.close()
 
 
 async def test_restart_interrupts_leftover_runs_once(tmp_path):
-    gate = asyncio.Event()
-    started = asyncio.Event()
-
-    async def hang(messages, info):
-        started.set()
-        await gate.wait()
-        return ModelResponse(parts=[TextPart("late")])
-
-    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=hang))
+    gate = Gate()
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=gate))
     accepted = await orchestrator.spawn(spawn_request())
-    await started.wait()
+    await gate.entered.wait()
     await orchestrator.close()
     await db.close()
 
@@ -200,15 +201,15 @@ async def test_chat_keeps_history_across_restart(tmp_path):
         said = [p.content for m in messages for p in m.parts if p.part_kind == "user-prompt"]
         return ModelResponse(parts=[TextPart(" | ".join(said))])
 
-    request = dict(user_id=7, channel_id=100, message_id=1, conversation="discord:channel:100", guild_id=1)
+    origin = Origin(user_id=7, channel_id=100, message_id=1, conversation="discord:channel:100", guild_id=1)
     db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=recall))
-    first = await orchestrator.chat(ChatRequest(text="my name is Ada", **request))
+    first = await orchestrator.chat(ChatRequest(text="my name is Ada", origin=origin))
     assert (await settled(orchestrator, first)).result_text == "my name is Ada"
     await orchestrator.close()
     await db.close()
 
     db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=recall))
-    second = await orchestrator.chat(ChatRequest(text="what is my name?", **request))
+    second = await orchestrator.chat(ChatRequest(text="what is my name?", origin=origin))
     assert (await settled(orchestrator, second)).result_text == "my name is Ada | what is my name?"
     payload = json.loads((await orchestrator.outbox.for_run(second))[0].payload_json)
     assert payload["kind"] == "reply" and payload["reply_to_message_id"] == 1

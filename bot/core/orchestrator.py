@@ -40,13 +40,21 @@ class UserError(Exception):
 
 
 @dataclass(frozen=True)
-class SpawnRequest:
-    agent_id: str
-    task: str
-    requester_user_id: int
+class Origin:
+    """Who asked, and where: the conversation a request came from and where its answer goes."""
+
+    user_id: int
     channel_id: int
     conversation: str
     guild_id: int | None = None
+    message_id: int | None = None
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    agent_id: str
+    task: str
+    origin: Origin
     model: str | None = None
     thinking: str | None = None
 
@@ -65,11 +73,7 @@ class SpawnAccepted:
 @dataclass(frozen=True)
 class ChatRequest:
     text: str
-    user_id: int
-    channel_id: int
-    message_id: int
-    conversation: str
-    guild_id: int | None = None
+    origin: Origin
 
 
 def main_session_key(agent_id: str, conversation: str) -> str:
@@ -128,7 +132,7 @@ class Orchestrator:
         self._supervisor = None
 
     async def wait_idle(self) -> None:
-        """Wait until no run is queued or executing in this process (used by shutdown and tests)."""
+        """Wait until no run is queued or executing in this process."""
         while self._tasks or not self._pending.empty():
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
             await asyncio.sleep(0)
@@ -147,7 +151,7 @@ class Orchestrator:
         thinking = self._check_thinking(request.thinking or defaults.subagents.thinking, model)
 
         now = self._clock()
-        requester = self._main_session(request.conversation, request.channel_id, request.guild_id, now)
+        requester = self._main_session(request.origin, now)
         child = Session(
             key=subagent_session_key(agent_id),
             agent_id=agent_id,
@@ -156,32 +160,15 @@ class Orchestrator:
             role="leaf",
             requester_session_key=requester.key,
             label=None,
-            guild_id=request.guild_id,
-            channel_id=request.channel_id,
-            owner_user_id=request.requester_user_id,
+            guild_id=request.origin.guild_id,
+            channel_id=request.origin.channel_id,
+            owner_user_id=request.origin.user_id,
             created_at=now,
         )
-        run = Run(
-            id=uuid.uuid4().hex,
-            session_key=child.key,
-            kind=RunKind.SPAWN,
-            status=RunStatus.QUEUED,
-            task=task,
-            model=model.reference,
-            thinking=thinking,
-            timeout_seconds=defaults.subagents.run_timeout_seconds,
-            requester_user_id=request.requester_user_id,
-            guild_id=request.guild_id,
-            channel_id=request.channel_id,
-            source_message_id=None,
-            created_at=now,
+        run = self._new_run(
+            child, RunKind.SPAWN, task, model, thinking, defaults.subagents.run_timeout_seconds, request.origin, now
         )
-        async with self._db.transaction() as tx:
-            await self.sessions.insert_if_missing(tx, requester)
-            await self.sessions.insert(tx, child)
-            await self.runs.insert(tx, run)
-        log.info("run_queued", run_id=run.id, session_key=child.key, agent_id=agent_id, depth=child.depth)
-        self._pending.put_nowait(run.id)
+        await self._persist_and_queue(run, requester, child)
         return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=agent_id)
 
     async def chat(self, request: ChatRequest) -> str:
@@ -190,27 +177,47 @@ class Orchestrator:
         agent_id = self._config.agents.default_agent
         model = self._resolve_model(self._config.agents.list[agent_id].model or self._config.agents.defaults.model)
         now = self._clock()
-        session = self._main_session(request.conversation, request.channel_id, request.guild_id, now)
-        run = Run(
+        session = self._main_session(request.origin, now)
+        run = self._new_run(session, RunKind.CHAT, text, model, None, 0, request.origin, now)
+        await self._persist_and_queue(run, session)
+        return run.id
+
+    @staticmethod
+    def _new_run(
+        session: Session,
+        kind: RunKind,
+        task: str,
+        model: ResolvedModel,
+        thinking: str | None,
+        timeout_seconds: int,
+        origin: Origin,
+        now: float,
+    ) -> Run:
+        return Run(
             id=uuid.uuid4().hex,
             session_key=session.key,
-            kind=RunKind.CHAT,
+            kind=kind,
             status=RunStatus.QUEUED,
-            task=text,
+            task=task,
             model=model.reference,
-            thinking=None,
-            timeout_seconds=0,
-            requester_user_id=request.user_id,
-            guild_id=request.guild_id,
-            channel_id=request.channel_id,
-            source_message_id=request.message_id,
+            thinking=thinking,
+            timeout_seconds=timeout_seconds,
+            requester_user_id=origin.user_id,
+            guild_id=origin.guild_id,
+            channel_id=origin.channel_id,
+            source_message_id=origin.message_id,
             created_at=now,
         )
+
+    async def _persist_and_queue(self, run: Run, main: Session, child: Session | None = None) -> None:
+        """One transaction: the conversation's main session (if new), the child session, the queued run."""
         async with self._db.transaction() as tx:
-            await self.sessions.insert_if_missing(tx, session)
+            await self.sessions.insert(tx, main, if_missing=True)
+            if child is not None:
+                await self.sessions.insert(tx, child)
             await self.runs.insert(tx, run)
+        log.info("run_queued", run_id=run.id, session_key=run.session_key, kind=run.kind.value)
         self._pending.put_nowait(run.id)
-        return run.id
 
     # -- validation ------------------------------------------------------------------------------------------
 
@@ -253,18 +260,18 @@ class Orchestrator:
             )
         return level
 
-    def _main_session(self, conversation: str, channel_id: int, guild_id: int | None, now: float) -> Session:
+    def _main_session(self, origin: Origin, now: float) -> Session:
         agent_id = self._config.agents.default_agent
         return Session(
-            key=main_session_key(agent_id, conversation),
+            key=main_session_key(agent_id, origin.conversation),
             agent_id=agent_id,
             kind="main",
             depth=0,
             role="main",
             requester_session_key=None,
             label=None,
-            guild_id=guild_id,
-            channel_id=channel_id,
+            guild_id=origin.guild_id,
+            channel_id=origin.channel_id,
             owner_user_id=None,
             created_at=now,
         )
