@@ -51,11 +51,26 @@ class ProviderConfig(_Section):
     supports_thinking: bool | None = None
 
 
-class SubagentDefaults(_Section):
-    max_concurrent: Annotated[int, Field(ge=1, le=64)] = 8
-    run_timeout_seconds: Annotated[int, Field(ge=0)] = 0
+class AgentSubagentSettings(_Section):
+    """Per-agent sub-agent settings (``[agents.list.<id>.subagents]``); unset keys fall back to the defaults."""
+
     model: str | None = None
     thinking: ThinkingLevel | None = None
+    run_timeout_seconds: Annotated[int, Field(ge=0)] | None = None
+    allow_agents: list[str] | None = None
+    require_agent_id: bool | None = None
+
+
+class SubagentDefaults(_Section):
+    max_concurrent: Annotated[int, Field(ge=1, le=64)] = 8
+    max_spawn_depth: Annotated[int, Field(ge=1, le=5)] = 1
+    max_children_per_agent: Annotated[int, Field(ge=1, le=20)] = 5
+    run_timeout_seconds: Annotated[int, Field(ge=0)] = 0
+    archive_after_minutes: Annotated[float, Field(ge=0)] = 60
+    model: str | None = None
+    thinking: ThinkingLevel | None = None
+    allow_agents: list[str] = Field(default_factory=list)
+    require_agent_id: bool = False
 
 
 class AgentDefaults(_Section):
@@ -68,6 +83,8 @@ class AgentConfig(_Section):
     name: str | None = None
     model: str | None = None
     system_prompt: str | None = None
+    sandboxed: bool = False
+    subagents: AgentSubagentSettings = AgentSubagentSettings()
 
 
 class AgentsConfig(_Section):
@@ -92,12 +109,26 @@ class AgentsConfig(_Section):
         return self
 
 
+class ToolList(_Section):
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+
+class SubagentToolsConfig(_Section):
+    tools: ToolList = ToolList()
+
+
+class ToolsConfig(_Section):
+    subagents: SubagentToolsConfig = SubagentToolsConfig()
+
+
 class Config(_Section):
     discord: DiscordConfig = DiscordConfig()
     storage: StorageConfig = StorageConfig()
     logging: LoggingConfig = LoggingConfig()
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     agents: AgentsConfig = AgentsConfig()
+    tools: ToolsConfig = ToolsConfig()
 
     @model_validator(mode="after")
     def _model_references_name_providers(self) -> Config:
@@ -109,6 +140,8 @@ class Config(_Section):
         for agent_id, agent in self.agents.list.items():
             if agent.model:
                 references[f"agents.list.{agent_id}.model"] = agent.model
+            if agent.subagents.model:
+                references[f"agents.list.{agent_id}.subagents.model"] = agent.subagents.model
         for key, reference in references.items():
             provider, _, name = reference.partition("/")
             if not name:

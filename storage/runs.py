@@ -1,4 +1,4 @@
-"""Runs repository: creation, state transitions, and the start-up sweep of runs a crash left behind."""
+"""Runs repository: creation, state transitions, and the queries the orchestrator's rules are made of."""
 
 from __future__ import annotations
 
@@ -6,23 +6,24 @@ from decimal import Decimal
 
 import aiosqlite
 
-from bot.core.models import Run, RunKind, RunStatus, Usage
+from bot.core.models import LIVE_STATUSES, Run, RunKind, RunStatus, Usage
 from storage.db import Database
 
 _COLUMNS = (
-    "id, session_key, kind, status, task, model, thinking, timeout_seconds, requester_user_id, guild_id, "
-    "channel_id, source_message_id, created_at, started_at, ended_at, error, result_text, "
+    "id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, requester_user_id, "
+    "guild_id, channel_id, source_message_id, created_at, started_at, ended_at, error, result_text, "
     "input_tokens, output_tokens, requests, tool_calls, cost"
 )
+_LIVE = "('" + "', '".join(sorted(status.value for status in LIVE_STATUSES)) + "')"
 
 
 def _from_row(row: aiosqlite.Row) -> Run:
     return Run(
-        id=row["id"], session_key=row["session_key"], kind=RunKind(row["kind"]), status=RunStatus(row["status"]),
-        task=row["task"], model=row["model"], thinking=row["thinking"], timeout_seconds=row["timeout_seconds"],
-        requester_user_id=row["requester_user_id"], guild_id=row["guild_id"], channel_id=row["channel_id"],
-        source_message_id=row["source_message_id"], created_at=row["created_at"], started_at=row["started_at"],
-        ended_at=row["ended_at"], error=row["error"], result_text=row["result_text"],
+        id=row["id"], session_key=row["session_key"], parent_run_id=row["parent_run_id"], kind=RunKind(row["kind"]),
+        status=RunStatus(row["status"]), task=row["task"], model=row["model"], thinking=row["thinking"],
+        timeout_seconds=row["timeout_seconds"], requester_user_id=row["requester_user_id"], guild_id=row["guild_id"],
+        channel_id=row["channel_id"], source_message_id=row["source_message_id"], created_at=row["created_at"],
+        started_at=row["started_at"], ended_at=row["ended_at"], error=row["error"], result_text=row["result_text"],
         usage=Usage(
             input_tokens=row["input_tokens"], output_tokens=row["output_tokens"], requests=row["requests"],
             tool_calls=row["tool_calls"], cost=Decimal(row["cost"]) if row["cost"] is not None else None,
@@ -36,26 +37,43 @@ class RunRepository:
 
     async def insert(self, tx: aiosqlite.Connection, run: Run) -> None:
         await tx.execute(
-            "INSERT INTO runs (id, session_key, kind, status, task, model, thinking, timeout_seconds, "
+            "INSERT INTO runs (id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, "
             "requester_user_id, guild_id, channel_id, source_message_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                run.id, run.session_key, run.kind.value, run.status.value, run.task, run.model, run.thinking,
-                run.timeout_seconds, run.requester_user_id, run.guild_id, run.channel_id, run.source_message_id,
-                run.created_at,
+                run.id, run.session_key, run.parent_run_id, run.kind.value, run.status.value, run.task, run.model,
+                run.thinking, run.timeout_seconds, run.requester_user_id, run.guild_id, run.channel_id,
+                run.source_message_id, run.created_at,
             ),
         )
 
-    async def get(self, run_id: str) -> Run | None:
-        row = await self._db.fetch_one(f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,))
+    async def get(self, run_id: str, tx: aiosqlite.Connection | None = None) -> Run | None:
+        sql, params = f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)
+        if tx is None:
+            row = await self._db.fetch_one(sql, params)
+        else:
+            row = await (await tx.execute(sql, params)).fetchone()
         return _from_row(row) if row else None
 
-    async def mark_running(self, run_id: str, started_at: float) -> None:
+    async def mark_running(self, run_id: str, started_at: float) -> bool:
+        """queued → running; False if the run was settled meanwhile (e.g. killed while it waited for the lane)."""
         async with self._db.transaction() as tx:
-            await tx.execute(
+            cursor = await tx.execute(
                 "UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'",
                 (started_at, run_id),
             )
+        return cursor.rowcount == 1
+
+    async def set_status(
+        self, tx: aiosqlite.Connection, run_id: str, expected: RunStatus, status: RunStatus, *,
+        result_text: str | None = None,
+    ) -> bool:
+        """A guarded live-state change (running ⇄ waiting_children); False if the run was not in ``expected``."""
+        cursor = await tx.execute(
+            "UPDATE runs SET status = ?, result_text = COALESCE(?, result_text) WHERE id = ? AND status = ?",
+            (status.value, result_text, run_id, expected.value),
+        )
+        return cursor.rowcount == 1
 
     async def finish(
         self,
@@ -70,9 +88,9 @@ class RunRepository:
     ) -> bool:
         """Move a live run to a terminal state; False if it was already terminal (so nothing is announced twice)."""
         cursor = await tx.execute(
-            "UPDATE runs SET status = ?, ended_at = ?, result_text = ?, error = ?, input_tokens = ?, "
-            "output_tokens = ?, requests = ?, tool_calls = ?, cost = ? "
-            "WHERE id = ? AND status IN ('queued', 'running')",
+            "UPDATE runs SET status = ?, ended_at = ?, result_text = COALESCE(?, result_text), error = ?, "
+            "input_tokens = ?, output_tokens = ?, requests = ?, tool_calls = ?, cost = ? "
+            f"WHERE id = ? AND status IN {_LIVE}",
             (
                 status.value, ended_at, result_text, error, usage.input_tokens, usage.output_tokens,
                 usage.requests, usage.tool_calls, str(usage.cost) if usage.cost is not None else None, run_id,
@@ -81,7 +99,48 @@ class RunRepository:
         return cursor.rowcount == 1
 
     async def list_live(self) -> list[Run]:
+        rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM runs WHERE status IN {_LIVE} ORDER BY created_at")
+        return [_from_row(row) for row in rows]
+
+    async def count_unsettled_children(self, run_id: str, tx: aiosqlite.Connection | None = None) -> int:
+        """Children this run spawned that are still queued, running, or waiting on their own children."""
+        sql, params = f"SELECT COUNT(*) FROM runs WHERE parent_run_id = ? AND status IN {_LIVE}", (run_id,)
+        if tx is None:
+            row = await self._db.fetch_one(sql, params)
+        else:
+            row = await (await tx.execute(sql, params)).fetchone()
+        return row[0]
+
+    async def count_active_children(self, session_key: str) -> int:
+        """Child sessions of ``session_key`` whose latest run is live (the children cap counts these)."""
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM sessions s JOIN runs r ON r.session_key = s.key "
+            "WHERE s.requester_session_key = ? AND r.created_at = "
+            "(SELECT MAX(created_at) FROM runs WHERE session_key = s.key) "
+            f"AND r.status IN {_LIVE}",
+            (session_key,),
+        )
+        return row[0] if row else 0
+
+    async def live_subtree(self, run_id: str) -> list[Run]:
+        """Live runs descending from ``run_id`` (itself included), deepest first: the order a cascade stops them."""
         rows = await self._db.fetch_all(
-            f"SELECT {_COLUMNS} FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at"
+            "WITH RECURSIVE tree(id, level) AS (SELECT id, 0 FROM runs WHERE id = ? "
+            "UNION ALL SELECT runs.id, tree.level + 1 FROM runs JOIN tree ON runs.parent_run_id = tree.id) "
+            f"SELECT {', '.join('runs.' + c.strip() for c in _COLUMNS.split(','))} FROM runs JOIN tree USING (id) "
+            f"WHERE runs.status IN {_LIVE} ORDER BY tree.level DESC",
+            (run_id,),
         )
         return [_from_row(row) for row in rows]
+
+    async def for_session(self, session_key: str) -> list[Run]:
+        rows = await self._db.fetch_all(
+            f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? ORDER BY created_at", (session_key,)
+        )
+        return [_from_row(row) for row in rows]
+
+    async def latest_for_session(self, session_key: str) -> Run | None:
+        row = await self._db.fetch_one(
+            f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? ORDER BY created_at DESC LIMIT 1", (session_key,)
+        )
+        return _from_row(row) if row else None

@@ -8,12 +8,14 @@ from bot.core.models import Session
 from storage.db import Database
 
 _COLUMNS = (
-    "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at"
+    "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
+    "mode, cleanup, sandboxed, archive_at, archived_at"
 )
 
 
 def _from_row(row: aiosqlite.Row) -> Session:
-    return Session(**{name: row[name] for name in row.keys()})
+    values = {name: row[name] for name in row.keys()}
+    return Session(**{**values, "sandboxed": bool(values["sandboxed"])})
 
 
 class SessionRepository:
@@ -23,14 +25,39 @@ class SessionRepository:
     async def insert(self, tx: aiosqlite.Connection, session: Session, *, if_missing: bool = False) -> None:
         verb = "INSERT OR IGNORE" if if_missing else "INSERT"
         await tx.execute(
-            f"{verb} INTO sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 16)})",
             (
                 session.key, session.agent_id, session.kind, session.depth, session.role,
                 session.requester_session_key, session.label, session.guild_id, session.channel_id,
-                session.owner_user_id, session.created_at,
+                session.owner_user_id, session.created_at, session.mode, session.cleanup, int(session.sandboxed),
+                session.archive_at, session.archived_at,
             ),
         )
 
     async def get(self, key: str) -> Session | None:
         row = await self._db.fetch_one(f"SELECT {_COLUMNS} FROM sessions WHERE key = ?", (key,))
         return _from_row(row) if row else None
+
+    async def set_archive_at(self, tx: aiosqlite.Connection, key: str, archive_at: float | None) -> None:
+        await tx.execute("UPDATE sessions SET archive_at = ? WHERE key = ? AND archived_at IS NULL", (archive_at, key))
+
+    async def archive(self, key: str, now: float) -> bool:
+        async with self._db.transaction() as tx:
+            cursor = await tx.execute(
+                "UPDATE sessions SET archived_at = ?, archive_at = NULL WHERE key = ? AND archived_at IS NULL",
+                (now, key),
+            )
+        return cursor.rowcount == 1
+
+    async def archive_schedule(self) -> list[tuple[str, float]]:
+        """Sessions waiting to be archived, with when (the timers are rebuilt from this at start-up)."""
+        rows = await self._db.fetch_all(
+            "SELECT key, archive_at FROM sessions WHERE archive_at IS NOT NULL AND archived_at IS NULL"
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    async def children(self, requester_key: str) -> list[Session]:
+        rows = await self._db.fetch_all(
+            f"SELECT {_COLUMNS} FROM sessions WHERE requester_session_key = ? ORDER BY created_at", (requester_key,)
+        )
+        return [_from_row(row) for row in rows]

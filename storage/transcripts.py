@@ -52,14 +52,3 @@ class TranscriptRepository:
     async def count(self, session_key: str) -> int:
         row = await self._db.fetch_one("SELECT COUNT(*) FROM transcript_messages WHERE session_key = ?", (session_key,))
         return row[0] if row else 0
-
-    async def replace_run(
-        self, tx: aiosqlite.Connection, session_key: str, run_id: str, messages: Sequence[ModelMessage]
-    ) -> None:
-        """Swap the rows written step by step for the runtime's final view of the run, in the caller's transaction."""
-        await tx.execute("DELETE FROM transcript_messages WHERE run_id = ?", (run_id,))
-        now = time.time()
-        await tx.executemany(
-            "INSERT INTO transcript_messages (session_key, run_id, message_json, created_at) VALUES (?, ?, ?, ?)",
-            [(session_key, run_id, _dump(message), now) for message in messages],
-        )

@@ -178,11 +178,11 @@ async def test_restart_interrupts_leftover_runs_once(tmp_path):
     [
         ({"task": "   "}, "Task must not be empty."),
         ({"task": "x" * 6000}, "Task is too long (6,000 characters; the limit is 4,000)."),
-        ({"agent_id": "Nope!"}, "Invalid agent id 'Nope!'"),
-        ({"agent_id": "ghost"}, "Unknown agent id 'ghost'. Configured agents: main, researcher."),
+        ({"agent_id": "Nope!"}, 'Invalid agentId "Nope!". Agent IDs must match [a-z0-9][a-z0-9_-]{0,63}.'),
+        ({"agent_id": "ghost"}, 'Unknown agentId "ghost". Configured agents: main, researcher.'),
         ({"model": "test/missing"}, "Unknown model 'test/missing'."),
         ({"thinking": "high"}, "does not support thinking levels"),
-        ({"thinking": "extreme"}, "Unknown thinking level 'extreme'"),
+        ({"thinking": "extreme"}, 'Invalid thinking level "extreme". Use one of: off, minimal, low'),
     ],
 )
 async def test_bad_spawn_input_is_refused_and_creates_nothing(tmp_path, overrides, message):

@@ -92,8 +92,8 @@ async def test_run_timeout_is_announced_as_timed_out(world):
     ("options", "expected"),
     [
         ({"task": "   "}, "⚠️ Task must not be empty."),
-        ({"agent": "ghost"}, "⚠️ Unknown agent id 'ghost'. Configured agents: main, researcher."),
-        ({"agent": "Bad Agent!"}, "⚠️ Invalid agent id 'Bad Agent!'"),
+        ({"agent": "ghost"}, '⚠️ Unknown agentId "ghost". Configured agents: main, researcher.'),
+        ({"agent": "Bad Agent!"}, '⚠️ Invalid agentId "Bad Agent!". Agent IDs must match'),
         ({"task": "x" * 6000}, "⚠️ Task is too long (6,000 characters; the limit is 4,000)."),
         ({"model": "nowhere/gpt-9"}, "⚠️ Unknown model 'nowhere/gpt-9': no provider named 'nowhere' is configured"),
         ({"model": "gpt-9"}, "⚠️ Model 'gpt-9' must look like '<provider>/<model>'"),

@@ -7,19 +7,23 @@ states, and keeps partial output, so the caller never has to interpret model tex
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
-from pydantic_ai import Agent
+from pydantic_ai import Agent, CancellationToken
 from pydantic_ai.exceptions import (
     AgentRunError,
     ModelAPIError,
     ModelHTTPError,
+    RunCancelled,
     RunTimedOut,
 )
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.toolsets import AbstractToolset
+from pydantic_graph import End
 from pydantic_ai.usage import RunUsage, UsageLimits
 
 from bot.agents.models import ResolvedModel
@@ -32,6 +36,7 @@ TOOL_CALLS_LIMIT = 1000
 log = structlog.get_logger(__name__)
 
 StepCallback = Callable[[Sequence[ModelMessage]], Awaitable[None]]
+DrainCallback = Callable[[], Awaitable[list[str]]]
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class RunRequest:
     history: list[ModelMessage]
     thinking: str | None = None
     timeout_seconds: float = 0
+    toolsets: Sequence[AbstractToolset[Any]] = field(default_factory=tuple)
+    deps: Any = None
 
 
 def _usage(run_usage: RunUsage) -> Usage:
@@ -130,9 +137,16 @@ async def run_agent(
     request: RunRequest,
     *,
     on_step: StepCallback,
+    drain: DrainCallback | None = None,
+    cancellation: CancellationToken | None = None,
 ) -> RunOutcome:
-    """Run one agent turn to a terminal outcome; ``on_step`` receives messages as they are produced."""
-    agent: Agent[None, str] = Agent(instructions=request.system_prompt)
+    """Run one agent turn to a terminal outcome.
+
+    ``on_step`` receives messages as they are produced. ``drain`` is asked at every step for messages that
+    arrived for this run (steers, child completions); they are enqueued to reach the model at its next request.
+    ``cancellation`` kills the run (outcome ``killed``).
+    """
+    agent: Agent[Any, str] = Agent(instructions=request.system_prompt, deps_type=object)
     settings = ModelSettings()
     if request.thinking:
         settings["thinking"] = False if request.thinking == "off" else request.thinking
@@ -153,9 +167,15 @@ async def run_agent(
             model_settings=settings,
             usage_limits=UsageLimits(request_limit=REQUEST_LIMIT, tool_calls_limit=TOOL_CALLS_LIMIT),
             timeout=request.timeout_seconds or None,
+            toolsets=request.toolsets or None,
+            deps=request.deps,
+            cancellation_token=cancellation,
         ) as agent_run:
-            async for _node in agent_run:
+            async for node in agent_run:
                 await flush(agent_run.new_messages())
+                if drain is not None and not isinstance(node, End):
+                    for text in await drain():
+                        agent_run.enqueue(text)
             result = agent_run.result
             assert result is not None
             messages = result.new_messages()
@@ -167,6 +187,10 @@ async def run_agent(
         messages = exc.new_messages()
         await flush(messages)
         return RunOutcome(RunStatus.TIMED_OUT, partial_result(messages, timed_out=True), None, _usage(exc.usage), messages)
+    except RunCancelled as exc:
+        messages = exc.new_messages()
+        await flush(messages)
+        return RunOutcome(RunStatus.KILLED, partial_result(messages), "killed", _usage(exc.usage), messages)
     except Exception as exc:  # every other failure is a run outcome, not a crash of the orchestrator
         if not isinstance(exc, AgentRunError):
             log.exception("agent_run_crashed")

@@ -10,6 +10,7 @@ from enum import StrEnum
 class RunStatus(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
+    WAITING_CHILDREN = "waiting_children"
     COMPLETED = "completed"
     FAILED = "failed"
     TIMED_OUT = "timed_out"
@@ -18,12 +19,16 @@ class RunStatus(StrEnum):
 
     @property
     def is_terminal(self) -> bool:
-        return self not in (RunStatus.QUEUED, RunStatus.RUNNING)
+        return self not in LIVE_STATUSES
+
+
+LIVE_STATUSES = frozenset({RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN})
 
 
 class RunKind(StrEnum):
     SPAWN = "spawn"
     CHAT = "chat"
+    FOLLOWUP = "followup"
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,15 @@ class Session:
     channel_id: int
     owner_user_id: int | None
     created_at: float
+    mode: str = "run"
+    cleanup: str = "keep"
+    sandboxed: bool = False
+    archive_at: float | None = None
+    archived_at: float | None = None
+
+    @property
+    def display_name(self) -> str:
+        return self.label or self.agent_id
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,7 @@ class Run:
     channel_id: int
     source_message_id: int | None
     created_at: float
+    parent_run_id: str | None = None
     started_at: float | None = None
     ended_at: float | None = None
     error: str | None = None

@@ -1,9 +1,11 @@
-"""The orchestrator: spawn → persist (queued) → lane → running → terminal state + outbox row, crash-safe.
+"""The orchestrator: spawn → persist (queued) → lane → running → (waiting on children) → terminal, crash-safe.
 
-Every state change is written to SQLite before anything else relies on it, and the announcement for a
-terminal state is written in the same transaction as the state itself, so a crash can lose neither.
-Runs execute in tasks created by the orchestrator's own supervisor task (never inside a caller's context),
-so a run never inherits a deadline or a cancellation from whoever asked for it.
+Every state change is written to SQLite before anything relies on it. A terminal state and where its result
+goes — a Discord announcement (outbox row) or an internal message to the requesting run (inbox row) — are
+written in one transaction, so a crash can neither lose a result nor deliver it twice.
+
+Runs execute in tasks created by the orchestrator's own supervisor task (never inside a caller's tool call),
+so a child never inherits its parent's deadline or cancellation.
 """
 
 from __future__ import annotations
@@ -14,23 +16,47 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
+import aiosqlite
 import structlog
+from pydantic_ai import CancellationToken
 from pydantic_ai.messages import ModelMessage
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
-from bot.agents.runner import RunOutcome, RunRequest, partial_result, run_agent
-from bot.config import AGENT_ID_PATTERN, THINKING_LEVELS, Config
-from bot.core.announcements import INTERRUPTED_REASON, announcement_for, idempotency_key
-from bot.core.models import Run, RunKind, RunStatus, Session
+from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, partial_result, run_agent
+from bot.agents.session_tools import Caller, ToolDeps, session_toolset
+from bot.config import Config
+from bot.core import internal_context
+from bot.core.announcements import INTERRUPTED_REASON, announcement_for, idempotency_key, status_line
+from bot.core.models import LIVE_STATUSES, Run, RunKind, RunStatus, Session, Usage
+from bot.core.prompts import subagent_context
+from bot.core.session_queries import SessionQueries
+from bot.core.spawn_policy import (
+    SpawnArgs,
+    SpawnContext,
+    SpawnPlan,
+    SpawnPolicy,
+    SpawnRefused,
+    check_text,
+)
+from bot.core.stats import stats_line
+from bot.core.timers import Timers
+from bot.core.tool_policy import allowed_tools
 from storage.db import Database
+from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
 from storage.runs import RunRepository
 from storage.sessions import SessionRepository
 from storage.transcripts import TranscriptRepository
 
-MAX_TASK_CHARS = 4000
 MAX_CHAT_CHARS = 4000
+SPAWN_NOTE = (
+    "Auto-announce is push-based: do not poll with sessions_list or sessions_history. The result arrives as an "
+    "internal completion event in this session. If your turn ends before all your children finish, you are woken "
+    "with their results once every one has settled; give your final answer only after all expected completions "
+    "arrive. If a completion arrives after your final answer, reply ONLY with NO_REPLY."
+)
 
 log = structlog.get_logger(__name__)
 
@@ -64,6 +90,7 @@ class SpawnAccepted:
     run_id: str
     session_key: str
     agent_id: str
+    mode: str = "run"
 
     @property
     def short_run_id(self) -> str:
@@ -85,6 +112,20 @@ def subagent_session_key(agent_id: str) -> str:
     return f"agent:{agent_id}:subagent:{uuid.uuid4()}"
 
 
+def _total(before: Usage, turn: Usage) -> Usage:
+    """Usage of a run over all its turns; a cost stays unknown once any turn's cost is unknown."""
+    if before.requests == 0:
+        return turn
+    cost = before.cost + turn.cost if before.cost is not None and turn.cost is not None else None
+    return Usage(
+        input_tokens=before.input_tokens + turn.input_tokens,
+        output_tokens=before.output_tokens + turn.output_tokens,
+        requests=before.requests + turn.requests,
+        tool_calls=before.tool_calls + turn.tool_calls,
+        cost=cost,
+    )
+
+
 class Orchestrator:
     def __init__(
         self,
@@ -102,10 +143,15 @@ class Orchestrator:
         self.runs = RunRepository(db)
         self.transcripts = TranscriptRepository(db)
         self.outbox = OutboxRepository(db)
+        self.inbox = InboxRepository()
+        self.queries = SessionQueries(self.sessions, self.runs, self.transcripts, clock)
+        self._policy = SpawnPolicy(config, models)
+        self._timers = Timers()
         self._subagent_lane = asyncio.Semaphore(config.agents.defaults.subagents.max_concurrent)
         self._session_locks: dict[str, asyncio.Lock] = {}
-        self._pending: asyncio.Queue[str] = asyncio.Queue()
+        self._pending: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._cancellations: dict[str, CancellationToken] = {}
         self._supervisor: asyncio.Task[None] | None = None
         self._outbox_listeners: list[Callable[[], None]] = []
 
@@ -116,12 +162,16 @@ class Orchestrator:
         self._outbox_listeners.append(listener)
 
     async def start(self) -> None:
-        """Settle what a previous process left behind, then start taking work."""
+        """Settle what a previous process left behind, rebuild timers, then start taking work."""
         await self._interrupt_leftover_runs()
+        self._timers.start()
+        for key, when in await self.sessions.archive_schedule():
+            self._timers.at(f"archive:{key}", when, self._archive, key)
         self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
 
     async def close(self) -> None:
-        """Stop every task; runs still live stay ``running`` in the database and are settled at next start."""
+        """Stop every task; runs still live stay live in the database and are settled at next start."""
+        self._timers.shutdown()
         tasks = [t for t in (self._supervisor, *self._tasks.values()) if t is not None]
         for task in tasks:
             task.cancel()
@@ -137,69 +187,208 @@ class Orchestrator:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
             await asyncio.sleep(0)
 
-    # -- commands --------------------------------------------------------------------------------------------
+    # -- what users ask for ----------------------------------------------------------------------------------
 
     async def spawn(self, request: SpawnRequest) -> SpawnAccepted:
-        """Validate, persist a queued run in a new sub-agent session, and return at once."""
-        agent_id = request.agent_id.strip()
-        self._check_agent(agent_id)
-        task = self._check_text(request.task, what="Task", limit=MAX_TASK_CHARS)
-        defaults = self._config.agents.defaults
-        model = self._resolve_model(
-            request.model or defaults.subagents.model or self._config.agents.list[agent_id].model or defaults.model
-        )
-        thinking = self._check_thinking(request.thinking or defaults.subagents.thinking, model)
-
-        now = self._clock()
-        requester = self._main_session(request.origin, now)
-        child = Session(
-            key=subagent_session_key(agent_id),
-            agent_id=agent_id,
-            kind="subagent",
-            depth=requester.depth + 1,
-            role="leaf",
-            requester_session_key=requester.key,
-            label=None,
-            guild_id=request.origin.guild_id,
-            channel_id=request.origin.channel_id,
-            owner_user_id=request.origin.user_id,
-            created_at=now,
-        )
-        run = self._new_run(
-            child, RunKind.SPAWN, task, model, thinking, defaults.subagents.run_timeout_seconds, request.origin, now
-        )
-        await self._persist_and_queue(run, requester, child)
-        return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=agent_id)
+        """A user's spawn (slash command): a child of the conversation's main session, announced to it."""
+        requester = self._main_session(request.origin, self._clock())
+        args = SpawnArgs(task=request.task, agent_id=request.agent_id.strip(), model=request.model,
+                         thinking=request.thinking)
+        try:
+            plan = self._policy.plan(args, await self._spawn_context(requester, None, by_user=True))
+        except SpawnRefused as refused:
+            raise UserError(str(refused)) from None
+        return await self._create_child(plan, requester, None, request.origin)
 
     async def chat(self, request: ChatRequest) -> str:
         """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox."""
-        text = self._check_text(request.text, what="Message", limit=MAX_CHAT_CHARS)
+        try:
+            text = check_text(request.text, what="Message", limit=MAX_CHAT_CHARS)
+        except SpawnRefused as refused:
+            raise UserError(str(refused)) from None
         agent_id = self._config.agents.default_agent
         model = self._resolve_model(self._config.agents.list[agent_id].model or self._config.agents.defaults.model)
         now = self._clock()
         session = self._main_session(request.origin, now)
-        run = self._new_run(session, RunKind.CHAT, text, model, None, 0, request.origin, now)
+        run = self._new_run(session, RunKind.CHAT, text, model.reference, None, 0, request.origin, None, now)
         await self._persist_and_queue(run, session)
         return run.id
+
+    async def kill(self, run_id: str) -> list[Run]:
+        """Stop a run and, cascading, every live run below it (deepest first). Killed runs announce nothing."""
+        subtree = await self.runs.live_subtree(run_id)
+        if not subtree:
+            return []
+        killed_ids = {run.id for run in subtree}
+        now = self._clock()
+        followups: list[Callable[[], None]] = []
+        async with self._db.transaction() as tx:
+            for run in subtree:
+                await self.runs.finish(tx, run.id, RunStatus.KILLED, now, error="killed")
+            for run in subtree:
+                if run.parent_run_id and run.parent_run_id not in killed_ids:
+                    followups += await self._child_settled(tx, run.parent_run_id, now)
+        for run in subtree:
+            token = self._cancellations.get(run.id)
+            if token is not None:
+                token.cancel()
+            log.info("run_killed", run_id=run.id, session_key=run.session_key)
+        self._after_commit(followups)
+        return subtree
+
+    # -- what agents ask for (SessionControl) ----------------------------------------------------------------
+
+    async def tool_spawn(self, caller: Caller, args: SpawnArgs) -> dict[str, Any]:
+        requester = await self.sessions.get(caller.session.key)
+        requester_run = await self.runs.get(caller.run_id)
+        assert requester is not None and requester_run is not None
+        try:
+            plan = self._policy.plan(args, await self._spawn_context(requester, requester_run, by_user=False))
+        except SpawnRefused as refused:
+            log.info("spawn_refused", status=refused.status, error=str(refused))
+            return {"status": refused.status, "error": str(refused)}
+        origin = Origin(
+            user_id=requester_run.requester_user_id,
+            channel_id=requester_run.channel_id,
+            guild_id=requester_run.guild_id,
+            conversation="",
+        )
+        accepted = await self._create_child(plan, requester, requester_run, origin)
+        return {
+            "status": "accepted",
+            "runId": accepted.run_id,
+            "childSessionKey": accepted.session_key,
+            "mode": plan.mode,
+            "note": SPAWN_NOTE,
+        }
+
+    async def tool_agents_list(self, caller: Caller) -> dict[str, Any]:
+        allowed = self._policy.allowed_targets(caller.session.agent_id)
+        agents = self._config.agents.list
+        ids = sorted(agents) if "*" in allowed else [a for a in allowed if a in agents]
+        return {
+            "requester": caller.session.agent_id,
+            "allowAny": "*" in allowed,
+            "agents": [{"id": a, "name": agents[a].name or a, "sandboxed": agents[a].sandboxed} for a in ids],
+        }
+
+    async def tool_sessions_list(self, caller: Caller) -> dict[str, Any]:
+        rows = await self.queries.children(caller.session.key)
+        return {"sessions": [row.as_dict(index) for index, row in enumerate(rows, start=1)]}
+
+    async def tool_sessions_history(
+        self, caller: Caller, session_key: str, limit: int, include_tools: bool
+    ) -> dict[str, Any]:
+        child = await self.queries.own_child(caller.session.key, session_key)
+        if child is None:
+            return {"status": "error", "error": f"Unknown session {session_key!r}: not one of your sub-agents."}
+        return {"sessionKey": session_key, "messages": await self.queries.history(session_key, limit, include_tools)}
+
+    async def tool_sessions_send(self, caller: Caller, session_key: str, message: str) -> dict[str, Any]:
+        child = await self.queries.own_child(caller.session.key, session_key)
+        if child is None:
+            return {"status": "error", "error": f"Unknown session {session_key!r}: not one of your sub-agents."}
+        if child.archived_at is not None:
+            return {"status": "error", "error": f"Session {session_key} is archived."}
+        latest = await self.runs.latest_for_session(session_key)
+        if latest is not None and latest.status in (RunStatus.QUEUED, RunStatus.RUNNING):
+            await self._steer(latest.id, message)
+            return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
+        caller_run = await self.runs.get(caller.run_id)
+        assert caller_run is not None
+        origin = Origin(
+            user_id=caller_run.requester_user_id, channel_id=caller_run.channel_id, guild_id=caller_run.guild_id,
+            conversation="",
+        )
+        model = latest.model if latest else self._config.agents.defaults.model
+        run = self._new_run(child, RunKind.FOLLOWUP, message, model, latest.thinking if latest else None,
+                            latest.timeout_seconds if latest else 0, origin, caller.run_id, self._clock())
+        await self._persist_and_queue(run, None)
+        return {"status": "accepted", "runId": run.id, "delivered": "started a follow-up run"}
+
+    async def tool_subagents(
+        self, caller: Caller, action: str, target: str | None, message: str | None
+    ) -> dict[str, Any]:
+        rows = await self.queries.children(caller.session.key)
+        if action == "list":
+            return {"subagents": [row.as_dict(index) for index, row in enumerate(rows, start=1)]}
+        if not target:
+            return {"status": "error", "error": f"Missing subagent id for {action}."}
+        try:
+            row = self.queries.resolve_target(rows, target)
+        except LookupError as missing:
+            return {"status": "error", "error": str(missing)}
+        if row.run is None or row.run.status.is_terminal:
+            return {"status": "error", "error": f"{row.label} is already finished."}
+        if action == "kill":
+            stopped = await self.kill(row.run.id)
+            descendants = len(stopped) - 1
+            suffix = f" (+ {descendants} descendant(s))" if descendants else ""
+            return {"status": "ok", "result": f"killed {row.label}{suffix}."}
+        if not message or not message.strip():
+            return {"status": "error", "error": "steer needs a message."}
+        if row.run.status is RunStatus.WAITING_CHILDREN:
+            return {"status": "error", "error": f"{row.label} is waiting on its children; steer them instead."}
+        await self._steer(row.run.id, message.strip())
+        return {"status": "ok", "result": f"steered {row.label} (run {row.run.id[:8]})."}
+
+    # -- spawning --------------------------------------------------------------------------------------------
+
+    async def _spawn_context(self, requester: Session, requester_run: Run | None, *, by_user: bool) -> SpawnContext:
+        return SpawnContext(
+            requester=requester,
+            requester_run=requester_run,
+            active_children=await self.runs.count_active_children(requester.key),
+            by_user=by_user,
+        )
+
+    async def _create_child(
+        self, plan: SpawnPlan, requester: Session, requester_run: Run | None, origin: Origin
+    ) -> SpawnAccepted:
+        now = self._clock()
+        child = Session(
+            key=subagent_session_key(plan.agent_id),
+            agent_id=plan.agent_id,
+            kind="subagent",
+            depth=plan.depth,
+            role=plan.role,
+            requester_session_key=requester.key,
+            label=plan.label,
+            guild_id=origin.guild_id,
+            channel_id=origin.channel_id,
+            owner_user_id=origin.user_id,
+            created_at=now,
+            mode=plan.mode,
+            cleanup=plan.cleanup,
+            sandboxed=plan.sandboxed,
+        )
+        run = self._new_run(
+            child, RunKind.SPAWN, plan.task, plan.model.reference, plan.thinking, plan.timeout_seconds, origin,
+            requester_run.id if requester_run else None, now,
+        )
+        await self._persist_and_queue(run, requester if requester.kind == "main" else None, child)
+        return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=plan.agent_id, mode=plan.mode)
 
     @staticmethod
     def _new_run(
         session: Session,
         kind: RunKind,
         task: str,
-        model: ResolvedModel,
+        model: str,
         thinking: str | None,
         timeout_seconds: int,
         origin: Origin,
+        parent_run_id: str | None,
         now: float,
     ) -> Run:
         return Run(
             id=uuid.uuid4().hex,
             session_key=session.key,
+            parent_run_id=parent_run_id,
             kind=kind,
             status=RunStatus.QUEUED,
             task=task,
-            model=model.reference,
+            model=model,
             thinking=thinking,
             timeout_seconds=timeout_seconds,
             requester_user_id=origin.user_id,
@@ -209,56 +398,25 @@ class Orchestrator:
             created_at=now,
         )
 
-    async def _persist_and_queue(self, run: Run, main: Session, child: Session | None = None) -> None:
-        """One transaction: the conversation's main session (if new), the child session, the queued run."""
+    async def _persist_and_queue(self, run: Run, main: Session | None, child: Session | None = None) -> None:
+        """One transaction: the conversation's main session (if new), a new child session, the queued run."""
         async with self._db.transaction() as tx:
-            await self.sessions.insert(tx, main, if_missing=True)
+            if main is not None:
+                await self.sessions.insert(tx, main, if_missing=True)
             if child is not None:
                 await self.sessions.insert(tx, child)
+            await self.sessions.set_archive_at(tx, run.session_key, None)
             await self.runs.insert(tx, run)
-        log.info("run_queued", run_id=run.id, session_key=run.session_key, kind=run.kind.value)
-        self._pending.put_nowait(run.id)
-
-    # -- validation ------------------------------------------------------------------------------------------
-
-    def _check_agent(self, agent_id: str) -> None:
-        if not AGENT_ID_PATTERN.match(agent_id):
-            raise UserError(
-                f"Invalid agent id {agent_id!r}: use 1–64 characters of a-z, 0-9, '-' or '_', "
-                "starting with a letter or digit."
-            )
-        if agent_id not in self._config.agents.list:
-            known = ", ".join(sorted(self._config.agents.list))
-            raise UserError(f"Unknown agent id {agent_id!r}. Configured agents: {known}.")
-
-    @staticmethod
-    def _check_text(text: str, *, what: str, limit: int) -> str:
-        stripped = text.strip()
-        if not stripped:
-            raise UserError(f"{what} must not be empty.")
-        if len(stripped) > limit:
-            raise UserError(f"{what} is too long ({len(stripped):,} characters; the limit is {limit:,}).")
-        return stripped
+        self._timers.cancel(f"archive:{run.session_key}")
+        log.info("run_queued", run_id=run.id, session_key=run.session_key, kind=run.kind.value,
+                 parent_run_id=run.parent_run_id)
+        self._pending.put_nowait(("start", run.id))
 
     def _resolve_model(self, reference: str) -> ResolvedModel:
         try:
             return self._models.resolve(reference)
         except UnknownModelError as exc:
             raise UserError(str(exc)) from None
-
-    @staticmethod
-    def _check_thinking(level: str | None, model: ResolvedModel) -> str | None:
-        if level is None:
-            return None
-        if level not in THINKING_LEVELS:
-            raise UserError(f"Unknown thinking level {level!r}. Use one of: {', '.join(THINKING_LEVELS)}.")
-        if level != "off" and not model.supports_thinking:
-            provider = model.reference.partition("/")[0]
-            raise UserError(
-                f"Model {model.reference} does not support thinking levels. If it does, set "
-                f"supports_thinking = true under [providers.{provider}]."
-            )
-        return level
 
     def _main_session(self, origin: Origin, now: float) -> Session:
         agent_id = self._config.agents.default_agent
@@ -274,26 +432,33 @@ class Orchestrator:
             channel_id=origin.channel_id,
             owner_user_id=None,
             created_at=now,
+            sandboxed=self._config.agents.list[agent_id].sandboxed,
         )
+
+    async def _steer(self, run_id: str, message: str) -> None:
+        """Queue a message for a live run; it reaches the model at the run's next request."""
+        async with self._db.transaction() as tx:
+            await self.inbox.add(tx, run_id=run_id, source_run_id=None, content=message, now=self._clock())
 
     # -- execution -------------------------------------------------------------------------------------------
 
     async def _supervise(self) -> None:
         while True:
-            run_id = await self._pending.get()
-            task = asyncio.create_task(self._execute(run_id), name=f"run-{run_id[:8]}")
+            action, run_id = await self._pending.get()
+            task = asyncio.create_task(self._execute(run_id, wake=action == "wake"), name=f"run-{run_id[:8]}")
             self._tasks[run_id] = task
             task.add_done_callback(lambda _t, rid=run_id: self._tasks.pop(rid, None))
 
     def _lane(self, run: Run) -> asyncio.Semaphore | asyncio.Lock:
         """Sub-agent runs share the bounded lane; main-agent turns queue one at a time per session."""
-        if run.kind is RunKind.SPAWN:
-            return self._subagent_lane
-        return self._session_locks.setdefault(run.session_key, asyncio.Lock())
+        if run.kind is RunKind.CHAT:
+            return self._session_locks.setdefault(run.session_key, asyncio.Lock())
+        return self._subagent_lane
 
-    async def _execute(self, run_id: str) -> None:
+    async def _execute(self, run_id: str, *, wake: bool) -> None:
         run = await self.runs.get(run_id)
-        if run is None or run.status is not RunStatus.QUEUED:
+        expected = RunStatus.RUNNING if wake else RunStatus.QUEUED
+        if run is None or run.status is not expected:
             return
         session = await self.sessions.get(run.session_key)
         assert session is not None, f"run {run_id} has no session"
@@ -301,52 +466,176 @@ class Orchestrator:
             run_id=run.id, session_key=session.key, agent_id=session.agent_id, depth=session.depth
         ):
             async with self._lane(run):
-                started = self._clock()
-                await self.runs.mark_running(run.id, started)
-                log.info("run_started", model=run.model)
-                outcome = await self._run(replace(run, status=RunStatus.RUNNING, started_at=started), session)
-                await self._finish(replace(run, started_at=started), session, outcome)
+                if wake:
+                    prompt = await self._take_inbox(run.id, wake=True)
+                    if prompt is None:
+                        log.warning("wake_without_messages")
+                        await self._settle(run, session, RunOutcome(
+                            RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, Usage(), []))
+                else:
+                    if not await self.runs.mark_running(run.id, self._clock()):
+                        return
+                    prompt = run.task
+                    log.info("run_started", model=run.model)
+                while prompt is not None:
+                    outcome = await self._run_turn(run, session, prompt)
+                    prompt = await self._settle(run, session, outcome)
 
-    async def _run(self, run: Run, session: Session) -> RunOutcome:
+    async def _run_turn(self, run: Run, session: Session, prompt: str) -> RunOutcome:
         agent = self._config.agents.list[session.agent_id]
-        history = await self.transcripts.history(session.key)
+        system_prompt = agent.system_prompt or self._config.agents.defaults.system_prompt
+        if session.kind == "subagent":
+            system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
+        toolset = session_toolset(allowed_tools(session.role, self._config.tools.subagents.tools))
 
         async def persist(messages: Sequence[ModelMessage]) -> None:
             await self.transcripts.append(session.key, run.id, messages)
 
+        async def drain() -> list[str]:
+            text = await self._take_inbox(run.id, wake=False)
+            return [text] if text else []
+
         request = RunRequest(
-            prompt=run.task,
-            system_prompt=agent.system_prompt or self._config.agents.defaults.system_prompt,
+            prompt=prompt,
+            system_prompt=system_prompt,
             model=self._models.resolve(run.model),
-            history=history,
+            history=await self.transcripts.history(session.key),
             thinking=run.thinking,
             timeout_seconds=run.timeout_seconds,
+            toolsets=[toolset] if toolset else [],
+            deps=ToolDeps(control=self, caller=Caller(session=session, run_id=run.id)),
         )
-        return await run_agent(request, on_step=persist)
+        token = self._cancellations.setdefault(run.id, CancellationToken())
+        try:
+            return await run_agent(request, on_step=persist, drain=drain, cancellation=token)
+        finally:
+            self._cancellations.pop(run.id, None)
 
-    async def _finish(self, run: Run, session: Session, outcome: RunOutcome) -> None:
-        ended = self._clock()
-        finished = replace(
-            run,
-            status=outcome.status,
-            ended_at=ended,
-            result_text=outcome.result_text,
-            error=outcome.error,
-            usage=outcome.usage,
-        )
+    async def _take_inbox(self, run_id: str, *, wake: bool) -> str | None:
+        """Consume the run's pending inbox as one prompt (steers as they are, completions in one internal block)."""
         async with self._db.transaction() as tx:
-            changed = await self.runs.finish(
-                tx, run.id, outcome.status, ended,
-                result_text=outcome.result_text, error=outcome.error, usage=outcome.usage,
-            )
-            if not changed:
-                return
-            await self.transcripts.replace_run(tx, session.key, run.id, outcome.messages)
-            await self._enqueue_announcement(tx, finished, session, ended)
-        log.info("run_finished", status=outcome.status.value, error=outcome.error)
-        self._notify_outbox()
+            items = await self.inbox.take_pending(tx, run_id, self._clock())
+        if not items:
+            return None
+        steers = [content for source, content in items if source is None]
+        events = [content for source, content in items if source is not None]
+        parts = steers + ([internal_context.wrap(events, wake=wake)] if events else [])
+        return "\n\n".join(parts)
 
-    async def _enqueue_announcement(self, tx, run: Run, session: Session, ended: float) -> None:
+    async def _settle(self, run: Run, session: Session, outcome: RunOutcome) -> str | None:
+        """After a turn: wait for children, take another turn (returns its prompt), or end the run."""
+        now = self._clock()
+        followups: list[Callable[[], None]] = []
+        async with self._db.transaction() as tx:
+            current = await self.runs.get(run.id, tx)
+            if current is None or current.status is not RunStatus.RUNNING:
+                return None  # killed meanwhile: it announces nothing
+            usage = _total(current.usage, outcome.usage)
+            await self._record_usage(tx, run.id, usage)
+            if outcome.status is RunStatus.COMPLETED:
+                if await self.runs.count_unsettled_children(run.id, tx):
+                    await self.runs.set_status(
+                        tx, run.id, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN, result_text=outcome.result_text
+                    )
+                    log.info("run_waiting_on_children")
+                    return None
+                if await self.inbox.count_pending(tx, run.id):
+                    wake = True
+                else:
+                    wake = False
+            else:
+                wake = False
+            if not wake:
+                await self.runs.finish(
+                    tx, run.id, outcome.status, now, result_text=outcome.result_text, error=outcome.error,
+                    usage=usage,
+                )
+                finished = replace(current, status=outcome.status, ended_at=now, result_text=outcome.result_text,
+                                   error=outcome.error, usage=usage)
+                followups += await self._route(tx, finished, session, now)
+        if wake:
+            return await self._take_inbox(run.id, wake=True)
+        log.info("run_finished", status=outcome.status.value, error=outcome.error)
+        self._after_commit(followups)
+        return None
+
+    async def _record_usage(self, tx: aiosqlite.Connection, run_id: str, usage: Usage) -> None:
+        await tx.execute(
+            "UPDATE runs SET input_tokens = ?, output_tokens = ?, requests = ?, tool_calls = ?, cost = ? WHERE id = ?",
+            (usage.input_tokens, usage.output_tokens, usage.requests, usage.tool_calls,
+             str(usage.cost) if usage.cost is not None else None, run_id),
+        )
+
+    # -- where results go ------------------------------------------------------------------------------------
+
+    async def _route(
+        self, tx: aiosqlite.Connection, run: Run, session: Session, now: float
+    ) -> list[Callable[[], None]]:
+        """Deliver a finished run's result to its direct requester, exactly once (inside the caller's transaction).
+
+        A top-level requester gets a Discord announcement; a live nested requester gets an inbox message; a
+        requester that is gone passes it to its own requester; a killed requester drops it.
+        """
+        followups: list[Callable[[], None]] = []
+        deadline = await self._mark_archive_deadline(tx, session, now)
+        if deadline is not None:
+            followups.append(lambda: self._timers.at(f"archive:{session.key}", deadline, self._archive, session.key))
+        silent = run.status is RunStatus.COMPLETED and internal_context.is_silent(run.result_text)
+        target_id = run.parent_run_id
+        while True:
+            target = await self.runs.get(target_id, tx) if target_id else None
+            target_session = await self.sessions.get(target.session_key) if target else None
+            if target is None or target_session is None or target_session.kind == "main":
+                if not silent:
+                    await self._enqueue_announcement(tx, run, session, now)
+                    followups.append(self._notify_outbox)
+                elif session.cleanup == "delete":
+                    followups.append(lambda: asyncio.ensure_future(self._archive(session.key)))
+                return followups
+            if target.status is RunStatus.KILLED:
+                log.info("completion_dropped", reason="requester killed", requester_run_id=target.id)
+                return followups
+            if target.status in LIVE_STATUSES and target_session.archived_at is None:
+                if not silent:
+                    await self.inbox.add(tx, run_id=target.id, source_run_id=run.id,
+                                         content=self._completion_event(run, session, now), now=now)
+                if session.cleanup == "delete":
+                    followups.append(lambda: asyncio.ensure_future(self._archive(session.key)))
+                if target.status is RunStatus.WAITING_CHILDREN:
+                    followups += await self._child_settled(tx, target.id, now)
+                return followups
+            target_id = target.parent_run_id
+
+    async def _child_settled(self, tx: aiosqlite.Connection, parent_run_id: str, now: float) -> list[Callable[[], None]]:
+        """A child of ``parent_run_id`` settled: if the parent waits and nothing is left, wake it or end it."""
+        parent = await self.runs.get(parent_run_id, tx)
+        if parent is None or parent.status is not RunStatus.WAITING_CHILDREN:
+            return []
+        if await self.runs.count_unsettled_children(parent.id, tx):
+            return []
+        if await self.inbox.count_pending(tx, parent.id):
+            await self.runs.set_status(tx, parent.id, RunStatus.WAITING_CHILDREN, RunStatus.RUNNING)
+            log.info("run_woken", run_id=parent.id)
+            return [lambda: self._pending.put_nowait(("wake", parent.id))]
+        parent_session = await self.sessions.get(parent.session_key)
+        assert parent_session is not None
+        await self.runs.finish(tx, parent.id, RunStatus.COMPLETED, now, usage=parent.usage)
+        finished = replace(parent, status=RunStatus.COMPLETED, ended_at=now)
+        return await self._route(tx, finished, parent_session, now)
+
+    def _completion_event(self, run: Run, session: Session, now: float) -> str:
+        started = run.started_at if run.started_at is not None else now
+        return internal_context.completion_event(
+            internal_context.ChildCompletion(
+                session_key=session.key,
+                task_label=session.label or run.task[:110],
+                status_line=status_line(run.status, run.error),
+                result=run.result_text or "(no output)",
+                stats_line=stats_line(now - started, run.usage),
+            )
+        )
+
+    async def _enqueue_announcement(self, tx: aiosqlite.Connection, run: Run, session: Session, ended: float) -> None:
         announcement = announcement_for(run, session, ended_at=ended)
         await self.outbox.enqueue(
             tx,
@@ -357,26 +646,62 @@ class Orchestrator:
             now=ended,
         )
 
-    async def _interrupt_leftover_runs(self) -> None:
-        """Runs that were queued or running when the last process died end as ``interrupted``, announced."""
-        leftovers = await self.runs.list_live()
-        for run in leftovers:
-            session = await self.sessions.get(run.session_key)
-            assert session is not None
-            ended = self._clock()
-            partial = partial_result(await self.transcripts.for_run(run.id))
-            interrupted = replace(
-                run, status=RunStatus.INTERRUPTED, ended_at=ended, error=INTERRUPTED_REASON, result_text=partial
-            )
-            async with self._db.transaction() as tx:
-                if await self.runs.finish(
-                    tx, run.id, RunStatus.INTERRUPTED, ended, result_text=partial, error=INTERRUPTED_REASON
-                ):
-                    await self._enqueue_announcement(tx, interrupted, session, ended)
-            log.warning("run_interrupted", run_id=run.id, session_key=session.key, previous_status=run.status.value)
-        if leftovers:
-            self._notify_outbox()
+    def _after_commit(self, followups: list[Callable[[], None]]) -> None:
+        for followup in followups:
+            followup()
 
     def _notify_outbox(self) -> None:
         for listener in self._outbox_listeners:
             listener()
+
+    # -- archiving -------------------------------------------------------------------------------------------
+
+    async def _mark_archive_deadline(self, tx: aiosqlite.Connection, session: Session, now: float) -> float | None:
+        """``archive_after_minutes`` after a sub-agent session's run ends (``cleanup: delete`` goes sooner)."""
+        minutes = self._config.agents.defaults.subagents.archive_after_minutes
+        if session.kind != "subagent" or session.cleanup != "keep" or minutes <= 0:
+            return None
+        deadline = now + minutes * 60
+        await self.sessions.set_archive_at(tx, session.key, deadline)
+        return deadline
+
+    async def _archive(self, session_key: str) -> None:
+        session = await self.sessions.get(session_key)
+        if session is None or session.kind != "subagent":
+            return
+        latest = await self.runs.latest_for_session(session_key)
+        if latest is not None and not latest.status.is_terminal:
+            return
+        if await self.sessions.archive(session_key, self._clock()):
+            log.info("session_archived", session_key=session_key)
+
+    async def announcement_delivered(self, run_id: str) -> None:
+        """The delivery worker posted a run's announcement: ``cleanup: delete`` sessions are archived now."""
+        run = await self.runs.get(run_id)
+        session = await self.sessions.get(run.session_key) if run else None
+        if session is not None and session.cleanup == "delete":
+            await self._archive(session.key)
+
+    # -- start-up --------------------------------------------------------------------------------------------
+
+    async def _interrupt_leftover_runs(self) -> None:
+        """Runs live when the last process died end as ``interrupted``; the topmost of each chain is announced."""
+        leftovers = await self.runs.list_live()
+        live_ids = {run.id for run in leftovers}
+        followups: list[Callable[[], None]] = []
+        for run in leftovers:
+            session = await self.sessions.get(run.session_key)
+            assert session is not None
+            now = self._clock()
+            partial = partial_result(await self.transcripts.for_run(run.id))
+            async with self._db.transaction() as tx:
+                if not await self.runs.finish(
+                    tx, run.id, RunStatus.INTERRUPTED, now, result_text=partial, error=INTERRUPTED_REASON
+                ):
+                    continue
+                if run.parent_run_id not in live_ids:
+                    interrupted = replace(run, status=RunStatus.INTERRUPTED, ended_at=now, error=INTERRUPTED_REASON,
+                                          result_text=partial)
+                    followups += await self._route(tx, interrupted, session, now)
+            log.warning("run_interrupted", run_id=run.id, session_key=session.key, previous_status=run.status.value)
+        self._after_commit(followups)

@@ -7,19 +7,27 @@ CREATE TABLE sessions (
     role                  TEXT NOT NULL CHECK (role IN ('main', 'orchestrator', 'leaf')),
     requester_session_key TEXT REFERENCES sessions(key),
     label                 TEXT,
+    mode                  TEXT NOT NULL DEFAULT 'run' CHECK (mode IN ('run', 'session')),
+    cleanup               TEXT NOT NULL DEFAULT 'keep' CHECK (cleanup IN ('keep', 'delete')),
+    sandboxed             INTEGER NOT NULL DEFAULT 0,
     guild_id              INTEGER,
     channel_id            INTEGER NOT NULL,
     owner_user_id         INTEGER,
-    created_at            REAL NOT NULL
+    created_at            REAL NOT NULL,
+    archive_at            REAL,
+    archived_at           REAL
 );
+CREATE INDEX sessions_by_requester ON sessions(requester_session_key);
+CREATE INDEX sessions_to_archive ON sessions(archive_at) WHERE archive_at IS NOT NULL AND archived_at IS NULL;
 
 -- Runs: one execution inside a session. Status comes from the runtime outcome, never from model text.
 CREATE TABLE runs (
     id                    TEXT PRIMARY KEY,
     session_key           TEXT NOT NULL REFERENCES sessions(key),
-    kind                  TEXT NOT NULL CHECK (kind IN ('spawn', 'chat')),
-    status                TEXT NOT NULL CHECK (status IN
-                              ('queued', 'running', 'completed', 'failed', 'timed_out', 'killed', 'interrupted')),
+    parent_run_id         TEXT REFERENCES runs(id),
+    kind                  TEXT NOT NULL CHECK (kind IN ('spawn', 'chat', 'followup')),
+    status                TEXT NOT NULL CHECK (status IN ('queued', 'running', 'waiting_children',
+                              'completed', 'failed', 'timed_out', 'killed', 'interrupted')),
     task                  TEXT NOT NULL,
     model                 TEXT NOT NULL,
     thinking              TEXT,
@@ -41,6 +49,20 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_by_status ON runs(status);
 CREATE INDEX runs_by_session ON runs(session_key, created_at);
+CREATE INDEX runs_by_parent ON runs(parent_run_id);
+
+-- Inbox: internal messages waiting for a run (child completions), consumed at its next model request
+-- or by a wake. Written in the same transaction as the child's terminal state: exactly once per child run.
+CREATE TABLE run_inbox (
+    id                    INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id                TEXT NOT NULL REFERENCES runs(id),
+    source_run_id         TEXT UNIQUE REFERENCES runs(id),
+    content               TEXT NOT NULL,
+    status                TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'consumed')),
+    created_at            REAL NOT NULL,
+    consumed_at           REAL
+);
+CREATE INDEX inbox_pending ON run_inbox(run_id, status);
 
 -- Transcript: pydantic-ai ModelMessages, one JSON object per row, appended at each step of a run.
 CREATE TABLE transcript_messages (

@@ -1,0 +1,182 @@
+"""The agent-facing session tools (``sessions_spawn``, ``subagents``, ``sessions_*``, ``agents_list``).
+
+Each tool checks its arguments, then asks the core through :class:`SessionControl`; the core decides and
+persists. Tools answer with JSON objects (``{"status": ...}``) rather than raising, so a refused call is
+something the model reads and adapts to. Only the tools the policy allows for the caller's role are built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_ai import RunContext, Tool
+from pydantic_ai.toolsets import FunctionToolset
+
+from bot.core.models import Session
+from bot.core.spawn_policy import SpawnArgs
+from bot.core.tool_policy import (
+    AGENTS_LIST,
+    SESSIONS_HISTORY,
+    SESSIONS_LIST,
+    SESSIONS_SEND,
+    SESSIONS_SPAWN,
+    SUBAGENTS,
+)
+
+DELIVERY_KEYS = ("target", "transport", "channel", "to", "threadId", "thread_id", "replyTo", "reply_to")
+MAX_MESSAGE_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The session and run a tool call comes from (the tool's pydantic-ai deps)."""
+
+    session: Session
+    run_id: str
+
+
+class SessionControl(Protocol):
+    async def tool_spawn(self, caller: Caller, args: SpawnArgs) -> dict[str, Any]: ...
+    async def tool_agents_list(self, caller: Caller) -> dict[str, Any]: ...
+    async def tool_sessions_list(self, caller: Caller) -> dict[str, Any]: ...
+    async def tool_sessions_history(
+        self, caller: Caller, session_key: str, limit: int, include_tools: bool
+    ) -> dict[str, Any]: ...
+    async def tool_sessions_send(self, caller: Caller, session_key: str, message: str) -> dict[str, Any]: ...
+    async def tool_subagents(
+        self, caller: Caller, action: str, target: str | None, message: str | None
+    ) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class ToolDeps:
+    control: SessionControl
+    caller: Caller
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"status": "error", "error": message}
+
+
+def _validation_message(tool: str, error: ValidationError) -> str:
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors())
+    return f"Invalid arguments for {tool}: {problems}"
+
+
+class _SpawnArgsModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    task: str
+    label: str | None = None
+    agent_id: str | None = Field(None, alias="agentId")
+    model: str | None = None
+    thinking: str | None = None
+    run_timeout_seconds: float | None = Field(None, alias="runTimeoutSeconds", ge=0)
+    thread: bool = False
+    mode: str | None = None
+    cleanup: str = "keep"
+    sandbox: str = "inherit"
+
+
+SPAWN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "task": {"type": "string", "description": "What the sub-agent should do (required)."},
+        "label": {"type": "string", "description": "Short name shown in lists and announcements."},
+        "agentId": {"type": "string", "description": "Agent to run; default your own. See agents_list."},
+        "model": {"type": "string", "description": "Model as <provider>/<model>; default from config."},
+        "thinking": {"type": "string", "enum": ["off", "minimal", "low", "medium", "high", "xhigh", "max"]},
+        "runTimeoutSeconds": {"type": "number", "minimum": 0, "description": "Abort after N seconds; 0 = none."},
+        "thread": {"type": "boolean", "description": "Bind the sub-agent session to a Discord thread."},
+        "mode": {"type": "string", "enum": ["run", "session"], "description": "run = one-shot (default)."},
+        "cleanup": {"type": "string", "enum": ["keep", "delete"], "description": "Archive right after announcing."},
+        "sandbox": {"type": "string", "enum": ["inherit", "require"]},
+    },
+    "required": ["task"],
+}
+
+
+async def sessions_spawn(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
+    for key in DELIVERY_KEYS:
+        if key in raw:
+            return _error(f'sessions_spawn does not support "{key}". Use "message" or "sessions_send" for channel delivery.')
+    try:
+        parsed = _SpawnArgsModel.model_validate(raw)
+    except ValidationError as exc:
+        return _error(_validation_message("sessions_spawn", exc))
+    args = SpawnArgs(**parsed.model_dump())
+    return await ctx.deps.control.tool_spawn(ctx.deps.caller, args)
+
+
+async def agents_list(ctx: RunContext[ToolDeps]) -> dict[str, Any]:
+    return await ctx.deps.control.tool_agents_list(ctx.deps.caller)
+
+
+async def sessions_list(ctx: RunContext[ToolDeps]) -> dict[str, Any]:
+    return await ctx.deps.control.tool_sessions_list(ctx.deps.caller)
+
+
+async def sessions_history(
+    ctx: RunContext[ToolDeps], sessionKey: str, limit: int = 20, includeTools: bool = False  # noqa: N803
+) -> dict[str, Any]:
+    return await ctx.deps.control.tool_sessions_history(
+        ctx.deps.caller, sessionKey, max(1, min(limit, 200)), includeTools
+    )
+
+
+async def sessions_send(ctx: RunContext[ToolDeps], sessionKey: str, message: str) -> dict[str, Any]:  # noqa: N803
+    if len(message) > MAX_MESSAGE_CHARS:
+        return _error(f"Message too long ({len(message)} chars, max {MAX_MESSAGE_CHARS}).")
+    return await ctx.deps.control.tool_sessions_send(ctx.deps.caller, sessionKey, message)
+
+
+async def subagents(
+    ctx: RunContext[ToolDeps], action: str, target: str | None = None, message: str | None = None
+) -> dict[str, Any]:
+    if action not in ("list", "kill", "steer"):
+        return _error(f'Unknown action "{action}". Use "list", "kill" or "steer".')
+    if message is not None and len(message) > MAX_MESSAGE_CHARS:
+        return _error(f"Message too long ({len(message)} chars, max {MAX_MESSAGE_CHARS}).")
+    return await ctx.deps.control.tool_subagents(ctx.deps.caller, action, target, message)
+
+
+def _tool(function, name: str, description: str) -> Tool[ToolDeps]:
+    return Tool(function, takes_ctx=True, name=name, description=description)
+
+
+_TOOLS: dict[str, Tool[ToolDeps]] = {
+    SESSIONS_SPAWN: Tool.from_schema(
+        sessions_spawn,
+        name=SESSIONS_SPAWN,
+        description=(
+            "Spawn a sub-agent that works on a task in the background, in its own session. Returns at once with "
+            "status 'accepted'; its result arrives later as a completion event. Do not poll for it."
+        ),
+        json_schema=SPAWN_SCHEMA,
+        takes_ctx=True,
+    ),
+    AGENTS_LIST: _tool(agents_list, AGENTS_LIST, "List the agent ids you may pass as agentId to sessions_spawn."),
+    SESSIONS_LIST: _tool(sessions_list, SESSIONS_LIST, "List the sub-agent sessions you spawned, with their status."),
+    SESSIONS_HISTORY: _tool(
+        sessions_history, SESSIONS_HISTORY, "Read the transcript of a sub-agent session you spawned."
+    ),
+    SESSIONS_SEND: _tool(
+        sessions_send,
+        SESSIONS_SEND,
+        "Send a message into a sub-agent session you spawned: steers it if running, else starts a follow-up run.",
+    ),
+    SUBAGENTS: _tool(
+        subagents,
+        SUBAGENTS,
+        "Manage your own sub-agents. action: list | kill (target) | steer (target, message). Targets: the list "
+        "index, label, run id prefix, or session key.",
+    ),
+}
+
+
+def session_toolset(allowed: frozenset[str]) -> FunctionToolset[ToolDeps] | None:
+    """The toolset for a caller whose role allows ``allowed`` (``None`` when it allows none)."""
+    tools = [tool for name, tool in _TOOLS.items() if name in allowed]
+    return FunctionToolset(tools) if tools else None

@@ -1,0 +1,149 @@
+"""Read-side views of sessions and runs: children with truthful statuses, target resolution, transcripts.
+
+Shared by the agent tools and (later) the slash commands, so both number and name runs the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai.messages import TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+
+from bot.core.models import Run, RunStatus, Session
+from storage.runs import RunRepository
+from storage.sessions import SessionRepository
+from storage.transcripts import TranscriptRepository
+
+RECENT_SECONDS = 30 * 60
+_STATUS_WORDS = {
+    RunStatus.QUEUED: "queued",
+    RunStatus.RUNNING: "running",
+    RunStatus.COMPLETED: "done",
+    RunStatus.FAILED: "failed",
+    RunStatus.TIMED_OUT: "timed out",
+    RunStatus.KILLED: "killed",
+    RunStatus.INTERRUPTED: "interrupted",
+}
+
+
+@dataclass(frozen=True)
+class ChildRow:
+    session: Session
+    run: Run | None
+    waiting_on: int
+
+    @property
+    def label(self) -> str:
+        if self.session.label:
+            return self.session.label
+        return (self.run.task[:48] if self.run else self.session.agent_id)
+
+    @property
+    def status(self) -> str:
+        if self.run is None:
+            return "unknown"
+        if self.run.status is RunStatus.WAITING_CHILDREN:
+            noun = "child" if self.waiting_on == 1 else "children"
+            return f"waiting on {self.waiting_on} {noun}"
+        return _STATUS_WORDS[self.run.status]
+
+    def as_dict(self, index: int) -> dict[str, Any]:
+        return {
+            "index": index,
+            "label": self.label,
+            "agentId": self.session.agent_id,
+            "sessionKey": self.session.key,
+            "runId": self.run.id if self.run else None,
+            "status": self.status,
+            "archived": self.session.archived_at is not None,
+        }
+
+
+class SessionQueries:
+    def __init__(
+        self,
+        sessions: SessionRepository,
+        runs: RunRepository,
+        transcripts: TranscriptRepository,
+        clock: Callable[[], float],
+    ) -> None:
+        self._sessions = sessions
+        self._runs = runs
+        self._transcripts = transcripts
+        self._clock = clock
+
+    async def children(self, requester_key: str) -> list[ChildRow]:
+        """Children of a session: active ones first, then those that ended in the last 30 minutes."""
+        rows = []
+        for session in await self._sessions.children(requester_key):
+            run = await self._runs.latest_for_session(session.key)
+            waiting = 0
+            if run is not None and run.status is RunStatus.WAITING_CHILDREN:
+                waiting = await self._runs.count_unsettled_children(run.id)
+            rows.append(ChildRow(session, run, waiting))
+        now = self._clock()
+        active = [r for r in rows if r.run is not None and not r.run.status.is_terminal]
+        recent = [
+            r for r in rows
+            if r.run is not None and r.run.status.is_terminal and (r.run.ended_at or 0) >= now - RECENT_SECONDS
+        ]
+        return active + recent
+
+    async def own_child(self, requester_key: str, session_key: str) -> Session | None:
+        session = await self._sessions.get(session_key)
+        return session if session is not None and session.requester_session_key == requester_key else None
+
+    @staticmethod
+    def resolve_target(rows: list[ChildRow], token: str) -> ChildRow:
+        """Index (``#3``/``3``), ``last``, session key, exact label, unique label prefix, unique run-id prefix."""
+        token = token.strip()
+        if token == "last":
+            if not rows:
+                raise LookupError("Unknown subagent id: last")
+            return max(rows, key=lambda r: r.run.created_at if r.run else 0)
+        digits = token.removeprefix("#")
+        if digits.isdigit():
+            index = int(digits)
+            if not 1 <= index <= len(rows):
+                raise LookupError(f"Invalid subagent index: {token}")
+            return rows[index - 1]
+        if ":" in token:
+            for row in rows:
+                if row.session.key == token:
+                    return row
+            raise LookupError(f"Unknown subagent session: {token}")
+        lowered = token.lower()
+        exact = [r for r in rows if r.label.lower() == lowered]
+        if len(exact) == 1:
+            return exact[0]
+        if len(exact) > 1:
+            raise LookupError(f"Ambiguous subagent label: {token}")
+        prefixed = [r for r in rows if r.label.lower().startswith(lowered)]
+        if len(prefixed) == 1:
+            return prefixed[0]
+        if len(prefixed) > 1:
+            raise LookupError(f"Ambiguous subagent label prefix: {token}")
+        by_run = [r for r in rows if r.run is not None and r.run.id.startswith(lowered)]
+        if len(by_run) == 1:
+            return by_run[0]
+        if len(by_run) > 1:
+            raise LookupError(f"Ambiguous run id prefix: {token}")
+        raise LookupError(f"Unknown subagent id: {token}")
+
+    async def history(self, session_key: str, limit: int, include_tools: bool) -> list[dict[str, str]]:
+        """The last ``limit`` transcript entries as ``{role, text}``; tool traffic only with ``include_tools``."""
+        entries: list[dict[str, str]] = []
+        for message in await self._transcripts.history(session_key):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                    entries.append({"role": "user", "text": part.content})
+                elif isinstance(part, TextPart) and part.content.strip():
+                    entries.append({"role": "assistant", "text": part.content})
+                elif include_tools and isinstance(part, ToolCallPart):
+                    entries.append({"role": "tool_call", "text": f"{part.tool_name}({part.args_as_json_str()})"})
+                elif include_tools and isinstance(part, ToolReturnPart):
+                    entries.append({"role": "tool_result", "text": part.model_response_str()})
+        return entries[-limit:]
+

@@ -1,0 +1,231 @@
+"""Deciding whether a spawn may happen, and with what: the validation chain of ``sessions_spawn``.
+
+The order and wording follow OpenClaw's (reference/openclaw.md §1.2), so agents trained on its messages
+recover the same way. Every refusal happens before anything is written: no run starts on a refused spawn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
+from bot.config import AGENT_ID_PATTERN, THINKING_LEVELS, AgentConfig, Config
+from bot.core.models import Run, Session
+
+MAX_TASK_CHARS = 4000
+MAX_LABEL_CHARS = 100
+
+
+class SpawnRefused(Exception):
+    """A refused spawn: ``status`` is ``forbidden`` (a policy said no) or ``error`` (the request is wrong)."""
+
+    def __init__(self, status: Literal["forbidden", "error"], message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class SpawnArgs:
+    task: str
+    label: str | None = None
+    agent_id: str | None = None
+    model: str | None = None
+    thinking: str | None = None
+    run_timeout_seconds: float | None = None
+    thread: bool = False
+    mode: str | None = None
+    cleanup: str = "keep"
+    sandbox: str = "inherit"
+
+
+@dataclass(frozen=True)
+class SpawnPlan:
+    agent_id: str
+    task: str
+    label: str | None
+    mode: str
+    cleanup: str
+    model: ResolvedModel
+    thinking: str | None
+    timeout_seconds: int
+    depth: int
+    role: str
+    sandboxed: bool
+
+
+def check_text(text: str, *, what: str, limit: int) -> str:
+    stripped = text.strip()
+    if not stripped:
+        raise SpawnRefused("error", f"{what} must not be empty.")
+    if len(stripped) > limit:
+        raise SpawnRefused("error", f"{what} is too long ({len(stripped):,} characters; the limit is {limit:,}).")
+    return stripped
+
+
+def _first(*values):
+    return next((value for value in values if value is not None), None)
+
+
+@dataclass(frozen=True)
+class SpawnContext:
+    """Who is spawning: the requester session and its current run (``None`` for a user's slash command)."""
+
+    requester: Session
+    requester_run: Run | None
+    active_children: int
+    by_user: bool
+
+
+class SpawnPolicy:
+    def __init__(self, config: Config, models: ModelFactory) -> None:
+        self._config = config
+        self._models = models
+
+    def plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
+        agents = self._config.agents
+        defaults = agents.defaults.subagents
+        requester = context.requester
+        requester_agent = agents.list.get(requester.agent_id, AgentConfig())
+
+        task = check_text(args.task, what="Task", limit=MAX_TASK_CHARS)
+        label = args.label.strip()[:MAX_LABEL_CHARS] or None if args.label else None
+        if args.agent_id is not None and not AGENT_ID_PATTERN.match(args.agent_id):
+            raise SpawnRefused(
+                "error",
+                f'Invalid agentId "{args.agent_id}". Agent IDs must match [a-z0-9][a-z0-9_-]{{0,63}}. '
+                "Use agents_list to discover valid targets.",
+            )
+        mode = self._mode(args)
+        cleanup = "keep" if mode == "session" else args.cleanup
+
+        max_depth = defaults.max_spawn_depth
+        if requester.depth >= max_depth:
+            raise SpawnRefused(
+                "forbidden",
+                f"sessions_spawn is not allowed at this depth (current depth: {requester.depth}, max: {max_depth})",
+            )
+        if context.active_children >= defaults.max_children_per_agent:
+            raise SpawnRefused(
+                "forbidden",
+                "sessions_spawn has reached max active children for this session "
+                f"({context.active_children}/{defaults.max_children_per_agent})",
+            )
+        require_agent_id = _first(requester_agent.subagents.require_agent_id, defaults.require_agent_id)
+        if args.agent_id is None and require_agent_id and not context.by_user:
+            raise SpawnRefused(
+                "error",
+                "sessions_spawn requires explicit agentId when requireAgentId is configured. "
+                "Use agents_list to see allowed agent ids.",
+            )
+        target_id = args.agent_id or requester.agent_id
+        if not context.by_user and target_id != requester.agent_id:
+            allowed = self.allowed_targets(requester.agent_id)
+            if "*" not in allowed and target_id not in allowed:
+                listed = ", ".join(a for a in allowed if a != requester.agent_id) or "none"
+                raise SpawnRefused("forbidden", f"agentId is not allowed for sessions_spawn (allowed: {listed})")
+        target = agents.list.get(target_id)
+        if target is None:
+            raise SpawnRefused(
+                "error", f'Unknown agentId "{target_id}". Configured agents: {", ".join(sorted(agents.list))}.'
+            )
+        if requester.sandboxed and not target.sandboxed:
+            raise SpawnRefused(
+                "forbidden",
+                "Sandboxed sessions cannot spawn unsandboxed subagents. "
+                "Set a sandboxed target agent or use the same agent runtime.",
+            )
+        if args.sandbox == "require" and not target.sandboxed:
+            raise SpawnRefused(
+                "forbidden",
+                'sessions_spawn sandbox="require" needs a sandboxed target runtime. '
+                'Pick a sandboxed agentId or use sandbox="inherit".',
+            )
+
+        caller = context.requester_run
+        model = self._resolve(
+            _first(
+                args.model,
+                target.subagents.model,
+                defaults.model,
+                target.model,
+                caller.model if caller else None,
+                requester_agent.model,
+                agents.defaults.model,
+            )
+        )
+        thinking = self._thinking(
+            _first(args.thinking, target.subagents.thinking, defaults.thinking, caller.thinking if caller else None),
+            model,
+            explicit=args.thinking is not None,
+        )
+        timeout = _first(
+            max(0, math.floor(args.run_timeout_seconds)) if args.run_timeout_seconds is not None else None,
+            target.subagents.run_timeout_seconds,
+            defaults.run_timeout_seconds,
+        )
+        depth = requester.depth + 1
+        return SpawnPlan(
+            agent_id=target_id,
+            task=task,
+            label=label,
+            mode=mode,
+            cleanup=cleanup,
+            model=model,
+            thinking=thinking,
+            timeout_seconds=timeout,
+            depth=depth,
+            role="leaf" if depth >= max_depth else "orchestrator",
+            sandboxed=target.sandboxed,
+        )
+
+    def allowed_targets(self, requester_agent_id: str) -> list[str]:
+        """Agent ids a session of ``requester_agent_id`` may spawn (``*`` means any); always itself."""
+        agent = self._config.agents.list.get(requester_agent_id, AgentConfig())
+        allowed = _first(agent.subagents.allow_agents, self._config.agents.defaults.subagents.allow_agents)
+        return [requester_agent_id, *(a for a in allowed if a != requester_agent_id)]
+
+    @staticmethod
+    def _mode(args: SpawnArgs) -> str:
+        if args.mode not in (None, "run", "session"):
+            raise SpawnRefused("error", f'Invalid mode "{args.mode}". Use "run" or "session".')
+        if args.cleanup not in ("keep", "delete"):
+            raise SpawnRefused("error", f'Invalid cleanup "{args.cleanup}". Use "keep" or "delete".')
+        if args.sandbox not in ("inherit", "require"):
+            raise SpawnRefused("error", f'Invalid sandbox "{args.sandbox}". Use "inherit" or "require".')
+        mode = args.mode or ("session" if args.thread else "run")
+        if mode == "session" and not args.thread:
+            raise SpawnRefused(
+                "error", 'mode="session" requires thread=true so the subagent can stay bound to a thread.'
+            )
+        if args.thread:
+            raise SpawnRefused(
+                "error",
+                "thread=true is unavailable: thread-bound sub-agent sessions are not enabled in this bot yet. "
+                'Spawn with mode="run" (the default); the result is announced to you when the run ends.',
+            )
+        return mode
+
+    def _resolve(self, reference: str) -> ResolvedModel:
+        try:
+            return self._models.resolve(reference)
+        except UnknownModelError as exc:
+            raise SpawnRefused("error", str(exc)) from None
+
+    @staticmethod
+    def _thinking(level: str | None, model: ResolvedModel, *, explicit: bool) -> str | None:
+        if level is None:
+            return None
+        if level not in THINKING_LEVELS:
+            raise SpawnRefused("error", f'Invalid thinking level "{level}". Use one of: {", ".join(THINKING_LEVELS)}.')
+        if level != "off" and not model.supports_thinking:
+            if not explicit:
+                return None
+            provider = model.reference.partition("/")[0]
+            raise SpawnRefused(
+                "error",
+                f"Model {model.reference} does not support thinking levels. If it does, set "
+                f"supports_thinking = true under [providers.{provider}].",
+            )
+        return level

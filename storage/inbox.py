@@ -1,0 +1,33 @@
+"""Run inbox: internal messages (child completions) waiting for a run, consumed exactly once."""
+
+from __future__ import annotations
+
+import aiosqlite
+
+
+class InboxRepository:
+    async def add(
+        self, tx: aiosqlite.Connection, *, run_id: str, source_run_id: str, content: str, now: float
+    ) -> None:
+        await tx.execute(
+            "INSERT INTO run_inbox (run_id, source_run_id, content, created_at) VALUES (?, ?, ?, ?)",
+            (run_id, source_run_id, content, now),
+        )
+
+    async def take_pending(self, tx: aiosqlite.Connection, run_id: str, now: float) -> list[tuple[str, str]]:
+        """Mark every pending message of ``run_id`` consumed and return them as (source run id, content)."""
+        rows = await (
+            await tx.execute(
+                "SELECT id, source_run_id, content FROM run_inbox WHERE run_id = ? AND status = 'pending' ORDER BY id",
+                (run_id,),
+            )
+        ).fetchall()
+        if rows:
+            await tx.executemany(
+                "UPDATE run_inbox SET status = 'consumed', consumed_at = ? WHERE id = ?", [(now, r[0]) for r in rows]
+            )
+        return [(row[1], row[2]) for row in rows]
+
+    async def count_pending(self, tx: aiosqlite.Connection, run_id: str) -> int:
+        cursor = await tx.execute("SELECT COUNT(*) FROM run_inbox WHERE run_id = ? AND status = 'pending'", (run_id,))
+        return (await cursor.fetchone())[0]
