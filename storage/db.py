@@ -25,28 +25,34 @@ def _migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
-class Database:
-    """One aiosqlite connection shared by the repositories.
+async def _connect(path: str) -> aiosqlite.Connection:
+    connection = await aiosqlite.connect(path, isolation_level=None)
+    connection.row_factory = aiosqlite.Row
+    for pragma in ("foreign_keys = ON", "synchronous = NORMAL", "busy_timeout = 5000"):
+        await connection.execute_fetchall(f"PRAGMA {pragma}")
+    return connection
 
-    aiosqlite runs every statement on one worker thread, so statements never interleave; what can interleave
-    is two tasks' multi-statement transactions, which :meth:`transaction` prevents with a lock.
+
+class Database:
+    """A writer connection for transactions and a reader connection for everything else.
+
+    Transactions are serialised by a lock (two tasks' statements must not interleave on the writer). Plain
+    reads go to the reader, so they only ever see committed state: never half of another task's transaction.
     """
 
-    def __init__(self, connection: aiosqlite.Connection) -> None:
-        self._conn = connection
+    def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+        self._conn = writer
+        self._reader = reader
         self._write_lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: str) -> Database:
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        connection = await aiosqlite.connect(path, isolation_level=None)
-        connection.row_factory = aiosqlite.Row
-        await connection.execute("PRAGMA journal_mode = WAL")
-        await connection.execute("PRAGMA foreign_keys = ON")
-        await connection.execute("PRAGMA synchronous = NORMAL")
-        await connection.execute("PRAGMA busy_timeout = 5000")
-        database = cls(connection)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        writer = await _connect(path)
+        await writer.execute_fetchall("PRAGMA journal_mode = WAL")
+        reader = await _connect(path)
+        await reader.execute_fetchall("PRAGMA query_only = ON")
+        database = cls(writer, reader)
         await database._migrate()
         return database
 
@@ -74,13 +80,15 @@ class Database:
             await self._conn.execute("COMMIT")
 
     async def fetch_all(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
-        return list(await self._conn.execute_fetchall(sql, tuple(params)))
+        """Committed state only (see the class docstring); inside a transaction, read through its connection."""
+        return list(await self._reader.execute_fetchall(sql, tuple(params)))
 
     async def fetch_one(self, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
         rows = await self.fetch_all(sql, params)
         return rows[0] if rows else None
 
     async def close(self) -> None:
+        await self._reader.close()
         await self._conn.close()
 
 

@@ -7,27 +7,12 @@ import json
 
 import pytest
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import parse_config
 from bot.core.models import RunStatus
 from bot.core.orchestrator import ChatRequest, Orchestrator, Origin, SpawnRequest, UserError
 from storage.db import Database
-
-
-class ScriptedModels(ModelFactory):
-    """Resolves ``test/<name>`` to FunctionModels registered by the test; anything else is unknown."""
-
-    def __init__(self, **functions):
-        super().__init__({})
-        self._functions = functions
-
-    def resolve(self, reference: str) -> ResolvedModel:
-        name = reference.removeprefix("test/")
-        if name not in self._functions:
-            raise UnknownModelError(f"Unknown model {reference!r}.")
-        return ResolvedModel(reference, FunctionModel(self._functions[name], model_name=name))
+from tests.core_support import ORIGIN, Gate, ScriptedModels, text
 
 
 CONFIG = """
@@ -40,26 +25,6 @@ max_concurrent = 1
 """
 
 
-def text(value):
-    def answer(messages, info: AgentInfo):
-        return ModelResponse(parts=[TextPart(value)])
-
-    return answer
-
-
-class Gate:
-    """A model that blocks until the test opens the gate, so a run can be observed while it is running."""
-
-    def __init__(self):
-        self.opened = asyncio.Event()
-        self.entered = asyncio.Event()
-
-    async def __call__(self, messages, info: AgentInfo):
-        self.entered.set()
-        await self.opened.wait()
-        return ModelResponse(parts=[TextPart("done")])
-
-
 async def make(tmp_path, models, config_text=CONFIG):
     db = await Database.open(str(tmp_path / "t.sqlite3"))
     orchestrator = Orchestrator(parse_config(config_text), db, models)
@@ -67,9 +32,6 @@ async def make(tmp_path, models, config_text=CONFIG):
     orchestrator.add_outbox_listener(woke.set)
     await orchestrator.start()
     return db, orchestrator, woke
-
-
-ORIGIN = Origin(user_id=7, channel_id=100, conversation="discord:channel:100", guild_id=1)
 
 
 def spawn_request(**overrides):

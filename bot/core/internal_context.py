@@ -75,7 +75,8 @@ def wrap(events: Sequence[str], *, wake: bool = False) -> str:
 
 def strip_internal_context(text: str) -> str:
     """Remove every internal block (an unterminated one runs to the end of the text)."""
-    return _BLOCK.sub("", text).strip()
+    cleaned = _BLOCK.sub("", text)
+    return text if cleaned == text else cleaned.strip()
 
 
 def is_silent(text: str | None) -> bool:

@@ -532,7 +532,7 @@ class Orchestrator:
                 return None  # killed meanwhile: it announces nothing
             usage = _total(current.usage, outcome.usage)
             await self._record_usage(tx, run.id, usage)
-            if outcome.status is RunStatus.COMPLETED:
+            if outcome.status is RunStatus.COMPLETED and session.kind == "subagent":
                 if await self.runs.count_unsettled_children(run.id, tx):
                     await self.runs.set_status(
                         tx, run.id, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN, result_text=outcome.result_text

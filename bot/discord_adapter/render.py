@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.core.announcements import Announcement
+from bot.core.internal_context import strip_internal_context
 from bot.core.models import RunStatus
 from bot.discord_adapter.splitting import split_message
 
@@ -39,10 +40,11 @@ def _header(announcement: Announcement) -> str:
 
 
 def render(announcement: Announcement) -> list[OutgoingMessage]:
+    """The messages to post. This is the outbound choke point: internal runtime context never gets past it."""
+    body = strip_internal_context(announcement.body) or "(no output)"
     if announcement.kind == "reply":
-        return [OutgoingMessage(part) for part in split_message(announcement.body)]
+        return [OutgoingMessage(part) for part in split_message(body)]
     footer = f"-# {announcement.stats_line}" if announcement.stats_line else ""
-    body = announcement.body
     if len(body) > ATTACH_OVER_CHARS:
         preview = split_message(body, PREVIEW_CHARS)[0]
         note = f"*(full result attached as result.md, {len(body):,} characters)*"

@@ -1,0 +1,92 @@
+"""Helpers for core tests: the real orchestrator and SQLite, with pydantic-ai FunctionModels as the models."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
+from bot.config import parse_config
+from bot.core.orchestrator import Orchestrator, Origin
+from storage.db import Database
+
+ORIGIN = Origin(user_id=7, channel_id=100, conversation="discord:channel:100", guild_id=1, message_id=55)
+
+
+class ScriptedModels(ModelFactory):
+    """Resolves ``test/<name>`` to FunctionModels registered by the test; anything else is unknown."""
+
+    def __init__(self, **functions: Callable) -> None:
+        super().__init__({})
+        self._functions = functions
+
+    def resolve(self, reference: str) -> ResolvedModel:
+        name = reference.removeprefix("test/")
+        if name not in self._functions:
+            raise UnknownModelError(f"Unknown model {reference!r}.")
+        return ResolvedModel(reference, FunctionModel(self._functions[name], model_name=name))
+
+
+def text(value: str) -> Callable:
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(value)])
+
+    return answer
+
+
+class Gate:
+    """A model that blocks until the test opens the gate, so a run can be observed while it is running."""
+
+    def __init__(self, reply: str = "done") -> None:
+        self.opened = asyncio.Event()
+        self.entered = asyncio.Event()
+        self.reply = reply
+
+    async def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.entered.set()
+        await self.opened.wait()
+        return ModelResponse(parts=[TextPart(self.reply)])
+
+
+def last_request(messages: list[ModelMessage]) -> ModelRequest:
+    return next(m for m in reversed(messages) if isinstance(m, ModelRequest))
+
+
+def tool_returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    return [p for p in last_request(messages).parts if isinstance(p, ToolReturnPart)]
+
+
+def user_texts(message: ModelRequest) -> list[str]:
+    return [p.content for p in message.parts if isinstance(p, UserPromptPart) and isinstance(p.content, str)]
+
+
+@asynccontextmanager
+async def running_core(tmp_path, models: ModelFactory, config_text: str):
+    """An orchestrator on a SQLite file in ``tmp_path``; reopening the same path is a restart."""
+    db = await Database.open(str(tmp_path / "core.sqlite3"))
+    orchestrator = Orchestrator(parse_config(config_text), db, models)
+    await orchestrator.start()
+    try:
+        yield orchestrator
+    finally:
+        await orchestrator.close()
+        await db.close()
+
+
+async def outbox_payloads(orchestrator: Orchestrator) -> list[dict]:
+    rows = await orchestrator._db.fetch_all("SELECT payload_json FROM outbox ORDER BY id")
+    return [json.loads(row[0]) for row in rows]
+
+
+async def settle(orchestrator: Orchestrator, predicate: Callable[[], object], timeout: float = 10) -> None:
+    """Poll the database until ``predicate()`` (an awaitable check) holds; runs may be blocked on purpose."""
+    async def loop() -> None:
+        while not await predicate():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(loop(), timeout)
