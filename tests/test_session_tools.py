@@ -1,0 +1,253 @@
+"""The session tools as a model sees and uses them: which are offered by role, what they answer, and
+that refusals come back as data the model can read (FunctionModel scripts against the real core)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+from bot.core.models import RunStatus
+from bot.core.orchestrator import ChatRequest
+from tests.core_support import (
+    ORIGIN,
+    Gate,
+    ScriptedModels,
+    last_request,
+    outbox_payloads,
+    running_core,
+    settle,
+    tool_returns,
+    user_texts,
+)
+
+CONFIG = """
+[agents.defaults]
+model = "test/main"
+[agents.defaults.subagents]
+max_spawn_depth = 2
+allow_agents = ["*"]
+[agents.list.main]
+[agents.list.worker]
+model = "test/worker"
+[agents.list.leafy]
+model = "test/leafy"
+"""
+
+
+class Script:
+    """A main agent that makes the given tool calls one after another, recording what each returned."""
+
+    def __init__(self, *calls: tuple[str, dict]) -> None:
+        self.calls = list(calls)
+        self.results: list[dict] = []
+        self.tools: list[str] = []
+
+    def __call__(self, messages, info):
+        self.tools = sorted(t.name for t in info.function_tools)
+        for part in tool_returns(messages):
+            self.results.append(json.loads(part.model_response_str()))
+        if len(self.results) < len(self.calls):
+            name, args = self.calls[len(self.results)]
+            return ModelResponse(parts=[ToolCallPart(name, args)])
+        return ModelResponse(parts=[TextPart("done")])
+
+
+async def chat_and_wait(core, script_text="go"):
+    run_id = await core.chat(ChatRequest(text=script_text, origin=ORIGIN))
+
+    async def finished():
+        return (await core.runs.get(run_id)).status.is_terminal
+
+    await settle(core, finished)
+    return run_id
+
+
+async def test_main_agent_gets_every_session_tool_and_refusals_come_back_as_data(tmp_path):
+    script = Script(
+        ("sessions_spawn", {"task": "x", "channel": "general"}),
+        ("sessions_spawn", {"task": "x", "agentId": "Nope"}),
+        ("sessions_spawn", {"task": "x", "runTimeoutSeconds": -5}),
+        ("agents_list", {}),
+    )
+    async with running_core(tmp_path, ScriptedModels(main=script), CONFIG) as core:
+        await chat_and_wait(core)
+        assert (await core._db.fetch_one("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'"))[0] == 0
+
+    assert script.tools == ["agents_list", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn",
+                            "subagents"]
+    assert script.results[0] == {"status": "error", "error": 'sessions_spawn does not support "channel". Use '
+                                 '"message" or "sessions_send" for channel delivery.'}
+    assert script.results[1]["status"] == "error" and script.results[1]["error"].startswith('Invalid agentId "Nope"')
+    assert script.results[2]["status"] == "error" and "runTimeoutSeconds" in script.results[2]["error"]
+    assert script.results[3] == {
+        "requester": "main", "allowAny": True,
+        "agents": [{"id": "leafy", "name": "leafy", "sandboxed": False}, {"id": "main", "name": "main", "sandboxed": False},
+                   {"id": "worker", "name": "worker", "sandboxed": False}],
+    }
+
+
+async def test_leaf_is_offered_no_session_tools_and_calling_one_anyway_is_refused(tmp_path):
+    seen_tools: list[list[str]] = []
+
+    def leafy(messages, info):
+        seen_tools.append([t.name for t in info.function_tools])
+        refusals = tool_returns(messages)
+        if refusals:
+            return ModelResponse(parts=[TextPart(f"refused: {refusals[0].content}")])
+        return ModelResponse(parts=[ToolCallPart("sessions_spawn", {"task": "sneaky"})])
+
+    config = CONFIG.replace("max_spawn_depth = 2", "max_spawn_depth = 1")
+    main = Script(("sessions_spawn", {"task": "try", "agentId": "leafy"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, leafy=leafy), config) as core:
+        await chat_and_wait(core)
+
+        async def leaf_done():
+            rows = await core._db.fetch_all("SELECT status FROM runs WHERE kind = 'spawn'")
+            return rows and rows[0][0] == "completed"
+
+        await settle(core, leaf_done)
+        assert (await core._db.fetch_one("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'"))[0] == 1
+        session = (await core._db.fetch_all("SELECT depth, role FROM sessions WHERE kind = 'subagent'"))[0]
+        assert tuple(session) == (1, "leaf")
+        payloads = await outbox_payloads(core)
+
+    assert seen_tools[0] == []
+    completion = next(p for p in payloads if p["kind"] == "completion")
+    assert completion["body"] == "refused: Unknown tool name: 'sessions_spawn'. No tools available."
+
+
+async def test_denied_tools_are_not_offered_to_orchestrators(tmp_path):
+    offered: list[str] = []
+
+    def worker(messages, info):
+        offered.extend(sorted(t.name for t in info.function_tools))
+        return ModelResponse(parts=[TextPart("ok")])
+
+    config = CONFIG + '\n[tools.subagents.tools]\ndeny = ["sessions_history"]\n'
+    main = Script(("sessions_spawn", {"task": "t", "agentId": "worker"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), config) as core:
+        await chat_and_wait(core)
+        await settle(core, lambda: _any_completion(core))
+    assert offered == ["sessions_list", "sessions_spawn", "subagents"]
+
+
+async def _any_completion(core):
+    return any(p["kind"] == "completion" for p in await outbox_payloads(core))
+
+
+async def test_subagents_tool_lists_steers_and_kills_its_own_children(tmp_path):
+    gate = Gate(reply="worker finished")
+    steered: list[str] = []
+
+    async def worker(messages, info):
+        prompts = user_texts(last_request(messages))
+        if any("STEER" in p for p in prompts):
+            steered.extend(prompts)
+            return ModelResponse(parts=[TextPart("steered answer")])
+        return await gate(messages, info)
+
+    main = Script(
+        ("sessions_spawn", {"task": "long job", "agentId": "worker", "label": "Digger"}),
+        ("subagents", {"action": "list"}),
+        ("subagents", {"action": "kill", "target": "nobody"}),
+    )
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), CONFIG) as core:
+        await chat_and_wait(core)
+        assert main.results[1]["subagents"][0]["label"] == "Digger"
+        assert main.results[1]["subagents"][0]["status"] in ("queued", "running")
+        assert main.results[2] == {"status": "error", "error": "Unknown subagent id: nobody"}
+        await gate.entered.wait()
+        caller = await _caller(core)
+        steer = await core.tool_subagents(caller, "steer", "dig", "STEER: dig deeper")
+        assert steer["status"] == "ok" and steer["result"].startswith("steered Digger (run ")
+        gate.opened.set()
+        await settle(core, lambda: _any_completion(core))
+        finished = await core.tool_subagents(caller, "kill", "1", None)
+        assert finished == {"status": "error", "error": "Digger is already finished."}
+        payloads = await outbox_payloads(core)
+
+    assert steered and "STEER: dig deeper" in steered[-1]
+    assert next(p for p in payloads if p["kind"] == "completion")["body"] == "steered answer"
+
+
+async def _caller(core):
+    from bot.agents.session_tools import Caller
+
+    main_session = await core.sessions.get("agent:main:discord:channel:100")
+    chat_run = (await core.runs.for_session(main_session.key))[-1]
+    return Caller(session=main_session, run_id=chat_run.id)
+
+
+async def test_kill_through_the_tool_cascades_and_announces_nothing(tmp_path):
+    gate = Gate()
+    main = Script(("sessions_spawn", {"task": "long", "agentId": "worker", "label": "Slow"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=gate), CONFIG) as core:
+        await chat_and_wait(core)
+        await gate.entered.wait()
+        result = await core.tool_subagents(await _caller(core), "kill", "Slow", None)
+        assert result == {"status": "ok", "result": "killed Slow."}
+        await core.wait_idle()
+        statuses = [row[0] for row in await core._db.fetch_all("SELECT status FROM runs WHERE kind = 'spawn'")]
+        assert statuses == ["killed"]
+        assert [p["kind"] for p in await outbox_payloads(core)] == ["reply"]
+
+
+async def test_sessions_history_and_send_on_own_children_only(tmp_path):
+    answers = iter(["first answer", "second answer"])
+
+    def worker(messages, info):
+        return ModelResponse(parts=[TextPart(next(answers))])
+
+    main = Script(("sessions_spawn", {"task": "remember 42", "agentId": "worker"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), CONFIG) as core:
+        await chat_and_wait(core)
+        await settle(core, lambda: _any_completion(core))
+        caller = await _caller(core)
+        child_key = main.results[0]["childSessionKey"]
+
+        history = await core.tool_sessions_history(caller, child_key, 20, False)
+        assert history["messages"] == [{"role": "user", "text": "remember 42"},
+                                       {"role": "assistant", "text": "first answer"}]
+        assert (await core.tool_sessions_history(caller, "agent:main:other", 20, False))["status"] == "error"
+
+        sent = await core.tool_sessions_send(caller, child_key, "and now?")
+        assert sent["status"] == "accepted" and sent["delivered"] == "started a follow-up run"
+
+        async def two_completions():
+            return len([p for p in await outbox_payloads(core) if p["kind"] == "completion"]) == 2
+
+        await settle(core, two_completions)
+        listed = await core.tool_sessions_list(caller)
+        assert [s["status"] for s in listed["sessions"]] == ["done"]
+        assert (await core.runs.get(sent["runId"])).status is RunStatus.COMPLETED
+
+
+async def test_lane_never_runs_more_than_max_concurrent_and_announces_each_once(tmp_path):
+    running = 0
+    peak = 0
+
+    async def worker(messages, info):
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+        return ModelResponse(parts=[TextPart("ok")])
+
+    config = CONFIG.replace("max_spawn_depth = 2", "max_spawn_depth = 2\nmax_concurrent = 2\nmax_children_per_agent = 20")
+    main = Script(*[("sessions_spawn", {"task": f"job {i}", "agentId": "worker"}) for i in range(20)])
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), config) as core:
+        await chat_and_wait(core)
+
+        async def all_announced():
+            return len([p for p in await outbox_payloads(core) if p["kind"] == "completion"]) == 20
+
+        await settle(core, all_announced, timeout=30)
+        await core.wait_idle()
+        payloads = await outbox_payloads(core)
+
+    assert peak == 2
+    completions = [p["run_id"] for p in payloads if p["kind"] == "completion"]
+    assert len(completions) == len(set(completions)) == 20
