@@ -72,7 +72,12 @@ class ThreadboundBot(commands.Bot):
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         self._orchestrator = Orchestrator(self.config, self._db, models)
-        self._delivery = DeliveryWorker(self, self._orchestrator.outbox, base_delay=self._retry_base_delay)
+        self._delivery = DeliveryWorker(
+            self,
+            self._orchestrator.outbox,
+            on_delivered=self._orchestrator.announcement_delivered,
+            base_delay=self._retry_base_delay,
+        )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         await self._orchestrator.start()
         await self._delivery.start()

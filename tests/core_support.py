@@ -7,12 +7,20 @@ import json
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import parse_config
-from bot.core.orchestrator import Orchestrator, Origin
+from bot.core.orchestrator import ChatRequest, Orchestrator, Origin
 from storage.db import Database
 
 ORIGIN = Origin(user_id=7, channel_id=100, conversation="discord:channel:100", guild_id=1, message_id=55)
@@ -90,3 +98,31 @@ async def settle(orchestrator: Orchestrator, predicate: Callable[[], object], ti
             await asyncio.sleep(0.01)
 
     await asyncio.wait_for(loop(), timeout)
+
+
+class Script:
+    """A main agent that makes the given tool calls one after another, recording what each returned."""
+
+    def __init__(self, *calls: tuple[str, dict]) -> None:
+        self.calls = list(calls)
+        self.results: list[dict] = []
+        self.tools: list[str] = []
+
+    def __call__(self, messages, info):
+        self.tools = sorted(t.name for t in info.function_tools)
+        for part in tool_returns(messages):
+            self.results.append(json.loads(part.model_response_str()))
+        if len(self.results) < len(self.calls):
+            name, args = self.calls[len(self.results)]
+            return ModelResponse(parts=[ToolCallPart(name, args)])
+        return ModelResponse(parts=[TextPart("done")])
+
+
+async def chat_and_wait(core, script_text="go"):
+    run_id = await core.chat(ChatRequest(text=script_text, origin=ORIGIN))
+
+    async def finished():
+        return (await core.runs.get(run_id)).status.is_terminal
+
+    await settle(core, finished)
+    return run_id

@@ -10,10 +10,15 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolRetu
 
 from bot.config import parse_config
 from bot.core.models import RunStatus
-from bot.core.orchestrator import ChatRequest, Orchestrator, Origin, SpawnRequest, UserError
+from bot.core.orchestrator import (
+    ChatRequest,
+    Orchestrator,
+    Origin,
+    SpawnRequest,
+    UserError,
+)
 from storage.db import Database
 from tests.core_support import ORIGIN, Gate, ScriptedModels, text
-
 
 CONFIG = """
 [agents.defaults]

@@ -1,7 +1,14 @@
 """Which text an announcement carries: final text, else the last tool result, else ``(no output)``;
 after a timeout, the last assistant text or a count of the tool calls made."""
 
-from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from bot.agents.runner import completed_result, partial_result
 

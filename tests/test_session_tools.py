@@ -4,16 +4,15 @@ that refusals come back as data the model can read (FunctionModel scripts agains
 from __future__ import annotations
 
 import asyncio
-import json
 
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
 from bot.core.models import RunStatus
-from bot.core.orchestrator import ChatRequest
 from tests.core_support import (
-    ORIGIN,
     Gate,
+    Script,
     ScriptedModels,
+    chat_and_wait,
     last_request,
     outbox_payloads,
     running_core,
@@ -34,34 +33,6 @@ model = "test/worker"
 [agents.list.leafy]
 model = "test/leafy"
 """
-
-
-class Script:
-    """A main agent that makes the given tool calls one after another, recording what each returned."""
-
-    def __init__(self, *calls: tuple[str, dict]) -> None:
-        self.calls = list(calls)
-        self.results: list[dict] = []
-        self.tools: list[str] = []
-
-    def __call__(self, messages, info):
-        self.tools = sorted(t.name for t in info.function_tools)
-        for part in tool_returns(messages):
-            self.results.append(json.loads(part.model_response_str()))
-        if len(self.results) < len(self.calls):
-            name, args = self.calls[len(self.results)]
-            return ModelResponse(parts=[ToolCallPart(name, args)])
-        return ModelResponse(parts=[TextPart("done")])
-
-
-async def chat_and_wait(core, script_text="go"):
-    run_id = await core.chat(ChatRequest(text=script_text, origin=ORIGIN))
-
-    async def finished():
-        return (await core.runs.get(run_id)).status.is_terminal
-
-    await settle(core, finished)
-    return run_id
 
 
 async def test_main_agent_gets_every_session_tool_and_refusals_come_back_as_data(tmp_path):

@@ -19,12 +19,18 @@ from pydantic_ai.exceptions import (
     RunCancelled,
     RunTimedOut,
 )
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import AbstractToolset
-from pydantic_graph import End
 from pydantic_ai.usage import RunUsage, UsageLimits
+from pydantic_graph import End
 
 from bot.agents.models import ResolvedModel
 from bot.core.models import RunStatus, Usage

@@ -24,11 +24,22 @@ from pydantic_ai import CancellationToken
 from pydantic_ai.messages import ModelMessage
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
-from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, partial_result, run_agent
+from bot.agents.runner import (
+    NO_OUTPUT,
+    RunOutcome,
+    RunRequest,
+    partial_result,
+    run_agent,
+)
 from bot.agents.session_tools import Caller, ToolDeps, session_toolset
 from bot.config import Config
 from bot.core import internal_context
-from bot.core.announcements import INTERRUPTED_REASON, announcement_for, idempotency_key, status_line
+from bot.core.announcements import (
+    INTERRUPTED_REASON,
+    announcement_for,
+    idempotency_key,
+    status_line,
+)
 from bot.core.models import LIVE_STATUSES, Run, RunKind, RunStatus, Session, Usage
 from bot.core.prompts import subagent_context
 from bot.core.session_queries import SessionQueries

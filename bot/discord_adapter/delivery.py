@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import io
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import aiohttp
 import discord
@@ -46,12 +46,14 @@ class DeliveryWorker:
         client: discord.Client,
         outbox: OutboxRepository,
         *,
+        on_delivered: Callable[[str], Awaitable[None]],
         clock: Callable[[], float] = time.time,
         base_delay: float = 2.0,
         max_delay: float = 300.0,
     ) -> None:
         self._client = client
         self._outbox = outbox
+        self._on_delivered = on_delivered
         self._clock = clock
         self._base_delay = base_delay
         self._max_delay = max_delay
@@ -111,6 +113,8 @@ class DeliveryWorker:
             return
         await self._outbox.mark_delivered(row.id, self._clock())
         bound.info("delivered", message_ids=message_ids)
+        if row.run_id is not None:
+            await self._on_delivered(row.run_id)
 
     async def _send(
         self, row: OutboxRow, announcement: Announcement, message: OutgoingMessage, index: int
