@@ -127,6 +127,17 @@ api_key_env = "TB_TEST_API_KEY"
         with contextlib.closing(sqlite3.connect(self.db_path)) as connection:
             return connection.execute(sql, params).fetchall()
 
+    async def quiescent(self, timeout: float = 10.0) -> None:
+        """Wait until no run is live and no announcement is pending: nothing more can reach Discord."""
+        async def poll() -> None:
+            while self.rows(
+                "SELECT (SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running', 'waiting_children')) + "
+                "(SELECT COUNT(*) FROM outbox WHERE status = 'pending')"
+            ) != [(0,)]:
+                await asyncio.sleep(0.02)
+
+        await asyncio.wait_for(poll(), timeout)
+
     def bot_messages(self) -> list[dict]:
         return [m for m in self.discord.channel_messages(self.channel) if m["author"]["id"] == str(self.discord.bot_user_id)]
 

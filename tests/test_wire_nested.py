@@ -1,0 +1,61 @@
+"""Nested sub-agents over the wire: a mention makes the main agent spawn a planner, which fans out to three
+workers and synthesises; the channel sees the main agent's reply and exactly one final answer."""
+
+from __future__ import annotations
+
+from tests.conftest import announcement_for
+from tests.fakes.openai_server import Step
+
+NESTED = """
+[agents.defaults.subagents]
+max_spawn_depth = 2
+allow_agents = ["*"]
+[agents.list.planner]
+system_prompt = "ROLE=planner"
+[agents.list.worker]
+system_prompt = "ROLE=worker"
+"""
+
+
+def team(body: dict) -> Step | str:
+    """The fake model plays each agent according to its system prompt."""
+    messages = body["messages"]
+    system, last = messages[0]["content"], messages[-1]
+    if "ROLE=planner" in system:
+        if last["role"] == "user" and "[Internal task completion event]" in last["content"]:
+            results = sorted(line for line in last["content"].splitlines() if line.startswith("result of"))
+            return "Final plan: " + "; ".join(results)
+        if last["role"] == "tool":
+            return "Waiting for my workers."
+        return Step.calls([("sessions_spawn", {"agentId": "worker", "task": f"part {i}"}) for i in (1, 2, 3)])
+    if "ROLE=worker" in system:
+        return f"result of {messages[1]['content']}"
+    if last["role"] == "tool":
+        return "On it: the planner is working."
+    return Step.calls([("sessions_spawn", {"agentId": "planner", "task": "Plan the launch", "label": "Launch planner"})])
+
+
+async def test_mention_to_planner_to_three_workers_gives_one_final_answer(world):
+    world.extra_config = NESTED
+    world.llm.default = team
+    await world.start_bot()
+    bot_id = world.discord.bot_user_id
+
+    mention = await world.discord.send_user_message(world.alice, world.channel, f"<@{bot_id}> plan our launch")
+    reply = await world.discord.wait_for_message(
+        world.channel, lambda m: (m.get("message_reference") or {}).get("message_id") == mention["id"]
+    )
+    assert reply["content"] == "On it: the planner is working."
+
+    final = await world.discord.wait_for_message(world.channel, lambda m: "Launch planner" in m["content"], timeout=20)
+    assert final["content"].startswith(f"<@{world.alice.id}> ✅ Subagent **Launch planner**")
+    assert "Final plan: result of part 1; result of part 2; result of part 3" in final["content"]
+
+    await world.quiescent()  # nothing else may follow: workers report to the planner, not the channel
+    messages = world.bot_messages()
+    assert len(messages) == 2
+    assert not any("INTERNAL" in m["content"] or "untrusted" in m["content"].lower() for m in messages)
+    statuses = dict(world.rows("SELECT s.agent_id || ':' || r.id, r.status FROM runs r JOIN sessions s ON s.key = r.session_key"))
+    assert sorted(statuses.values()) == ["completed"] * 5
+    run_id = final["content"].split("(run `")[1][:8]
+    assert announcement_for(run_id)(final)
