@@ -277,3 +277,32 @@ async def test_interrupted_chain_announces_only_its_top_after_restart(tmp_path):
         assert await statuses(core) == {"main": ["completed"], "planner": ["interrupted"], "worker": ["interrupted"]}
         completions = [p for p in await outbox_payloads(core) if p["kind"] == "completion"]
         assert [(p["agent_label"], p["status"]) for p in completions] == [("planner", "interrupted")]
+
+
+async def test_child_does_not_inherit_its_parents_deadline(tmp_path):
+    """The planner times out after 1 s while its worker needs longer: the worker still completes, because it
+    runs from the orchestrator's supervisor task, not inside the planner's tool call."""
+    worker_started = asyncio.Event()
+
+    async def planner(messages, info):
+        if tool_returns(messages):
+            await asyncio.sleep(5)  # outlives the planner's own deadline
+        return spawn_call(agentId="worker", task="slow but fine")
+
+    async def worker(messages, info):
+        worker_started.set()
+        await asyncio.sleep(1.5)
+        return ModelResponse(parts=[TextPart("worker made it")])
+
+    config = NESTED.replace('model = "test/planner"', 'model = "test/planner"\nsubagents = { run_timeout_seconds = 1 }')
+    models = ScriptedModels(main=main_spawns_planner, planner=planner, worker=worker)
+    async with running_core(tmp_path, models, config) as core:
+        await core.chat(ChatRequest(text="go", origin=ORIGIN))
+
+        async def worker_done():
+            return (await statuses(core)).get("worker") in (["completed"], ["timed_out"], ["failed"])
+
+        await settle(core, worker_done, timeout=15)
+        assert await statuses(core) == {"main": ["completed"], "planner": ["timed_out"], "worker": ["completed"]}
+        bodies = [p["body"] for p in await outbox_payloads(core) if p["kind"] == "completion"]
+        assert bodies[-1] == "worker made it"
