@@ -208,7 +208,13 @@ async def test_lane_never_runs_more_than_max_concurrent_and_announces_each_once(
         return ModelResponse(parts=[TextPart("ok")])
 
     config = CONFIG.replace("max_spawn_depth = 2", "max_spawn_depth = 2\nmax_concurrent = 2\nmax_children_per_agent = 20")
-    main = Script(*[("sessions_spawn", {"task": f"job {i}", "agentId": "worker"}) for i in range(20)])
+    def main(messages, info):
+        if tool_returns(messages):
+            return ModelResponse(parts=[TextPart("spawned twenty")])
+        return ModelResponse(
+            parts=[ToolCallPart("sessions_spawn", {"task": f"job {i}", "agentId": "worker"}) for i in range(20)]
+        )
+
     async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), config) as core:
         await chat_and_wait(core)
 

@@ -123,6 +123,12 @@ def subagent_session_key(agent_id: str) -> str:
     return f"agent:{agent_id}:subagent:{uuid.uuid4()}"
 
 
+def _origin_of(run: Run) -> Origin:
+    """Work done on behalf of a run answers to the same person and place (the conversation key is only
+    needed to name a main session, which a child never creates)."""
+    return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")
+
+
 def _total(before: Usage, turn: Usage) -> Usage:
     """Usage of a run over all its turns; a cost stays unknown once any turn's cost is unknown."""
     if before.requests == 0:
@@ -258,13 +264,7 @@ class Orchestrator:
         except SpawnRefused as refused:
             log.info("spawn_refused", status=refused.status, error=str(refused))
             return {"status": refused.status, "error": str(refused)}
-        origin = Origin(
-            user_id=requester_run.requester_user_id,
-            channel_id=requester_run.channel_id,
-            guild_id=requester_run.guild_id,
-            conversation="",
-        )
-        accepted = await self._create_child(plan, requester, requester_run, origin)
+        accepted = await self._create_child(plan, requester, requester_run, _origin_of(requester_run))
         return {
             "status": "accepted",
             "runId": accepted.run_id,
@@ -307,13 +307,10 @@ class Orchestrator:
             return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
         caller_run = await self.runs.get(caller.run_id)
         assert caller_run is not None
-        origin = Origin(
-            user_id=caller_run.requester_user_id, channel_id=caller_run.channel_id, guild_id=caller_run.guild_id,
-            conversation="",
-        )
         model = latest.model if latest else self._config.agents.defaults.model
         run = self._new_run(child, RunKind.FOLLOWUP, message, model, latest.thinking if latest else None,
-                            latest.timeout_seconds if latest else 0, origin, caller.run_id, self._clock())
+                            latest.timeout_seconds if latest else 0, _origin_of(caller_run), caller.run_id,
+                            self._clock())
         await self._persist_and_queue(run, None)
         return {"status": "accepted", "runId": run.id, "delivered": "started a follow-up run"}
 
@@ -543,19 +540,14 @@ class Orchestrator:
                 return None  # killed meanwhile: it announces nothing
             usage = _total(current.usage, outcome.usage)
             await self._record_usage(tx, run.id, usage)
-            if outcome.status is RunStatus.COMPLETED and session.kind == "subagent":
-                if await self.runs.count_unsettled_children(run.id, tx):
-                    await self.runs.set_status(
-                        tx, run.id, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN, result_text=outcome.result_text
-                    )
-                    log.info("run_waiting_on_children")
-                    return None
-                if await self.inbox.count_pending(tx, run.id):
-                    wake = True
-                else:
-                    wake = False
-            else:
-                wake = False
+            orchestrating = outcome.status is RunStatus.COMPLETED and session.kind == "subagent"
+            if orchestrating and await self.runs.count_unsettled_children(run.id, tx):
+                await self.runs.set_status(
+                    tx, run.id, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN, result_text=outcome.result_text
+                )
+                log.info("run_waiting_on_children")
+                return None
+            wake = orchestrating and await self.inbox.count_pending(tx, run.id) > 0
             if not wake:
                 await self.runs.finish(
                     tx, run.id, outcome.status, now, result_text=outcome.result_text, error=outcome.error,
