@@ -109,3 +109,17 @@ def test_missing_secret_names_variable_and_key():
     with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set .named by providers.openai.api_key_env"):
         check_secrets(config, {"DISCORD_TOKEN": "t"})
     check_secrets(config, {"DISCORD_TOKEN": "t", "OPENAI_API_KEY": "k"})
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("max_spawn_depth", 6, "less than or equal to 5"),
+        ("max_spawn_depth", 0, "greater than or equal to 1"),
+        ("max_children_per_agent", 21, "less than or equal to 20"),
+        ("archive_after_minutes", -1, "greater than or equal to 0"),
+    ],
+)
+def test_subagent_limits_out_of_range_are_config_errors(key, value, message):
+    error = error_for(f"[agents.defaults.subagents]\n{key} = {value}\n")
+    assert f"'agents.defaults.subagents.{key}'" in error and message in error

@@ -8,6 +8,7 @@ import asyncio
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
 from bot.core.models import RunStatus
+from bot.core.spawn_policy import SpawnArgs
 from tests.core_support import (
     Gate,
     Script,
@@ -228,3 +229,25 @@ async def test_lane_never_runs_more_than_max_concurrent_and_announces_each_once(
     assert peak == 2
     completions = [p["run_id"] for p in payloads if p["kind"] == "completion"]
     assert len(completions) == len(set(completions)) == 20
+
+
+async def test_a_leaf_session_controls_nothing_even_if_a_tool_reaches_it(tmp_path):
+    """Control scope is read from storage: a leaf calling a control tool directly is refused."""
+    from bot.agents.session_tools import Caller
+
+    config = CONFIG.replace("max_spawn_depth = 2", "max_spawn_depth = 1")
+    main = Script(("sessions_spawn", {"task": "t", "agentId": "worker"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=lambda m, i: ModelResponse(
+            parts=[TextPart("ok")])), config) as core:
+        await chat_and_wait(core)
+        leaf = await core.sessions.get(main.results[0]["childSessionKey"])
+        assert (leaf.role, leaf.control_scope) == ("leaf", "none")
+        refused = {"status": "forbidden", "error": "Leaf subagents cannot control other sessions."}
+        caller = Caller(leaf, main.results[0]["runId"])
+        assert await core.tool_subagents(caller, "list", None, None) == refused
+        assert await core.tool_sessions_list(caller) == refused
+        assert await core.tool_sessions_send(caller, "agent:main:x", "hi") == refused
+        assert await core.tool_sessions_history(caller, "agent:main:x", 5, False) == refused
+        spawn = await core.tool_spawn(caller, SpawnArgs(task="more"))
+        assert spawn == {"status": "forbidden",
+                         "error": "sessions_spawn is not allowed at this depth (current depth: 1, max: 1)"}

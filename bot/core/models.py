@@ -44,6 +44,7 @@ class Session:
     channel_id: int
     owner_user_id: int | None
     created_at: float
+    control_scope: str = "none"
     mode: str = "run"
     cleanup: str = "keep"
     sandboxed: bool = False

@@ -283,19 +283,32 @@ class Orchestrator:
             "agents": [{"id": a, "name": agents[a].name or a, "sandboxed": agents[a].sandboxed} for a in ids],
         }
 
+    @staticmethod
+    def _refuse_control(caller: Caller) -> dict[str, Any] | None:
+        """Control scope is stored with the session at creation; a leaf controls nothing, whatever it is offered."""
+        if caller.session.control_scope != "children":
+            return {"status": "forbidden", "error": "Leaf subagents cannot control other sessions."}
+        return None
+
     async def tool_sessions_list(self, caller: Caller) -> dict[str, Any]:
+        if refused := self._refuse_control(caller):
+            return refused
         rows = await self.queries.children(caller.session.key)
         return {"sessions": [row.as_dict(index) for index, row in enumerate(rows, start=1)]}
 
     async def tool_sessions_history(
         self, caller: Caller, session_key: str, limit: int, include_tools: bool
     ) -> dict[str, Any]:
+        if refused := self._refuse_control(caller):
+            return refused
         child = await self.queries.own_child(caller.session.key, session_key)
         if child is None:
             return {"status": "error", "error": f"Unknown session {session_key!r}: not one of your sub-agents."}
         return {"sessionKey": session_key, "messages": await self.queries.history(session_key, limit, include_tools)}
 
     async def tool_sessions_send(self, caller: Caller, session_key: str, message: str) -> dict[str, Any]:
+        if refused := self._refuse_control(caller):
+            return refused
         child = await self.queries.own_child(caller.session.key, session_key)
         if child is None:
             return {"status": "error", "error": f"Unknown session {session_key!r}: not one of your sub-agents."}
@@ -317,6 +330,8 @@ class Orchestrator:
     async def tool_subagents(
         self, caller: Caller, action: str, target: str | None, message: str | None
     ) -> dict[str, Any]:
+        if refused := self._refuse_control(caller):
+            return refused
         rows = await self.queries.children(caller.session.key)
         if action == "list":
             return {"subagents": [row.as_dict(index) for index, row in enumerate(rows, start=1)]}
@@ -360,6 +375,7 @@ class Orchestrator:
             kind="subagent",
             depth=plan.depth,
             role=plan.role,
+            control_scope="none" if plan.role == "leaf" else "children",
             requester_session_key=requester.key,
             label=plan.label,
             guild_id=origin.guild_id,
@@ -434,6 +450,7 @@ class Orchestrator:
             kind="main",
             depth=0,
             role="main",
+            control_scope="children",
             requester_session_key=None,
             label=None,
             guild_id=origin.guild_id,

@@ -5,6 +5,7 @@ CREATE TABLE sessions (
     kind                  TEXT NOT NULL CHECK (kind IN ('main', 'subagent')),
     depth                 INTEGER NOT NULL DEFAULT 0,
     role                  TEXT NOT NULL CHECK (role IN ('main', 'orchestrator', 'leaf')),
+    control_scope         TEXT NOT NULL CHECK (control_scope IN ('children', 'none')),
     requester_session_key TEXT REFERENCES sessions(key),
     label                 TEXT,
     mode                  TEXT NOT NULL DEFAULT 'run' CHECK (mode IN ('run', 'session')),
