@@ -13,15 +13,17 @@ from discord.ext import commands
 
 from bot.agents.models import ModelFactory
 from bot.config import Config
+from bot.core.control import RunControl
 from bot.core.orchestrator import Orchestrator
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.interaction_errors import ThreadboundTree
+from storage.audit import AuditRepository
 from storage.db import Database
 from storage.meta import MetaRepository
 
 log = structlog.get_logger(__name__)
 
-INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.chat")
+INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.stop", "cogs.chat")
 COMMAND_SCHEMA_KEY = "command_schema_sha256"
 
 
@@ -56,11 +58,17 @@ class ThreadboundBot(commands.Bot):
         self._db: Database | None = None
         self._orchestrator: Orchestrator | None = None
         self._delivery: DeliveryWorker | None = None
+        self._control: RunControl | None = None
 
     @property
     def orchestrator(self) -> Orchestrator:
         assert self._orchestrator is not None, "orchestrator is started in setup_hook"
         return self._orchestrator
+
+    @property
+    def control(self) -> RunControl:
+        assert self._control is not None, "run control is created in setup_hook"
+        return self._control
 
     async def start(self, token: str, *, reconnect: bool = True) -> None:
         point_at_discord(self.config)
@@ -79,6 +87,7 @@ class ThreadboundBot(commands.Bot):
             base_delay=self._retry_base_delay,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
+        self._control = RunControl(self._orchestrator, AuditRepository(self._db))
         await self._orchestrator.start()
         await self._delivery.start()
         for extension in INITIAL_EXTENSIONS:

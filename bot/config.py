@@ -40,6 +40,7 @@ class DiscordConfig(_Section):
     api_base_url: str = "https://discord.com/api/v10"
     gateway_url: str = "wss://gateway.discord.gg/"
     dev_guild_id: int | None = None
+    moderator_role_ids: list[int] = Field(default_factory=list)
 
 
 class StorageConfig(_Section):

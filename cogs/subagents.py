@@ -1,6 +1,8 @@
-"""``/subagents``: spawn sub-agents from Discord (more actions arrive with the control issue)."""
+"""``/subagents``: spawn, list, info, log, kill, send and steer sub-agents of this channel's conversation."""
 
 from __future__ import annotations
+
+import asyncio
 
 import discord
 from discord import app_commands
@@ -8,14 +10,36 @@ from discord.ext import commands
 
 from bot.app import ThreadboundBot
 from bot.config import THINKING_LEVELS
+from bot.core.control import Actor
 from bot.core.orchestrator import Origin, SpawnRequest
 from bot.discord_adapter.conversations import conversation_for
+from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.run_views import render_info, render_listing, render_log
+
+AUTOCOMPLETE_BUDGET_SECONDS = 1.5
+
+
+def conversation_of(interaction: discord.Interaction) -> str:
+    return conversation_for(
+        channel_id=interaction.channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id
+    )
+
+
+def actor_of(interaction: discord.Interaction, moderator_role_ids: list[int]) -> Actor:
+    """Moderators: Manage Threads or Manage Messages here, or a configured moderator role (checked per call)."""
+    permissions = interaction.permissions
+    roles = {role.id for role in getattr(interaction.user, "roles", [])}
+    moderator = permissions.manage_threads or permissions.manage_messages or bool(roles & set(moderator_role_ids))
+    return Actor(user_id=interaction.user.id, is_moderator=moderator, guild_id=interaction.guild_id)
 
 
 class SubagentsCog(commands.GroupCog, group_name="subagents", group_description="Spawn and manage sub-agents"):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
         super().__init__()
+
+    def _actor(self, interaction: discord.Interaction) -> Actor:
+        return actor_of(interaction, self.bot.config.discord.moderator_role_ids)
 
     @app_commands.command(name="spawn", description="Start a sub-agent on a task; its result is posted here")
     @app_commands.describe(
@@ -34,21 +58,14 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         thinking: str | None = None,
     ) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
+        origin = Origin(
+            user_id=interaction.user.id,
+            channel_id=interaction.channel_id,
+            guild_id=interaction.guild_id,
+            conversation=conversation_of(interaction),
+        )
         accepted = await self.bot.orchestrator.spawn(
-            SpawnRequest(
-                agent_id=agent,
-                task=task,
-                model=model,
-                thinking=thinking,
-                origin=Origin(
-                    user_id=interaction.user.id,
-                    channel_id=interaction.channel_id,
-                    guild_id=interaction.guild_id,
-                    conversation=conversation_for(
-                        channel_id=interaction.channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id
-                    ),
-                ),
-            )
+            SpawnRequest(agent_id=agent, task=task, model=model, thinking=thinking, origin=origin)
         )
         await interaction.followup.send(
             f"Spawned subagent {accepted.agent_id} (session {accepted.session_key}, run {accepted.short_run_id}).",
@@ -59,6 +76,76 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     async def _agent_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         agents = sorted(self.bot.config.agents.list)
         return [app_commands.Choice(name=a, value=a) for a in agents if a.startswith(current.lower())][:25]
+
+    @app_commands.command(name="list", description="Active and recent (30 min) sub-agents of this conversation")
+    async def list_(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        await send_text(interaction, render_listing(await self.bot.control.listing(conversation_of(interaction))))
+
+    @app_commands.command(name="info", description="Everything known about one sub-agent run")
+    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'")
+    async def info(self, interaction: discord.Interaction, target: str) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        row = await self.bot.control.resolve(conversation_of(interaction), target)
+        details = await self.bot.control.details(row)
+        await send_text(interaction, render_info(row, delivery=details.delivery, transcript_messages=details.messages))
+
+    @app_commands.command(name="log", description="The last messages of a sub-agent's transcript")
+    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'",
+                           limit="How many messages (1–200, default 20)", tools="Include tool calls and results")
+    async def log(
+        self,
+        interaction: discord.Interaction,
+        target: str,
+        limit: app_commands.Range[int, 1, 200] = 20,
+        tools: bool = False,
+    ) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        row = await self.bot.control.resolve(conversation_of(interaction), target)
+        entries = await self.bot.orchestrator.queries.history(row.session.key, limit, tools)
+        await send_text(interaction, render_log(row, entries), filename="log.txt")
+
+    @app_commands.command(name="kill", description="Stop a sub-agent and everything it spawned ('all' for every one)")
+    @app_commands.describe(target="List number, label, run id prefix, session key, 'last', or 'all'")
+    async def kill(self, interaction: discord.Interaction, target: str) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        control, conversation = self.bot.control, conversation_of(interaction)
+        actor = self._actor(interaction)
+        if target.strip().lower() in ("all", "*"):
+            reply = await control.kill_all(actor, conversation)
+        else:
+            reply = await control.kill(actor, conversation, target)
+        await send_text(interaction, reply)
+
+    @app_commands.command(name="send", description="Message a sub-agent without stopping it and show its reply")
+    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'", message="What to say")
+    async def send(self, interaction: discord.Interaction, target: str, message: str) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        reply = await self.bot.control.send(self._actor(interaction), conversation_of(interaction), target, message)
+        await send_text(interaction, reply)
+
+    @app_commands.command(name="steer", description="Redirect a running sub-agent at its next step")
+    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'",
+                           message="The new direction (up to 4,000 characters)")
+    async def steer(self, interaction: discord.Interaction, target: str, message: str) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        reply = await self.bot.control.steer(self._actor(interaction), conversation_of(interaction), target, message)
+        await send_text(interaction, reply)
+
+    @info.autocomplete("target")
+    @log.autocomplete("target")
+    @kill.autocomplete("target")
+    @send.autocomplete("target")
+    @steer.autocomplete("target")
+    async def _target_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        """Runs of this conversation by label, status and age; bounded so it always answers in time."""
+        try:
+            pairs = await asyncio.wait_for(
+                self.bot.control.target_choices(conversation_of(interaction), current), AUTOCOMPLETE_BUDGET_SECONDS
+            )
+        except asyncio.TimeoutError:
+            return []
+        return [app_commands.Choice(name=name, value=value) for name, value in pairs]
 
 
 async def setup(bot: ThreadboundBot) -> None:

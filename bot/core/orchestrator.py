@@ -14,9 +14,9 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 import structlog
@@ -70,6 +70,7 @@ SPAWN_NOTE = (
 )
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 
 class UserError(Exception):
@@ -171,6 +172,7 @@ class Orchestrator:
         self._cancellations: dict[str, CancellationToken] = {}
         self._supervisor: asyncio.Task[None] | None = None
         self._outbox_listeners: list[Callable[[], None]] = []
+        self._changed = asyncio.Event()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -316,16 +318,10 @@ class Orchestrator:
             return {"status": "error", "error": f"Session {session_key} is archived."}
         latest = await self.runs.latest_for_session(session_key)
         if latest is not None and latest.status in (RunStatus.QUEUED, RunStatus.RUNNING):
-            await self._steer(latest.id, message)
+            await self.steer(latest.id, message)
             return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
-        caller_run = await self.runs.get(caller.run_id)
-        assert caller_run is not None
-        model = latest.model if latest else self._config.agents.defaults.model
-        run = self._new_run(child, RunKind.FOLLOWUP, message, model, latest.thinking if latest else None,
-                            latest.timeout_seconds if latest else 0, _origin_of(caller_run), caller.run_id,
-                            self._clock())
-        await self._persist_and_queue(run, None)
-        return {"status": "accepted", "runId": run.id, "delivered": "started a follow-up run"}
+        run_id = await self.follow_up(child, message, latest, parent_run_id=caller.run_id)
+        return {"status": "accepted", "runId": run_id, "delivered": "started a follow-up run"}
 
     async def tool_subagents(
         self, caller: Caller, action: str, target: str | None, message: str | None
@@ -352,7 +348,7 @@ class Orchestrator:
             return {"status": "error", "error": "steer needs a message."}
         if row.run.status is RunStatus.WAITING_CHILDREN:
             return {"status": "error", "error": f"{row.label} is waiting on its children; steer them instead."}
-        await self._steer(row.run.id, message.strip())
+        await self.steer(row.run.id, message.strip())
         return {"status": "ok", "result": f"steered {row.label} (run {row.run.id[:8]})."}
 
     # -- spawning --------------------------------------------------------------------------------------------
@@ -460,10 +456,40 @@ class Orchestrator:
             sandboxed=self._config.agents.list[agent_id].sandboxed,
         )
 
-    async def _steer(self, run_id: str, message: str) -> None:
-        """Queue a message for a live run; it reaches the model at the run's next request."""
+    async def steer(self, run_id: str, message: str) -> None:
+        """Queue a message for a live run; it reaches the model at the run's next request (``AgentRun.enqueue``)."""
         async with self._db.transaction() as tx:
             await self.inbox.add(tx, run_id=run_id, source_run_id=None, content=message, now=self._clock())
+        log.info("run_steered", run_id=run_id)
+
+    async def follow_up(self, session: Session, message: str, previous: Run | None, parent_run_id: str | None = None) -> str:
+        """Start a new run in an existing sub-agent session (it announces again when it ends)."""
+        if previous is None:
+            raise UserError(f"Session {session.key} has no earlier run to follow up.")
+        run = self._new_run(session, RunKind.FOLLOWUP, message, previous.model, previous.thinking,
+                            previous.timeout_seconds, _origin_of(previous), parent_run_id, self._clock())
+        await self._persist_and_queue(run, None)
+        return run.id
+
+    async def wait_for(self, check: Callable[[], Awaitable[T | None]], timeout: float) -> T | None:
+        """Wait until ``check()`` returns something (re-checked whenever a run progresses), or ``None`` at timeout."""
+        deadline = self._clock() + timeout
+        while True:
+            changed = self._changed
+            found = await check()
+            remaining = deadline - self._clock()
+            if found is not None or remaining <= 0:
+                return found
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(changed.wait(), remaining)
+
+    def _progressed(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    @property
+    def default_agent(self) -> str:
+        return self._config.agents.default_agent
 
     # -- execution -------------------------------------------------------------------------------------------
 
@@ -515,6 +541,7 @@ class Orchestrator:
 
         async def persist(messages: Sequence[ModelMessage]) -> None:
             await self.transcripts.append(session.key, run.id, messages)
+            self._progressed()
 
         async def drain() -> list[str]:
             text = await self._take_inbox(run.id, wake=False)
@@ -669,6 +696,7 @@ class Orchestrator:
     def _after_commit(self, followups: list[Callable[[], None]]) -> None:
         for followup in followups:
             followup()
+        self._progressed()
 
     def _notify_outbox(self) -> None:
         for listener in self._outbox_listeners:

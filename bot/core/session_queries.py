@@ -132,6 +132,9 @@ class SessionQueries:
             raise LookupError(f"Ambiguous run id prefix: {token}")
         raise LookupError(f"Unknown subagent id: {token}")
 
+    async def assistant_texts(self, session_key: str) -> list[str]:
+        return [entry["text"] for entry in await self.history(session_key, 10_000, False) if entry["role"] == "assistant"]
+
     async def history(self, session_key: str, limit: int, include_tools: bool) -> list[dict[str, str]]:
         """The last ``limit`` transcript entries as ``{role, text}``; tool traffic only with ``include_tools``."""
         entries: list[dict[str, str]] = []

@@ -98,3 +98,15 @@ CREATE TABLE meta (
     key                   TEXT PRIMARY KEY,
     value                 TEXT NOT NULL
 );
+
+-- Audit: every kill or steer a moderator does to someone else's run.
+CREATE TABLE audit_log (
+    id                    INTEGER PRIMARY KEY AUTOINCREMENT,
+    guild_id              INTEGER,
+    actor_user_id         INTEGER NOT NULL,
+    target_user_id        INTEGER,
+    action                TEXT NOT NULL,
+    run_id                TEXT REFERENCES runs(id),
+    detail                TEXT,
+    created_at            REAL NOT NULL
+);

@@ -1,0 +1,231 @@
+"""What people do to runs from Discord: list, inspect, read, kill, send, steer, stop — with the same target
+numbering everywhere, and permission decided here: owners act on their own runs, moderators on anyone's
+(and every such moderator action is audited). The cog only says who the actor is and whether they moderate.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+from bot.core.models import RunKind, RunStatus
+from bot.core.orchestrator import Orchestrator, UserError, main_session_key
+from bot.core.session_queries import ChildRow
+from bot.core.stats import format_runtime
+from storage.audit import AuditEntry, AuditRepository
+
+MAX_STEER_CHARS = 4000
+STEER_INTERVAL_SECONDS = 2.0
+SEND_WAIT_SECONDS = 30.0
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Actor:
+    user_id: int
+    is_moderator: bool
+    guild_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Details:
+    delivery: str
+    messages: int
+
+
+@dataclass(frozen=True)
+class Listing:
+    active: list[tuple[int, ChildRow]]
+    recent: list[tuple[int, ChildRow]]
+
+
+class RunControl:
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        audit: AuditRepository,
+        *,
+        clock: Callable[[], float] = time.time,
+        send_wait_seconds: float = SEND_WAIT_SECONDS,
+    ) -> None:
+        self._orchestrator = orchestrator
+        self._audit = audit
+        self._clock = clock
+        self._send_wait = send_wait_seconds
+        self._last_steer: dict[tuple[int, str], float] = {}
+
+    def _main_key(self, conversation: str) -> str:
+        return main_session_key(self._orchestrator.default_agent, conversation)
+
+    async def rows(self, conversation: str) -> list[ChildRow]:
+        """Sub-agents of a conversation, numbered as ``list`` shows them: active first, then recent."""
+        return await self._orchestrator.queries.children(self._main_key(conversation))
+
+    async def listing(self, conversation: str) -> Listing:
+        numbered = list(enumerate(await self.rows(conversation), start=1))
+        return Listing(
+            active=[(i, r) for i, r in numbered if r.run is not None and not r.run.status.is_terminal],
+            recent=[(i, r) for i, r in numbered if r.run is not None and r.run.status.is_terminal],
+        )
+
+    async def resolve(self, conversation: str, target: str) -> ChildRow:
+        if not target or not target.strip():
+            raise UserError("Missing subagent id.")
+        try:
+            return self._orchestrator.queries.resolve_target(await self.rows(conversation), target)
+        except LookupError as missing:
+            raise UserError(str(missing)) from None
+
+    async def details(self, row: ChildRow) -> Details:
+        """Where the run's announcement stands, and how long its transcript is."""
+        delivery = "not announced yet"
+        if row.run is not None:
+            rows = await self._orchestrator.outbox.for_run(row.run.id)
+            if rows:
+                last = rows[-1]
+                delivery = {"pending": f"pending (attempts: {last.attempts})", "delivered": "delivered",
+                            "failed": f"failed: {last.last_error}"}[last.status]
+            elif row.run.status is RunStatus.KILLED:
+                delivery = "none (killed runs announce nothing)"
+            elif row.run.status.is_terminal:
+                delivery = "none (the run replied NO_REPLY)"
+        return Details(delivery, await self._orchestrator.transcripts.count(row.session.key))
+
+    async def target_choices(self, conversation: str, current: str) -> list[tuple[str, str]]:
+        """Autocomplete: ``(name, value)`` pairs — index, label, status, age — matching what was typed."""
+        now = self._clock()
+        typed = current.strip().lower()
+        choices = []
+        for index, row in enumerate(await self.rows(conversation), start=1):
+            run = row.run
+            if run is None:
+                continue
+            age = format_runtime(now - run.created_at)
+            name = f"#{index} {row.label[:60]} — {row.status}, {age} ago"
+            if not typed or typed in name.lower() or run.id.startswith(typed):
+                choices.append((name[:100], str(index)))
+        return choices[:25]
+
+    async def _authorize(self, actor: Actor, row: ChildRow, action: str, detail: str | None = None) -> None:
+        owner = row.run.requester_user_id if row.run else None
+        if owner == actor.user_id:
+            return
+        if not actor.is_moderator:
+            raise UserError(
+                f"You can only {action} runs you started; {row.label} belongs to <@{owner}>. "
+                "Ask them or a moderator."
+            )
+        await self._audit.record(
+            AuditEntry(actor.guild_id, actor.user_id, owner, action, row.run.id if row.run else None, detail,
+                       self._clock())
+        )
+        log.warning("moderator_action", action=action, actor=actor.user_id, owner=owner,
+                    run_id=row.run.id if row.run else None)
+
+    async def kill(self, actor: Actor, conversation: str, target: str) -> str:
+        row = await self.resolve(conversation, target)
+        if row.run is None or row.run.status.is_terminal:
+            return f"{row.label} is already finished."
+        await self._authorize(actor, row, "kill")
+        stopped = await self._orchestrator.kill(row.run.id)
+        descendants = len(stopped) - 1
+        return f"killed {row.label}" + (f" (+ {descendants} descendants)." if descendants else ".")
+
+    async def kill_all(self, actor: Actor, conversation: str) -> str:
+        """Kill every active sub-agent the actor may kill; a moderator's covers everyone's (audited)."""
+        rows = [r for r in await self.rows(conversation) if r.run is not None and not r.run.status.is_terminal]
+        mine = [r for r in rows if actor.is_moderator or r.run.requester_user_id == actor.user_id]
+        if not mine:
+            return "No active subagents to kill." if not rows else "None of the active subagents are yours to kill."
+        stopped = 0
+        for row in mine:
+            await self._authorize(actor, row, "kill")
+            stopped += len(await self._orchestrator.kill(row.run.id))
+        skipped = len(rows) - len(mine)
+        noun = "subagent" if stopped == 1 else "subagents"
+        return f"killed {stopped} {noun}." + (f" {skipped} belong to others." if skipped else "")
+
+    async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> str:
+        row = await self.resolve(conversation, target)
+        text = message.strip()
+        if not text:
+            raise UserError("Steer needs a message.")
+        if len(text) > MAX_STEER_CHARS:
+            raise UserError(f"Message too long ({len(text)} chars, max {MAX_STEER_CHARS}).")
+        if row.run is None or row.run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+            if row.run is not None and row.run.status is RunStatus.WAITING_CHILDREN:
+                raise UserError(f"{row.label} is waiting on its children; steer one of them instead.")
+            raise UserError(f"{row.label} is already finished.")
+        key = (actor.user_id, row.run.id)
+        now = self._clock()
+        if now - self._last_steer.get(key, float("-inf")) < STEER_INTERVAL_SECONDS:
+            raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
+        await self._authorize(actor, row, "steer", text[:200])
+        self._last_steer[key] = now
+        await self._orchestrator.steer(row.run.id, text)
+        return f"steered {row.label} (run {row.run.id[:8]})."
+
+    async def send(self, actor: Actor, conversation: str, target: str, message: str) -> str:
+        """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run)."""
+        row = await self.resolve(conversation, target)
+        text = message.strip()
+        if not text:
+            raise UserError("Send needs a message.")
+        if len(text) > MAX_STEER_CHARS:
+            raise UserError(f"Message too long ({len(text)} chars, max {MAX_STEER_CHARS}).")
+        await self._authorize(actor, row, "send", text[:200])
+        orchestrator = self._orchestrator
+        if row.run is not None and not row.run.status.is_terminal:
+            before = await orchestrator.queries.assistant_texts(row.session.key)
+            await orchestrator.steer(row.run.id, text)
+            reply = await orchestrator.wait_for(
+                lambda: self._new_reply(row.session.key, len(before)), self._send_wait
+            )
+            run_id = row.run.id
+        else:
+            run_id = await orchestrator.follow_up(row.session, text, row.run)
+            reply = await orchestrator.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
+        if reply is None:
+            return f"⏳ Subagent still running (run {run_id[:8]})."
+        return reply
+
+    async def _new_reply(self, session_key: str, seen: int) -> str | None:
+        texts = await self._orchestrator.queries.assistant_texts(session_key)
+        return texts[-1] if len(texts) > seen else None
+
+    async def _finished_reply(self, run_id: str) -> str | None:
+        run = await self._orchestrator.runs.get(run_id)
+        if run is None or not run.status.is_terminal:
+            return None
+        if run.status is RunStatus.COMPLETED:
+            return run.result_text or "(no output)"
+        return f"⚠️ Subagent error: {run.error or run.status.value} (run {run_id[:8]})."
+
+    async def stop(self, actor: Actor, conversation: str) -> str:
+        """Abort the conversation's main-agent turn and every sub-agent (cascading), as far as the actor may."""
+        main_key = self._main_key(conversation)
+        turns = [
+            run for run in await self._orchestrator.runs.for_session(main_key)
+            if run.kind is RunKind.CHAT and not run.status.is_terminal
+            and (actor.is_moderator or run.requester_user_id == actor.user_id)
+        ]
+        for run in turns:
+            await self._orchestrator.kill(run.id)
+        rows = [
+            r for r in await self.rows(conversation)
+            if r.run is not None and not r.run.status.is_terminal
+            and (actor.is_moderator or r.run.requester_user_id == actor.user_id)
+        ]
+        stopped = 0
+        for row in rows:
+            await self._authorize(actor, row, "kill")
+            stopped += len(await self._orchestrator.kill(row.run.id))
+        if not turns and not stopped:
+            return "Nothing of yours is running in this conversation." if not actor.is_moderator else (
+                "Nothing is running in this conversation."
+            )
+        return "⚙️ Agent was aborted." + (f" Stopped {stopped} sub-agent(s)." if stopped else "")

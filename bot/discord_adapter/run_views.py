@@ -1,0 +1,87 @@
+"""Plain-text views of runs for Discord replies: list lines, info, and transcript logs. Short lines that read
+well on a phone; model text passes through the internal-context choke point like every other post."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from bot.core.control import Listing
+from bot.core.internal_context import strip_internal_context
+from bot.core.session_queries import ChildRow
+from bot.core.stats import format_runtime, format_tokens
+
+
+def _runtime(row: ChildRow, now: float) -> str:
+    run = row.run
+    if run is None or run.started_at is None:
+        return "0s"
+    return format_runtime((run.ended_at or now) - run.started_at)
+
+
+def list_line(index: int, row: ChildRow, now: float) -> str:
+    run = row.run
+    assert run is not None
+    usage = run.usage
+    tokens = ""
+    if usage.input_tokens or usage.output_tokens:
+        total = usage.input_tokens + usage.output_tokens
+        tokens = (f", tokens {format_tokens(total)} (in {format_tokens(usage.input_tokens)} / "
+                  f"out {format_tokens(usage.output_tokens)})")
+    task = "" if row.session.label is None else f" - {run.task[:110]}"
+    return f"{index}. {row.label[:48]} ({run.model}, {_runtime(row, now)}{tokens}) {row.status}{task}"
+
+
+def render_listing(listing: Listing, now: float | None = None) -> str:
+    now = time.time() if now is None else now
+    active = [list_line(i, r, now) for i, r in listing.active] or ["(none)"]
+    recent = [list_line(i, r, now) for i, r in listing.recent] or ["(none)"]
+    return "\n".join(["active subagents:", "-----", *active, "", "recent subagents (last 30m):", "-----", *recent])
+
+
+def _when(timestamp: float | None, now: float) -> str:
+    if timestamp is None:
+        return "—"
+    iso = datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"{iso} ({format_runtime(now - timestamp)} ago) <t:{int(timestamp)}:R>"
+
+
+def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: float | None = None) -> str:
+    now = time.time() if now is None else now
+    run, session = row.run, row.session
+    assert run is not None
+    outcome = run.status.value + (f" ({run.error})" if run.error else "")
+    archive = _when(session.archived_at, now) if session.archived_at else (
+        f"due {_when(session.archive_at, now)}" if session.archive_at else "not scheduled")
+    return "\n".join([
+        "ℹ️ Subagent info",
+        f"Status: {row.status}",
+        f"Label: {row.label}",
+        f"Task: {run.task[:500]}",
+        f"Run: {run.id}",
+        f"Session: {session.key}",
+        f"Agent: {session.agent_id} (depth {session.depth}, {session.role})",
+        f"Model: {run.model}",
+        f"Runtime: {_runtime(row, now)}",
+        f"Created: {_when(run.created_at, now)}",
+        f"Started: {_when(run.started_at, now)}",
+        f"Ended: {_when(run.ended_at, now)}",
+        f"Cleanup: {session.cleanup}",
+        f"Archive: {archive}",
+        f"Outcome: {outcome}",
+        f"Delivery: {delivery}",
+        f"Transcript: {transcript_messages} message(s)",
+    ])
+
+
+_ROLES = {"user": "User", "assistant": "Assistant", "tool_call": "Tool call", "tool_result": "Tool result"}
+
+
+def render_log(row: ChildRow, entries: list[dict[str, str]]) -> str:
+    lines = [f"📜 Subagent log: {row.label}"]
+    for entry in entries:
+        text = strip_internal_context(entry["text"]) or "(internal context)"
+        lines.append(f"{_ROLES[entry['role']]}: {text}")
+    if len(lines) == 1:
+        lines.append("(no messages)")
+    return "\n".join(lines)

@@ -1,0 +1,26 @@
+"""``/stop``: abort this conversation's main-agent turn and every sub-agent it spawned, cascading."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.app import ThreadboundBot
+from bot.discord_adapter.replies import send_text
+from cogs.subagents import actor_of, conversation_of
+
+
+class StopCog(commands.Cog):
+    def __init__(self, bot: ThreadboundBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="stop", description="Stop the agent's current turn and its sub-agents here")
+    async def stop(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        actor = actor_of(interaction, self.bot.config.discord.moderator_role_ids)
+        await send_text(interaction, await self.bot.control.stop(actor, conversation_of(interaction)))
+
+
+async def setup(bot: ThreadboundBot) -> None:
+    await bot.add_cog(StopCog(bot))

@@ -1,0 +1,40 @@
+"""Audit log repository: who did what to whose run, and when."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from storage.db import Database
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    guild_id: int | None
+    actor_user_id: int
+    target_user_id: int | None
+    action: str
+    run_id: str | None
+    detail: str | None
+    created_at: float
+
+
+class AuditRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def record(self, entry: AuditEntry) -> None:
+        async with self._db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO audit_log (guild_id, actor_user_id, target_user_id, action, run_id, detail, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (entry.guild_id, entry.actor_user_id, entry.target_user_id, entry.action, entry.run_id, entry.detail,
+                 entry.created_at),
+            )
+
+    async def recent(self, limit: int = 50) -> list[AuditEntry]:
+        rows = await self._db.fetch_all(
+            "SELECT guild_id, actor_user_id, target_user_id, action, run_id, detail, created_at FROM audit_log "
+            "ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        return [AuditEntry(*row) for row in rows]
