@@ -17,9 +17,12 @@ from bot.core.control import RunControl
 from bot.core.orchestrator import Orchestrator
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.interaction_errors import ThreadboundTree
+from bot.discord_adapter.run_buttons import RunKillButton, RunSteerButton
+from bot.discord_adapter.status_board import StatusBoard
 from storage.audit import AuditRepository
 from storage.db import Database
 from storage.meta import MetaRepository
+from storage.status_messages import StatusMessageRepository
 
 log = structlog.get_logger(__name__)
 
@@ -59,6 +62,7 @@ class ThreadboundBot(commands.Bot):
         self._orchestrator: Orchestrator | None = None
         self._delivery: DeliveryWorker | None = None
         self._control: RunControl | None = None
+        self._status_board: StatusBoard | None = None
 
     @property
     def orchestrator(self) -> Orchestrator:
@@ -88,8 +92,14 @@ class ThreadboundBot(commands.Bot):
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         self._control = RunControl(self._orchestrator, AuditRepository(self._db))
+        self.add_dynamic_items(RunKillButton, RunSteerButton)
+        if self.config.discord.status_messages:
+            self._status_board = StatusBoard(self, self._orchestrator, StatusMessageRepository(self._db))
+            self._orchestrator.add_run_listener(self._status_board.run_changed)
         await self._orchestrator.start()
         await self._delivery.start()
+        if self._status_board is not None:
+            await self._status_board.start()
         for extension in INITIAL_EXTENSIONS:
             try:
                 await self.load_extension(extension)
@@ -118,6 +128,8 @@ class ThreadboundBot(commands.Bot):
         """Prefix commands are not used; the chat cog handles messages."""
 
     async def close(self) -> None:
+        if self._status_board is not None:
+            await self._status_board.close()
         if self._delivery is not None:
             await self._delivery.close()
         if self._orchestrator is not None:

@@ -41,6 +41,7 @@ class DiscordConfig(_Section):
     gateway_url: str = "wss://gateway.discord.gg/"
     dev_guild_id: int | None = None
     moderator_role_ids: list[int] = Field(default_factory=list)
+    status_messages: bool = True
 
 
 class StorageConfig(_Section):

@@ -7,8 +7,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
+from bot.discord_adapter.conversations import actor_of, conversation_of
 from bot.discord_adapter.replies import send_text
-from cogs.subagents import actor_of, conversation_of
 
 
 class StopCog(commands.Cog):

@@ -12,25 +12,11 @@ from bot.app import ThreadboundBot
 from bot.config import THINKING_LEVELS
 from bot.core.control import Actor
 from bot.core.orchestrator import Origin, SpawnRequest
-from bot.discord_adapter.conversations import conversation_for
+from bot.discord_adapter.conversations import actor_of, conversation_of
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.run_views import render_info, render_listing, render_log
 
 AUTOCOMPLETE_BUDGET_SECONDS = 1.5
-
-
-def conversation_of(interaction: discord.Interaction) -> str:
-    return conversation_for(
-        channel_id=interaction.channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id
-    )
-
-
-def actor_of(interaction: discord.Interaction, moderator_role_ids: list[int]) -> Actor:
-    """Moderators: Manage Threads or Manage Messages here, or a configured moderator role (checked per call)."""
-    permissions = interaction.permissions
-    roles = {role.id for role in getattr(interaction.user, "roles", [])}
-    moderator = permissions.manage_threads or permissions.manage_messages or bool(roles & set(moderator_role_ids))
-    return Actor(user_id=interaction.user.id, is_moderator=moderator, guild_id=interaction.guild_id)
 
 
 class SubagentsCog(commands.GroupCog, group_name="subagents", group_description="Spawn and manage sub-agents"):

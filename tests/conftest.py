@@ -59,6 +59,7 @@ class World:
     alice: FakeUser = None
     extra_config: str = ""
     offline: bool = False
+    status_messages: bool = True
     bots: list[ThreadboundBot] = field(default_factory=list)
 
     @property
@@ -72,6 +73,7 @@ token_env = "TB_TEST_TOKEN"
 api_base_url = "{self.discord.api_base_url}"
 gateway_url = "{self.discord.gateway_url}"
 dev_guild_id = {self.guild.id}
+status_messages = {str(self.status_messages).lower()}
 [storage]
 path = "{self.db_path}"
 [logging]
@@ -138,8 +140,20 @@ api_key_env = "TB_TEST_API_KEY"
 
         await asyncio.wait_for(poll(), timeout)
 
+    def status_message_ids(self) -> set[str]:
+        return {str(row[0]) for row in self.rows("SELECT message_id FROM status_messages")}
+
     def bot_messages(self) -> list[dict]:
-        return [m for m in self.discord.channel_messages(self.channel) if m["author"]["id"] == str(self.discord.bot_user_id)]
+        """What the bot posted in the channel, live status messages aside."""
+        status = self.status_message_ids()
+        return [
+            m for m in self.discord.channel_messages(self.channel)
+            if m["author"]["id"] == str(self.discord.bot_user_id) and m["id"] not in status
+        ]
+
+    def status_posts(self) -> list[dict]:
+        status = self.status_message_ids()
+        return [m for m in self.discord.channel_messages(self.channel) if m["id"] in status]
 
 
 @pytest.fixture

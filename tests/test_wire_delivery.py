@@ -8,9 +8,17 @@ import os
 import signal
 import sys
 
+import pytest
+
 from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
 
 MESSAGES_ROUTE = r"^/channels/\d+/messages$"
+
+
+@pytest.fixture(autouse=True)
+def _announcements_only(world):
+    """Failures are injected on the messages route: keep live status messages out of the way."""
+    world.status_messages = False
 
 
 async def spawn_and_get_run_id(world, task="Summarise the plan") -> str:

@@ -51,10 +51,6 @@ class Session:
     archive_at: float | None = None
     archived_at: float | None = None
 
-    @property
-    def display_name(self) -> str:
-        return self.label or self.agent_id
-
 
 @dataclass(frozen=True)
 class Usage:

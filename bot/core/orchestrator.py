@@ -173,8 +173,17 @@ class Orchestrator:
         self._supervisor: asyncio.Task[None] | None = None
         self._outbox_listeners: list[Callable[[], None]] = []
         self._changed = asyncio.Event()
+        self._run_listeners: list[Callable[[str], None]] = []
 
     # -- lifecycle -------------------------------------------------------------------------------------------
+
+    def add_run_listener(self, listener: Callable[[str], None]) -> None:
+        """Called with a run id whenever that run changes (queued, started, a step, settled, killed)."""
+        self._run_listeners.append(listener)
+
+    def _run_changed(self, run_id: str) -> None:
+        for listener in self._run_listeners:
+            listener(run_id)
 
     def add_outbox_listener(self, listener: Callable[[], None]) -> None:
         """Called after every transaction that added outbox rows (the delivery worker wakes on it)."""
@@ -252,6 +261,7 @@ class Orchestrator:
             if token is not None:
                 token.cancel()
             log.info("run_killed", run_id=run.id, session_key=run.session_key)
+            self._run_changed(run.id)
         self._after_commit(followups)
         return subtree
 
@@ -431,6 +441,7 @@ class Orchestrator:
         log.info("run_queued", run_id=run.id, session_key=run.session_key, kind=run.kind.value,
                  parent_run_id=run.parent_run_id)
         self._pending.put_nowait(("start", run.id))
+        self._run_changed(run.id)
 
     def _resolve_model(self, reference: str) -> ResolvedModel:
         try:
@@ -528,9 +539,11 @@ class Orchestrator:
                         return
                     prompt = run.task
                     log.info("run_started", model=run.model)
+                    self._run_changed(run.id)
                 while prompt is not None:
                     outcome = await self._run_turn(run, session, prompt)
                     prompt = await self._settle(run, session, outcome)
+                    self._run_changed(run.id)
 
     async def _run_turn(self, run: Run, session: Session, prompt: str) -> RunOutcome:
         agent = self._config.agents.list[session.agent_id]
@@ -542,6 +555,7 @@ class Orchestrator:
         async def persist(messages: Sequence[ModelMessage]) -> None:
             await self.transcripts.append(session.key, run.id, messages)
             self._progressed()
+            self._run_changed(run.id)
 
         async def drain() -> list[str]:
             text = await self._take_inbox(run.id, wake=False)
@@ -663,12 +677,12 @@ class Orchestrator:
         if await self.inbox.count_pending(tx, parent.id):
             await self.runs.set_status(tx, parent.id, RunStatus.WAITING_CHILDREN, RunStatus.RUNNING)
             log.info("run_woken", run_id=parent.id)
-            return [lambda: self._pending.put_nowait(("wake", parent.id))]
+            return [lambda: self._pending.put_nowait(("wake", parent.id)), lambda: self._run_changed(parent.id)]
         parent_session = await self.sessions.get(parent.session_key)
         assert parent_session is not None
         await self.runs.finish(tx, parent.id, RunStatus.COMPLETED, now, usage=parent.usage)
         finished = replace(parent, status=RunStatus.COMPLETED, ended_at=now)
-        return await self._route(tx, finished, parent_session, now)
+        return [lambda: self._run_changed(parent.id), *await self._route(tx, finished, parent_session, now)]
 
     def _completion_event(self, run: Run, session: Session, now: float) -> str:
         started = run.started_at if run.started_at is not None else now

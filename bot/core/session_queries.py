@@ -28,6 +28,13 @@ _STATUS_WORDS = {
 }
 
 
+def run_label(session: Session, run: Run | None) -> str:
+    """How people see a sub-agent named: its label, else the start of its task."""
+    if session.label:
+        return session.label
+    return run.task[:48] if run else session.agent_id
+
+
 @dataclass(frozen=True)
 class ChildRow:
     session: Session
@@ -36,9 +43,7 @@ class ChildRow:
 
     @property
     def label(self) -> str:
-        if self.session.label:
-            return self.session.label
-        return (self.run.task[:48] if self.run else self.session.agent_id)
+        return run_label(self.session, self.run)
 
     @property
     def status(self) -> str:

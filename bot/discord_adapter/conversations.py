@@ -1,9 +1,27 @@
-"""Which conversation a Discord place belongs to: a guild channel, or a user's DMs with the bot."""
+"""Who and where an interaction comes from, in the core's terms: the conversation, and the acting person."""
 
 from __future__ import annotations
+
+import discord
+
+from bot.core.control import Actor
 
 
 def conversation_for(*, channel_id: int, guild_id: int | None, user_id: int) -> str:
     if guild_id is None:
         return f"discord:dm:{user_id}"
     return f"discord:channel:{channel_id}"
+
+
+def conversation_of(interaction: discord.Interaction) -> str:
+    return conversation_for(
+        channel_id=interaction.channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id
+    )
+
+
+def actor_of(interaction: discord.Interaction, moderator_role_ids: list[int]) -> Actor:
+    """Moderators: Manage Threads or Manage Messages here, or a configured moderator role (checked per call)."""
+    permissions = interaction.permissions
+    roles = {role.id for role in getattr(interaction.user, "roles", [])}
+    moderator = permissions.manage_threads or permissions.manage_messages or bool(roles & set(moderator_role_ids))
+    return Actor(user_id=interaction.user.id, is_moderator=moderator, guild_id=interaction.guild_id)

@@ -110,3 +110,11 @@ CREATE TABLE audit_log (
     detail                TEXT,
     created_at            REAL NOT NULL
 );
+
+-- Live status messages: one per top-level run, edited as it progresses and finalised when it ends.
+CREATE TABLE status_messages (
+    run_id                TEXT PRIMARY KEY REFERENCES runs(id),
+    channel_id            INTEGER NOT NULL,
+    message_id            INTEGER NOT NULL,
+    final                 INTEGER NOT NULL DEFAULT 0
+);

@@ -1,0 +1,88 @@
+"""Kill and Steer buttons on a run's status message. Their state lives in the ``custom_id``
+(``run:kill:<run id>``), so they keep working after a restart (discord.py's ``DynamicItem``); they go through
+the same permission checks as the slash commands."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable
+
+import discord
+
+from bot.core.orchestrator import UserError
+from bot.discord_adapter.conversations import actor_of, conversation_of
+from bot.discord_adapter.interaction_errors import send_ephemeral
+from bot.discord_adapter.replies import send_text
+
+STEER_INPUT_ID = "steer-text"
+
+
+async def _answer(interaction: discord.Interaction, work: Awaitable[str]) -> None:
+    """Defer, do the work, reply privately; a refusal becomes its message instead of a failed interaction."""
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    try:
+        reply = await work
+    except UserError as refused:
+        await send_ephemeral(interaction, f"⚠️ {refused}")
+        return
+    await send_text(interaction, reply)
+
+
+class RunKillButton(discord.ui.DynamicItem[discord.ui.Button], template=r"run:kill:(?P<run_id>[0-9a-f]{32})"):
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            discord.ui.Button(label="Kill", emoji="🛑", style=discord.ButtonStyle.danger, custom_id=f"run:kill:{run_id}")
+        )
+        self.run_id = run_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
+    ) -> RunKillButton:
+        return cls(match["run_id"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        bot = interaction.client
+        actor = actor_of(interaction, bot.config.discord.moderator_role_ids)
+        await _answer(interaction, bot.control.kill(actor, conversation_of(interaction), self.run_id))
+
+
+class SteerModal(discord.ui.Modal):
+    def __init__(self, run_id: str) -> None:
+        super().__init__(title="Steer this sub-agent", custom_id=f"run:steer-modal:{run_id}", timeout=600)
+        self.run_id = run_id
+        self.direction = discord.ui.TextInput(
+            label="New direction", style=discord.TextStyle.paragraph, max_length=4000, custom_id=STEER_INPUT_ID
+        )
+        self.add_item(self.direction)
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        bot = interaction.client
+        actor = actor_of(interaction, bot.config.discord.moderator_role_ids)
+        await _answer(
+            interaction, bot.control.steer(actor, conversation_of(interaction), self.run_id, self.direction.value)
+        )
+
+
+class RunSteerButton(discord.ui.DynamicItem[discord.ui.Button], template=r"run:steer:(?P<run_id>[0-9a-f]{32})"):
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            discord.ui.Button(label="Steer", emoji="🧭", style=discord.ButtonStyle.primary, custom_id=f"run:steer:{run_id}")
+        )
+        self.run_id = run_id
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
+    ) -> RunSteerButton:
+        return cls(match["run_id"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await interaction.response.send_modal(SteerModal(self.run_id))
+
+
+def run_controls(run_id: str) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(RunKillButton(run_id))
+    view.add_item(RunSteerButton(run_id))
+    return view

@@ -1,0 +1,133 @@
+"""A live status message for each run started from a channel: state, runtime, tool calls and tokens, with Kill
+and Steer buttons; edited at most once per interval per run (llmcord's throttled edits), finalised when the
+run ends — also after a restart, since where each message lives is stored in SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+import discord
+import structlog
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+
+from bot.core.models import Run, RunStatus
+from bot.core.orchestrator import Orchestrator
+from bot.core.session_queries import run_label
+from bot.core.stats import format_runtime, format_tokens
+from bot.discord_adapter.run_buttons import run_controls
+from storage.status_messages import StatusMessageRepository
+
+log = structlog.get_logger(__name__)
+
+_ICONS = {
+    RunStatus.QUEUED: "⏳",
+    RunStatus.RUNNING: "🔄",
+    RunStatus.WAITING_CHILDREN: "🕓",
+    RunStatus.COMPLETED: "✅",
+    RunStatus.FAILED: "❌",
+    RunStatus.TIMED_OUT: "⏱️",
+    RunStatus.KILLED: "🛑",
+    RunStatus.INTERRUPTED: "⚠️",
+}
+
+
+class StatusBoard:
+    def __init__(
+        self,
+        client: discord.Client,
+        orchestrator: Orchestrator,
+        messages: StatusMessageRepository,
+        *,
+        interval: float = 1.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._client = client
+        self._orchestrator = orchestrator
+        self._messages = messages
+        self._interval = interval
+        self._clock = clock
+        self._dirty: set[str] = set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+
+    def run_changed(self, run_id: str) -> None:
+        self._dirty.add(run_id)
+        self._wake.set()
+
+    async def start(self) -> None:
+        """Finalise messages of runs that ended while the bot was down, then follow live runs."""
+        self._dirty.update(await self._messages.unfinished())
+        self._wake.set()
+        self._task = asyncio.create_task(self._loop(), name="status-board")
+
+    async def close(self) -> None:
+        """Let a refresh in progress finish (a posted message must be recorded), then stop."""
+        if self._task is None:
+            return
+        self._stop.set()
+        self._wake.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), 5)
+        except asyncio.TimeoutError:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            batch, self._dirty = self._dirty, set()
+            for run_id in batch:
+                try:
+                    await self._refresh(run_id)
+                except discord.HTTPException as error:
+                    log.warning("status_message_failed", run_id=run_id, error=repr(error))
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self._interval)
+
+    async def _refresh(self, run_id: str) -> None:
+        run = await self._orchestrator.runs.get(run_id)
+        if run is None:
+            return
+        session = await self._orchestrator.sessions.get(run.session_key)
+        if session is None or session.depth != 1:
+            return
+        existing = await self._messages.get(run_id)
+        if existing is not None and existing.final:
+            return
+        content = await self._render(run, run_label(session, run))
+        finished = run.status.is_terminal
+        view = None if finished else run_controls(run.id)
+        channel = self._client.get_partial_messageable(run.channel_id)
+        if existing is None:
+            if finished:
+                return  # it ended before its first status: the announcement says everything
+            message = await channel.send(content, view=view, allowed_mentions=discord.AllowedMentions.none())
+            await self._messages.add(run.id, run.channel_id, message.id)
+            return
+        await channel.get_partial_message(existing.message_id).edit(content=content, view=view)
+        if finished:
+            await self._messages.mark_final(run.id)
+
+    async def _render(self, run: Run, label: str) -> str:
+        messages = await self._orchestrator.transcripts.for_run(run.id)
+        responses = [m for m in messages if isinstance(m, ModelResponse)]
+        tool_calls = sum(isinstance(p, ToolCallPart) for m in responses for p in m.parts)
+        tokens = sum(m.usage.input_tokens + m.usage.output_tokens for m in responses)
+        if run.status.is_terminal:
+            tokens = run.usage.input_tokens + run.usage.output_tokens
+        runtime = format_runtime((run.ended_at or self._clock()) - run.started_at) if run.started_at else "0s"
+        state = run.status.value.replace("_", " ")
+        if run.status is RunStatus.WAITING_CHILDREN:
+            state = f"waiting on {await self._orchestrator.runs.count_unsettled_children(run.id)} children"
+        return (
+            f"{_ICONS[run.status]} **{label}** · {state} · {runtime} · {tool_calls} tool call(s) · "
+            f"tokens {format_tokens(tokens)}\n-# run {run.id[:8]}"
+        )
