@@ -60,6 +60,7 @@ class World:
     extra_config: str = ""
     offline: bool = False
     status_messages: bool = True
+    moderator_role_ids: list[int] = field(default_factory=list)
     bots: list[ThreadboundBot] = field(default_factory=list)
 
     @property
@@ -74,6 +75,7 @@ api_base_url = "{self.discord.api_base_url}"
 gateway_url = "{self.discord.gateway_url}"
 dev_guild_id = {self.guild.id}
 status_messages = {str(self.status_messages).lower()}
+moderator_role_ids = {self.moderator_role_ids}
 [storage]
 path = "{self.db_path}"
 [logging]

@@ -179,3 +179,52 @@ async def test_stop_aborts_the_turn_and_the_subagents(world):
     assert world.rows("SELECT kind, status FROM runs ORDER BY created_at") == [("chat", "killed"), ("spawn", "killed")]
     assert world.bot_messages() == []
     assert await command(world, world.alice, "stop") == "Nothing of yours is running in this conversation."
+
+
+async def test_kill_all_counts_what_it_stopped_and_leaves_other_peoples_runs(world):
+    world.llm.hang()
+    world.llm.hang()
+    world.llm.hang()
+    await world.start_bot()
+    bob = member(world, "bob")
+    await spawn(world, task="Alice one")
+    await spawn(world, task="Alice two")
+    await spawn(world, user=bob, task="Bob's job")
+    await world.llm.wait_hanging(3)
+
+    assert await command(world, world.alice, "subagents kill", target="all") == (
+        "killed 2 subagents. 1 belongs to others."
+    )
+    assert sorted(world.rows("SELECT task, status FROM runs")) == [
+        ("Alice one", "killed"), ("Alice two", "killed"), ("Bob's job", "running")
+    ]
+
+
+async def test_send_to_a_running_session_returns_its_next_reply(world):
+    world.extra_config = "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
+    world.llm.hang(then=Step.calls([("sessions_list", {})]))
+    world.llm.respond_with(lambda body: "now answering: " + body["messages"][-1]["content"])
+    await world.start_bot()
+    await spawn(world, task="Keep going")
+    await world.llm.wait_hanging(1)
+
+    inter = await world.discord.slash(world.alice, world.channel, "subagents send", target="1", message="Status?")
+    await world.discord.wait_ack(inter)
+    world.llm.release()
+    reply = await world.discord.wait_followup(inter, timeout=20)
+
+    assert reply["content"] == "now answering: Status?"
+
+
+async def test_a_configured_moderator_role_may_kill_anyones_run(world):
+    role = world.discord.add_role(world.guild, "Agent wranglers")
+    wrangler = world.discord.add_user("wrangler")
+    world.discord.add_member(world.guild, wrangler, roles=[role])
+    world.moderator_role_ids = [role.id]
+    world.llm.hang()
+    await world.start_bot()
+    await spawn(world)
+    await world.llm.wait_hanging(1)
+
+    assert await command(world, wrangler, "subagents kill", target="1") == "killed Summarise the plan."
+    assert world.rows("SELECT action, actor_user_id FROM audit_log") == [("kill", wrangler.id)]

@@ -147,7 +147,8 @@ class RunControl:
             stopped += len(await self._orchestrator.kill(row.run.id))
         skipped = len(rows) - len(mine)
         noun = "subagent" if stopped == 1 else "subagents"
-        return f"killed {stopped} {noun}." + (f" {skipped} belong to others." if skipped else "")
+        others = f" {skipped} {'belongs' if skipped == 1 else 'belong'} to others." if skipped else ""
+        return f"killed {stopped} {noun}.{others}"
 
     async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> str:
         row = await self.resolve(conversation, target)
