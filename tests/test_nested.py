@@ -194,22 +194,26 @@ async def test_silent_reply_posts_nothing(tmp_path):
         assert await outbox_payloads(core) == []
 
 
+def planner_with_one_worker(messages, info):
+    if tool_returns(messages):
+        return ModelResponse(parts=[TextPart("waiting")])
+    return spawn_call(agentId="worker", task="slow")
+
+
+async def planner_waiting_on_its_worker(core, workers: Workers) -> None:
+    await core.chat(ChatRequest(text="go", origin=ORIGIN))
+
+    async def waiting():
+        return (await statuses(core)).get("planner") == ["waiting_children"] and workers.started == 1
+
+    await settle(core, waiting)
+
+
 async def test_child_of_killed_orchestrator_posts_nothing(tmp_path):
     workers = Workers()
-
-    def planner(messages, info):
-        if tool_returns(messages):
-            return ModelResponse(parts=[TextPart("waiting")])
-        return spawn_call(agentId="worker", task="slow")
-
-    models = ScriptedModels(main=main_spawns_planner, planner=planner, worker=workers)
+    models = ScriptedModels(main=main_spawns_planner, planner=planner_with_one_worker, worker=workers)
     async with running_core(tmp_path, models, NESTED) as core:
-        await core.chat(ChatRequest(text="go", origin=ORIGIN))
-
-        async def waiting():
-            return (await statuses(core)).get("planner") == ["waiting_children"] and workers.started == 1
-
-        await settle(core, waiting)
+        await planner_waiting_on_its_worker(core, workers)
         planner_run = (await core.queries.children("agent:main:discord:channel:100"))[0].run
         killed = await core.kill(planner_run.id)
         assert [r.session_key.split(":")[1] for r in killed] == ["worker", "planner"]  # children first
@@ -258,20 +262,9 @@ async def test_late_child_of_a_finished_run_goes_to_the_requesters_requester(tmp
 
 async def test_interrupted_chain_announces_only_its_top_after_restart(tmp_path):
     workers = Workers()
-
-    def planner(messages, info):
-        if tool_returns(messages):
-            return ModelResponse(parts=[TextPart("waiting")])
-        return spawn_call(agentId="worker", task="slow")
-
-    models = ScriptedModels(main=main_spawns_planner, planner=planner, worker=workers)
+    models = ScriptedModels(main=main_spawns_planner, planner=planner_with_one_worker, worker=workers)
     async with running_core(tmp_path, models, NESTED) as core:
-        await core.chat(ChatRequest(text="go", origin=ORIGIN))
-
-        async def waiting():
-            return (await statuses(core)).get("planner") == ["waiting_children"] and workers.started == 1
-
-        await settle(core, waiting)
+        await planner_waiting_on_its_worker(core, workers)
 
     async with running_core(tmp_path, models, NESTED) as core:
         assert await statuses(core) == {"main": ["completed"], "planner": ["interrupted"], "worker": ["interrupted"]}

@@ -24,6 +24,15 @@ SEND_WAIT_SECONDS = 30.0
 log = structlog.get_logger(__name__)
 
 
+def _message_text(message: str, verb: str) -> str:
+    text = message.strip()
+    if not text:
+        raise UserError(f"{verb} needs a message.")
+    if len(text) > MAX_STEER_CHARS:
+        raise UserError(f"Message too long ({len(text)} chars, max {MAX_STEER_CHARS}).")
+    return text
+
+
 @dataclass(frozen=True)
 class Actor:
     user_id: int
@@ -152,11 +161,7 @@ class RunControl:
 
     async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> str:
         row = await self.resolve(conversation, target)
-        text = message.strip()
-        if not text:
-            raise UserError("Steer needs a message.")
-        if len(text) > MAX_STEER_CHARS:
-            raise UserError(f"Message too long ({len(text)} chars, max {MAX_STEER_CHARS}).")
+        text = _message_text(message, "Steer")
         if row.run is None or row.run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             if row.run is not None and row.run.status is RunStatus.WAITING_CHILDREN:
                 raise UserError(f"{row.label} is waiting on its children; steer one of them instead.")
@@ -173,11 +178,7 @@ class RunControl:
     async def send(self, actor: Actor, conversation: str, target: str, message: str) -> str:
         """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run)."""
         row = await self.resolve(conversation, target)
-        text = message.strip()
-        if not text:
-            raise UserError("Send needs a message.")
-        if len(text) > MAX_STEER_CHARS:
-            raise UserError(f"Message too long ({len(text)} chars, max {MAX_STEER_CHARS}).")
+        text = _message_text(message, "Send")
         await self._authorize(actor, row, "send", text[:200])
         orchestrator = self._orchestrator
         if row.run is not None and not row.run.status.is_terminal:
