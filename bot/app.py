@@ -17,7 +17,7 @@ from bot.core.control import RunControl
 from bot.core.orchestrator import Orchestrator
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.interaction_errors import ThreadboundTree
-from bot.discord_adapter.run_buttons import RunKillButton, RunSteerButton
+from bot.discord_adapter.run_buttons import RunButton
 from bot.discord_adapter.status_board import StatusBoard
 from storage.audit import AuditRepository
 from storage.db import Database
@@ -92,7 +92,7 @@ class ThreadboundBot(commands.Bot):
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         self._control = RunControl(self._orchestrator, AuditRepository(self._db))
-        self.add_dynamic_items(RunKillButton, RunSteerButton)
+        self.add_dynamic_items(RunButton)
         if self.config.discord.status_messages:
             self._status_board = StatusBoard(self, self._orchestrator, StatusMessageRepository(self._db))
             self._orchestrator.add_run_listener(self._status_board.run_changed)

@@ -28,25 +28,6 @@ async def _answer(interaction: discord.Interaction, work: Awaitable[str]) -> Non
     await send_text(interaction, reply)
 
 
-class RunKillButton(discord.ui.DynamicItem[discord.ui.Button], template=r"run:kill:(?P<run_id>[0-9a-f]{32})"):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(
-            discord.ui.Button(label="Kill", emoji="🛑", style=discord.ButtonStyle.danger, custom_id=f"run:kill:{run_id}")
-        )
-        self.run_id = run_id
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
-    ) -> RunKillButton:
-        return cls(match["run_id"])
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        bot = interaction.client
-        actor = actor_of(interaction, bot.config.discord.moderator_role_ids)
-        await _answer(interaction, bot.control.kill(actor, conversation_of(interaction), self.run_id))
-
-
 class SteerModal(discord.ui.Modal):
     def __init__(self, run_id: str) -> None:
         super().__init__(title="Steer this sub-agent", custom_id=f"run:steer-modal:{run_id}", timeout=600)
@@ -64,25 +45,40 @@ class SteerModal(discord.ui.Modal):
         )
 
 
-class RunSteerButton(discord.ui.DynamicItem[discord.ui.Button], template=r"run:steer:(?P<run_id>[0-9a-f]{32})"):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(
-            discord.ui.Button(label="Steer", emoji="🧭", style=discord.ButtonStyle.primary, custom_id=f"run:steer:{run_id}")
-        )
+_LOOKS = {
+    "kill": ("Kill", "🛑", discord.ButtonStyle.danger),
+    "steer": ("Steer", "🧭", discord.ButtonStyle.primary),
+}
+
+
+class RunButton(
+    discord.ui.DynamicItem[discord.ui.Button], template=r"run:(?P<action>kill|steer):(?P<run_id>[0-9a-f]{32})"
+):
+    """Kill or Steer for one run: ``run:<action>:<run id>``."""
+
+    def __init__(self, action: str, run_id: str) -> None:
+        label, emoji, style = _LOOKS[action]
+        super().__init__(discord.ui.Button(label=label, emoji=emoji, style=style, custom_id=f"run:{action}:{run_id}"))
+        self.action = action
         self.run_id = run_id
 
     @classmethod
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
-    ) -> RunSteerButton:
-        return cls(match["run_id"])
+    ) -> RunButton:
+        return cls(match["action"], match["run_id"])
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await interaction.response.send_modal(SteerModal(self.run_id))
+        if self.action == "steer":
+            await interaction.response.send_modal(SteerModal(self.run_id))
+            return
+        bot = interaction.client
+        actor = actor_of(interaction, bot.config.discord.moderator_role_ids)
+        await _answer(interaction, bot.control.kill(actor, conversation_of(interaction), self.run_id))
 
 
 def run_controls(run_id: str) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
-    view.add_item(RunKillButton(run_id))
-    view.add_item(RunSteerButton(run_id))
+    view.add_item(RunButton("kill", run_id))
+    view.add_item(RunButton("steer", run_id))
     return view
