@@ -19,6 +19,7 @@ from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.interaction_errors import ThreadboundTree
 from bot.discord_adapter.run_buttons import RunButton
 from bot.discord_adapter.status_board import StatusBoard
+from bot.discord_adapter.threads import DiscordThreads
 from storage.audit import AuditRepository
 from storage.db import Database
 from storage.meta import MetaRepository
@@ -26,7 +27,7 @@ from storage.status_messages import StatusMessageRepository
 
 log = structlog.get_logger(__name__)
 
-INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.stop", "cogs.chat")
+INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.stop", "cogs.chat", "cogs.threads")
 COMMAND_SCHEMA_KEY = "command_schema_sha256"
 
 
@@ -83,7 +84,7 @@ class ThreadboundBot(commands.Bot):
         models = ModelFactory(self.config.providers)
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
-        self._orchestrator = Orchestrator(self.config, self._db, models)
+        self._orchestrator = Orchestrator(self.config, self._db, models, threads=DiscordThreads(self))
         self._delivery = DeliveryWorker(
             self,
             self._orchestrator.outbox,

@@ -118,6 +118,41 @@ class AgentsConfig(_Section):
         return self
 
 
+AUTO_ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
+
+
+class ThreadBindingSettings(_Section):
+    """``[session.thread_bindings]``: the global defaults for thread-bound sessions."""
+
+    enabled: bool = True
+    idle_hours: Annotated[float, Field(ge=0)] = 24
+    max_age_hours: Annotated[float, Field(ge=0)] = 0
+    spawn_subagent_sessions: bool = False
+    auto_archive_minutes: Literal[60, 1440, 4320, 10080] = 60
+
+
+class ThreadBindingOverrides(_Section):
+    """``[channels.discord.thread_bindings]``: Discord's overrides of the global defaults (unset = inherit)."""
+
+    enabled: bool | None = None
+    idle_hours: Annotated[float, Field(ge=0)] | None = None
+    max_age_hours: Annotated[float, Field(ge=0)] | None = None
+    spawn_subagent_sessions: bool | None = None
+    auto_archive_minutes: Literal[60, 1440, 4320, 10080] | None = None
+
+
+class SessionConfig(_Section):
+    thread_bindings: ThreadBindingSettings = ThreadBindingSettings()
+
+
+class DiscordChannelConfig(_Section):
+    thread_bindings: ThreadBindingOverrides = ThreadBindingOverrides()
+
+
+class ChannelsConfig(_Section):
+    discord: DiscordChannelConfig = DiscordChannelConfig()
+
+
 class ToolList(_Section):
     allow: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
@@ -138,6 +173,13 @@ class Config(_Section):
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     agents: AgentsConfig = AgentsConfig()
     tools: ToolsConfig = ToolsConfig()
+    session: SessionConfig = SessionConfig()
+    channels: ChannelsConfig = ChannelsConfig()
+
+    def thread_bindings(self) -> ThreadBindingSettings:
+        """Effective thread-binding settings: Discord's overrides on top of the global defaults."""
+        overrides = self.channels.discord.thread_bindings.model_dump(exclude_none=True)
+        return self.session.thread_bindings.model_copy(update=overrides)
 
     @model_validator(mode="after")
     def _model_references_name_providers(self) -> Config:

@@ -19,33 +19,47 @@ class ChatCog(commands.Cog):
         self.bot = bot
 
     def _addressed_to_me(self, message: discord.Message) -> bool:
-        if message.author.bot or message.webhook_id is not None or message.type not in _CHAT_TYPES:
+        if message.type not in _CHAT_TYPES:
             return False
         return message.guild is None or any(user.id == self.bot.user.id for user in message.mentions)
+
+    async def _route_to_bound_session(self, message: discord.Message) -> bool:
+        """Messages in a bound thread go to its session without a mention."""
+        try:
+            return await self.bot.orchestrator.thread_message(
+                message.channel.id, self._without_my_mention(message.content), self._origin(message)
+            )
+        except UserError as error:
+            await message.reply(f"⚠️ {error}", mention_author=False)
+            return True
+
+    def _origin(self, message: discord.Message) -> Origin:
+        guild_id = message.guild.id if message.guild else None
+        return Origin(
+            user_id=message.author.id,
+            channel_id=message.channel.id,
+            guild_id=guild_id,
+            message_id=message.id,
+            conversation=conversation_for(channel_id=message.channel.id, guild_id=guild_id, user_id=message.author.id),
+        )
 
     def _without_my_mention(self, content: str) -> str:
         return re.sub(rf"<@!?{self.bot.user.id}>", "", content).strip()
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
-        if self.bot.user is None or not self._addressed_to_me(message):
+        if self.bot.user is None or message.author.bot or message.webhook_id is not None:
+            return
+        if message.type in _CHAT_TYPES and await self._route_to_bound_session(message):
+            return
+        if not self._addressed_to_me(message):
             return
         text = self._without_my_mention(message.content)
         if not text:
             await message.reply("Mention me with a message, e.g. `@me summarise the plan`.", mention_author=False)
             return
         try:
-            guild_id = message.guild.id if message.guild else None
-            origin = Origin(
-                user_id=message.author.id,
-                channel_id=message.channel.id,
-                guild_id=guild_id,
-                message_id=message.id,
-                conversation=conversation_for(
-                    channel_id=message.channel.id, guild_id=guild_id, user_id=message.author.id
-                ),
-            )
-            await self.bot.orchestrator.chat(ChatRequest(text=text, origin=origin))
+            await self.bot.orchestrator.chat(ChatRequest(text=text, origin=self._origin(message)))
         except UserError as error:
             await message.reply(f"⚠️ {error}", mention_author=False)
 

@@ -33,6 +33,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         task="What the sub-agent should do",
         model="Model as <provider>/<model>; defaults to the configured one",
         thinking="Reasoning effort, for models that support it",
+        thread="Give the sub-agent its own thread, where you can keep talking to it",
     )
     @app_commands.choices(thinking=[app_commands.Choice(name=level, value=level) for level in THINKING_LEVELS])
     async def spawn(
@@ -42,6 +43,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         task: str,
         model: str | None = None,
         thinking: str | None = None,
+        thread: bool = False,
     ) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         origin = Origin(
@@ -51,7 +53,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
             conversation=conversation_of(interaction),
         )
         accepted = await self.bot.orchestrator.spawn(
-            SpawnRequest(agent_id=agent, task=task, model=model, thinking=thinking, origin=origin)
+            SpawnRequest(agent_id=agent, task=task, model=model, thinking=thinking, thread=thread, origin=origin)
         )
         await interaction.followup.send(
             f"Spawned subagent {accepted.agent_id} (session {accepted.session_key}, run {accepted.short_run_id}).",

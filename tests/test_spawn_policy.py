@@ -65,8 +65,11 @@ def refusal(args: SpawnArgs, requester: Session | None = None, **kw) -> tuple[st
         (SpawnArgs(task="x", mode="session"), None, {},
          ("error", 'mode="session" requires thread=true so the subagent can stay bound to a thread.')),
         (SpawnArgs(task="x", thread=True), None, {},
-         ("error", "thread=true is unavailable: thread-bound sub-agent sessions are not enabled in this bot yet. "
-                   'Spawn with mode="run" (the default); the result is announced to you when the run ends.')),
+         ("error", "Discord thread-bound subagent spawns are disabled "
+                   "(set channels.discord.thread_bindings.spawn_subagent_sessions = true to enable).")),
+        (SpawnArgs(task="x", thread=True), None, {"config": CONFIG + "[session.thread_bindings]\nenabled = false\n"},
+         ("error", "Discord thread bindings are disabled (set channels.discord.thread_bindings.enabled = true to "
+                   "override for Discord, or session.thread_bindings.enabled = true globally).")),
         (SpawnArgs(task="x", mode="forever"), None, {}, ("error", 'Invalid mode "forever". Use "run" or "session".')),
         (SpawnArgs(task="x"), session(depth=2), {},
          ("forbidden", "sessions_spawn is not allowed at this depth (current depth: 2, max: 2)")),

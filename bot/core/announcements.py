@@ -47,7 +47,8 @@ def idempotency_key(run: Run) -> str:
 def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announcement:
     """Build the announcement for a run that just reached a terminal state (``run`` carries the outcome)."""
     started = run.started_at if run.started_at is not None else ended_at
-    kind: Literal["completion", "reply"] = "reply" if run.kind is RunKind.CHAT else "completion"
+    conversational = run.kind is RunKind.CHAT or (run.kind is RunKind.FOLLOWUP and run.source_message_id is not None)
+    kind: Literal["completion", "reply"] = "reply" if conversational else "completion"
     if kind == "reply" and run.status is RunStatus.INTERRUPTED:
         body = "I was restarted before I could finish answering this. Please ask again."
     elif kind == "reply" and run.status is not RunStatus.COMPLETED:

@@ -52,8 +52,16 @@ from bot.core.spawn_policy import (
     check_text,
 )
 from bot.core.stats import stats_line
+from bot.core.threads import (
+    ThreadPort,
+    ThreadUnavailable,
+    farewell_text,
+    intro_text,
+    thread_name,
+)
 from bot.core.timers import Timers
 from bot.core.tool_policy import allowed_tools
+from storage.bindings import Binding, BindingRepository
 from storage.db import Database
 from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
@@ -95,6 +103,7 @@ class SpawnRequest:
     origin: Origin
     model: str | None = None
     thinking: str | None = None
+    thread: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,9 +160,11 @@ class Orchestrator:
         db: Database,
         models: ModelFactory,
         *,
+        threads: ThreadPort | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._config = config
+        self._threads = threads
         self._db = db
         self._models = models
         self._clock = clock
@@ -162,6 +173,7 @@ class Orchestrator:
         self.transcripts = TranscriptRepository(db)
         self.outbox = OutboxRepository(db)
         self.inbox = InboxRepository()
+        self.bindings = BindingRepository(db)
         self.queries = SessionQueries(self.sessions, self.runs, self.transcripts, clock)
         self._policy = SpawnPolicy(config, models)
         self._timers = Timers()
@@ -195,6 +207,8 @@ class Orchestrator:
         self._timers.start()
         for key, when in await self.sessions.archive_schedule():
             self._timers.at(f"archive:{key}", when, self._archive, key)
+        for binding in await self.bindings.all():
+            self._schedule_binding_deadline(binding)
         self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
 
     async def close(self) -> None:
@@ -221,12 +235,12 @@ class Orchestrator:
         """A user's spawn (slash command): a child of the conversation's main session, announced to it."""
         requester = self._main_session(request.origin, self._clock())
         args = SpawnArgs(task=request.task, agent_id=request.agent_id.strip(), model=request.model,
-                         thinking=request.thinking)
+                         thinking=request.thinking, thread=request.thread)
         try:
             plan = self._policy.plan(args, await self._spawn_context(requester, None, by_user=True))
+            return await self._create_child(plan, requester, None, request.origin)
         except SpawnRefused as refused:
             raise UserError(str(refused)) from None
-        return await self._create_child(plan, requester, None, request.origin)
 
     async def chat(self, request: ChatRequest) -> str:
         """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox."""
@@ -273,10 +287,10 @@ class Orchestrator:
         assert requester is not None and requester_run is not None
         try:
             plan = self._policy.plan(args, await self._spawn_context(requester, requester_run, by_user=False))
+            accepted = await self._create_child(plan, requester, requester_run, _origin_of(requester_run))
         except SpawnRefused as refused:
             log.info("spawn_refused", status=refused.status, error=str(refused))
             return {"status": refused.status, "error": str(refused)}
-        accepted = await self._create_child(plan, requester, requester_run, _origin_of(requester_run))
         return {
             "status": "accepted",
             "runId": accepted.run_id,
@@ -374,6 +388,10 @@ class Orchestrator:
     async def _create_child(
         self, plan: SpawnPlan, requester: Session, requester_run: Run | None, origin: Origin
     ) -> SpawnAccepted:
+        binding = None
+        if plan.thread:
+            binding = await self._open_thread(plan, origin)
+            origin = replace(origin, channel_id=binding.thread_id, message_id=None)
         now = self._clock()
         child = Session(
             key=subagent_session_key(plan.agent_id),
@@ -396,8 +414,98 @@ class Orchestrator:
             child, RunKind.SPAWN, plan.task, plan.model.reference, plan.thinking, plan.timeout_seconds, origin,
             requester_run.id if requester_run else None, now,
         )
-        await self._persist_and_queue(run, requester if requester.kind == "main" else None, child)
+        if binding is not None:
+            binding = replace(binding, session_key=child.key, bound_at=now, last_activity_at=now)
+        await self._persist_and_queue(run, requester if requester.kind == "main" else None, child, binding)
+        if binding is not None:
+            await self._introduce(binding, child.label or child.agent_id)
         return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=plan.agent_id, mode=plan.mode)
+
+    # -- thread bindings -------------------------------------------------------------------------------------
+
+    async def _open_thread(self, plan: SpawnPlan, origin: Origin) -> Binding:
+        """Create the thread a spawned session will live in (a DM binds itself); not yet persisted."""
+        settings = self._config.thread_bindings()
+        unbound = Binding(thread_id=origin.channel_id, parent_channel_id=None, guild_id=origin.guild_id,
+                          session_key="", bound_by=None, bound_at=0, last_activity_at=0,
+                          idle_seconds=settings.idle_hours * 3600, max_age_seconds=settings.max_age_hours * 3600)
+        if origin.guild_id is None:
+            return unbound
+        if self._threads is None:
+            raise SpawnRefused("error", "Thread bindings are unavailable: no chat adapter can create threads.")
+        existing = await self.bindings.get(origin.channel_id)
+        parent = existing.parent_channel_id if existing and existing.parent_channel_id else origin.channel_id
+        try:
+            ref = await self._threads.create_thread(
+                parent, thread_name(plan.label or plan.agent_id), settings.auto_archive_minutes
+            )
+        except ThreadUnavailable as unavailable:
+            raise SpawnRefused(
+                "error", f"Unable to create or bind a Discord thread for this subagent session: {unavailable}"
+            ) from None
+        return replace(unbound, thread_id=ref.thread_id, parent_channel_id=ref.parent_channel_id)
+
+    async def _introduce(self, binding: Binding, label: str) -> None:
+        self._schedule_binding_deadline(binding)
+        if self._threads is None:
+            return
+        try:
+            await self._threads.post(binding.thread_id, intro_text(label, binding.idle_seconds, binding.max_age_seconds))
+        except ThreadUnavailable as unavailable:
+            log.warning("thread_intro_failed", thread_id=binding.thread_id, error=str(unavailable))
+
+    async def thread_message(self, thread_id: int, text: str, origin: Origin) -> bool:
+        """A person wrote in a thread: if it is bound, the message goes to its session (no mention needed) —
+        steered into the running run, or as a new turn. Returns whether the thread was bound."""
+        binding = await self.bindings.get(thread_id)
+        if binding is None:
+            return False
+        try:
+            message = check_text(text, what="Message", limit=MAX_CHAT_CHARS)
+        except SpawnRefused as refused:
+            raise UserError(str(refused)) from None
+        now = self._clock()
+        await self.bindings.touch(thread_id, now)
+        self._schedule_binding_deadline(replace(binding, last_activity_at=now))
+        session = await self.sessions.get(binding.session_key)
+        latest = await self.runs.latest_for_session(binding.session_key)
+        if latest is not None and latest.status in (RunStatus.QUEUED, RunStatus.RUNNING):
+            await self.steer(latest.id, message)
+        else:
+            run = self._new_run(session, RunKind.FOLLOWUP, message, latest.model, latest.thinking,
+                                latest.timeout_seconds, origin, None, now)
+            await self._persist_and_queue(run, None)
+        return True
+
+    async def unbind(self, thread_id: int, *, farewell: str | None = None) -> bool:
+        """End a binding (the thread itself is left alone); ``farewell`` is posted into it when given."""
+        removed = await self.bindings.remove(thread_id)
+        self._timers.cancel(f"binding:{thread_id}")
+        if removed:
+            log.info("thread_unbound", thread_id=thread_id, farewell=farewell is not None)
+            if farewell and self._threads is not None:
+                with contextlib.suppress(ThreadUnavailable):
+                    await self._threads.post(thread_id, farewell)
+        return removed
+
+    def _schedule_binding_deadline(self, binding: Binding) -> None:
+        deadline = binding.deadline()
+        if deadline is None:
+            self._timers.cancel(f"binding:{binding.thread_id}")
+        else:
+            self._timers.at(f"binding:{binding.thread_id}", deadline[0], self._binding_due, binding.thread_id)
+
+    async def _binding_due(self, thread_id: int) -> None:
+        binding = await self.bindings.get(thread_id)
+        deadline = binding.deadline() if binding else None
+        if binding is None or deadline is None:
+            return
+        when, reason = deadline
+        if when > self._clock():
+            self._schedule_binding_deadline(binding)  # activity moved it meanwhile
+            return
+        seconds = binding.idle_seconds if reason == "idle" else binding.max_age_seconds
+        await self.unbind(thread_id, farewell=farewell_text(reason, seconds))
 
     @staticmethod
     def _new_run(
@@ -428,13 +536,18 @@ class Orchestrator:
             created_at=now,
         )
 
-    async def _persist_and_queue(self, run: Run, main: Session | None, child: Session | None = None) -> None:
-        """One transaction: the conversation's main session (if new), a new child session, the queued run."""
+    async def _persist_and_queue(
+        self, run: Run, main: Session | None, child: Session | None = None, binding: Binding | None = None
+    ) -> None:
+        """One transaction: the conversation's main session (if new), a new child session and its thread
+        binding, the queued run."""
         async with self._db.transaction() as tx:
             if main is not None:
                 await self.sessions.insert(tx, main, if_missing=True)
             if child is not None:
                 await self.sessions.insert(tx, child)
+            if binding is not None:
+                await self.bindings.add(tx, binding)
             await self.sessions.set_archive_at(tx, run.session_key, None)
             await self.runs.insert(tx, run)
         self._timers.cancel(f"archive:{run.session_key}")
@@ -738,11 +851,17 @@ class Orchestrator:
             log.info("session_archived", session_key=session_key)
 
     async def announcement_delivered(self, run_id: str) -> None:
-        """The delivery worker posted a run's announcement: ``cleanup: delete`` sessions are archived now."""
+        """The delivery worker posted a run's announcement: ``cleanup: delete`` sessions are archived now, and a
+        one-shot (``mode: run``) session's thread binding ends with its run."""
         run = await self.runs.get(run_id)
         session = await self.sessions.get(run.session_key) if run else None
-        if session is not None and session.cleanup == "delete":
+        if session is None:
+            return
+        if session.cleanup == "delete":
             await self._archive(session.key)
+        if session.mode == "run":
+            for binding in await self.bindings.for_session(session.key):
+                await self.unbind(binding.thread_id)
 
     # -- start-up --------------------------------------------------------------------------------------------
 

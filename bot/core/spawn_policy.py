@@ -13,6 +13,7 @@ from typing import Literal
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import AGENT_ID_PATTERN, THINKING_LEVELS, AgentConfig, Config
 from bot.core.models import Run, Session
+from bot.core.threads import binding_gate
 
 MAX_TASK_CHARS = 4000
 MAX_LABEL_CHARS = 100
@@ -53,6 +54,7 @@ class SpawnPlan:
     depth: int
     role: str
     sandboxed: bool
+    thread: bool = False
 
 
 def check_text(text: str, *, what: str, limit: int) -> str:
@@ -99,6 +101,8 @@ class SpawnPolicy:
             )
         mode = self._mode(args)
         cleanup = "keep" if mode == "session" else args.cleanup
+        if args.thread and (refusal := binding_gate(self._config.thread_bindings())):
+            raise SpawnRefused("error", refusal)
 
         max_depth = defaults.max_spawn_depth
         if requester.depth >= max_depth:
@@ -178,6 +182,7 @@ class SpawnPolicy:
             depth=depth,
             role="leaf" if depth >= max_depth else "orchestrator",
             sandboxed=target.sandboxed,
+            thread=args.thread,
         )
 
     def allowed_targets(self, requester_agent_id: str) -> list[str]:
@@ -198,12 +203,6 @@ class SpawnPolicy:
         if mode == "session" and not args.thread:
             raise SpawnRefused(
                 "error", 'mode="session" requires thread=true so the subagent can stay bound to a thread.'
-            )
-        if args.thread:
-            raise SpawnRefused(
-                "error",
-                "thread=true is unavailable: thread-bound sub-agent sessions are not enabled in this bot yet. "
-                'Spawn with mode="run" (the default); the result is announced to you when the run ends.',
             )
         return mode
 

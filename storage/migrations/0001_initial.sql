@@ -118,3 +118,18 @@ CREATE TABLE status_messages (
     message_id            INTEGER NOT NULL,
     final                 INTEGER NOT NULL DEFAULT 0
 );
+
+-- Thread bindings: a Discord thread (or DM) whose messages go to one session. The source of truth for routing
+-- and for the idle / max-age deadlines, which are rebuilt from here at start-up.
+CREATE TABLE thread_bindings (
+    thread_id             INTEGER PRIMARY KEY,
+    parent_channel_id     INTEGER,
+    guild_id              INTEGER,
+    session_key           TEXT NOT NULL REFERENCES sessions(key),
+    bound_by              INTEGER,
+    bound_at              REAL NOT NULL,
+    last_activity_at      REAL NOT NULL,
+    idle_seconds          REAL NOT NULL,
+    max_age_seconds       REAL NOT NULL
+);
+CREATE INDEX bindings_by_session ON thread_bindings(session_key);

@@ -1,0 +1,74 @@
+"""Thread bindings in the core's terms: the port through which it creates and posts into threads (implemented
+by the Discord adapter), and the texts people see when a binding starts and ends."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.config import ThreadBindingSettings
+
+THREAD_NAME_CHARS = 100
+
+
+class ThreadUnavailable(Exception):
+    """The thread could not be created or bound; the message says why (e.g. which permission is missing)."""
+
+
+@dataclass(frozen=True)
+class ThreadRef:
+    thread_id: int
+    parent_channel_id: int | None
+
+
+class ThreadPort(Protocol):
+    async def create_thread(self, channel_id: int, name: str, auto_archive_minutes: int) -> ThreadRef: ...
+
+    async def post(self, thread_id: int, text: str) -> None: ...
+
+
+def thread_name(label: str) -> str:
+    return f"🤖 {label}"[:THREAD_NAME_CHARS]
+
+
+def _hours(seconds: float) -> str:
+    hours = seconds / 3600
+    if hours >= 1:
+        return f"{hours:g}h"
+    minutes = seconds / 60
+    return f"{minutes:g}m" if minutes >= 1 else "<1m"
+
+
+def intro_text(label: str, idle_seconds: float, max_age_seconds: float) -> str:
+    rules = []
+    if idle_seconds > 0:
+        rules.append(f"idle auto-unfocus after {_hours(idle_seconds)} inactivity")
+    if max_age_seconds > 0:
+        rules.append(f"max age {_hours(max_age_seconds)}")
+    lifetime = f" ({'; '.join(rules)})" if rules else ""
+    return f"⚙️ {label} session active{lifetime}. Messages here go directly to this session."
+
+
+def farewell_text(reason: str, seconds: float) -> str:
+    if reason == "idle":
+        return (f"⚙️ Session ended automatically after {_hours(seconds)} of inactivity. "
+                "Messages here will no longer be routed.")
+    if reason == "max-age":
+        return (f"⚙️ Session ended automatically at max age of {_hours(seconds)}. "
+                "Messages here will no longer be routed.")
+    return "⚙️ Session ended. Messages here will no longer be routed."
+
+
+def binding_gate(settings: ThreadBindingSettings) -> str | None:
+    """Why a thread-bound spawn is refused by configuration, in the spec's words; ``None`` if allowed."""
+    if not settings.enabled:
+        return (
+            "Discord thread bindings are disabled (set channels.discord.thread_bindings.enabled = true to override "
+            "for Discord, or session.thread_bindings.enabled = true globally)."
+        )
+    if not settings.spawn_subagent_sessions:
+        return (
+            "Discord thread-bound subagent spawns are disabled "
+            "(set channels.discord.thread_bindings.spawn_subagent_sessions = true to enable)."
+        )
+    return None

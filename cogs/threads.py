@@ -1,0 +1,27 @@
+"""Thread lifecycle events: a bound thread that people archive, lock or delete is unbound at once."""
+
+from __future__ import annotations
+
+import discord
+from discord.ext import commands
+
+from bot.app import ThreadboundBot
+
+
+class ThreadEventsCog(commands.Cog):
+    def __init__(self, bot: ThreadboundBot) -> None:
+        self.bot = bot
+
+    @commands.Cog.listener()
+    async def on_raw_thread_update(self, payload: discord.RawThreadUpdateEvent) -> None:
+        metadata = payload.data.get("thread_metadata", {})
+        if metadata.get("archived") or metadata.get("locked"):
+            await self.bot.orchestrator.unbind(payload.thread_id)
+
+    @commands.Cog.listener()
+    async def on_raw_thread_delete(self, payload: discord.RawThreadDeleteEvent) -> None:
+        await self.bot.orchestrator.unbind(payload.thread_id)
+
+
+async def setup(bot: ThreadboundBot) -> None:
+    await bot.add_cog(ThreadEventsCog(bot))

@@ -1,0 +1,72 @@
+"""Thread bindings repository."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import aiosqlite
+
+from storage.db import Database
+
+_COLUMNS = (
+    "thread_id, parent_channel_id, guild_id, session_key, bound_by, bound_at, last_activity_at, idle_seconds, "
+    "max_age_seconds"
+)
+
+
+@dataclass(frozen=True)
+class Binding:
+    thread_id: int
+    parent_channel_id: int | None
+    guild_id: int | None
+    session_key: str
+    bound_by: int | None  # None: bound by the system (a spawn), anyone allowed may unfocus it
+    bound_at: float
+    last_activity_at: float
+    idle_seconds: float  # 0 = no idle timeout
+    max_age_seconds: float  # 0 = no max age
+
+    def deadline(self) -> tuple[float, str] | None:
+        """The next automatic unbinding and why (``idle`` or ``max-age``), if any."""
+        candidates = []
+        if self.idle_seconds > 0:
+            candidates.append((self.last_activity_at + self.idle_seconds, "idle"))
+        if self.max_age_seconds > 0:
+            candidates.append((self.bound_at + self.max_age_seconds, "max-age"))
+        return min(candidates) if candidates else None
+
+
+class BindingRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, tx: aiosqlite.Connection, binding: Binding) -> None:
+        await tx.execute(
+            f"INSERT OR REPLACE INTO thread_bindings ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                binding.thread_id, binding.parent_channel_id, binding.guild_id, binding.session_key, binding.bound_by,
+                binding.bound_at, binding.last_activity_at, binding.idle_seconds, binding.max_age_seconds,
+            ),
+        )
+
+    async def get(self, thread_id: int) -> Binding | None:
+        row = await self._db.fetch_one(f"SELECT {_COLUMNS} FROM thread_bindings WHERE thread_id = ?", (thread_id,))
+        return Binding(*row) if row else None
+
+    async def for_session(self, session_key: str) -> list[Binding]:
+        rows = await self._db.fetch_all(
+            f"SELECT {_COLUMNS} FROM thread_bindings WHERE session_key = ?", (session_key,)
+        )
+        return [Binding(*row) for row in rows]
+
+    async def all(self) -> list[Binding]:
+        return [Binding(*row) for row in await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings")]
+
+    async def touch(self, thread_id: int, now: float) -> None:
+        async with self._db.transaction() as tx:
+            await tx.execute("UPDATE thread_bindings SET last_activity_at = ? WHERE thread_id = ?", (now, thread_id))
+
+    async def remove(self, thread_id: int) -> bool:
+        async with self._db.transaction() as tx:
+            cursor = await tx.execute("DELETE FROM thread_bindings WHERE thread_id = ?", (thread_id,))
+        return cursor.rowcount == 1

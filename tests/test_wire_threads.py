@@ -1,0 +1,144 @@
+"""Thread-bound sessions over the wire: spawning into a thread, talking to the session there without a
+mention, and bindings that end by themselves (idle deadline, archive, delete) — also across restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import discord
+
+from tests.conftest import announcement_for
+from tests.test_wire_control import command
+
+THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"
+
+
+def in_thread(world, thread_id):
+    return [m for m in world.discord.channel_messages(thread_id)]
+
+
+async def spawn_into_thread(world, task="Research the market"):
+    answer = await command(world, world.alice, "subagents spawn", agent="researcher", task=task, thread=True)
+    assert answer.startswith("Spawned subagent researcher"), answer
+    threads = world.discord.threads(world.channel)
+    assert len(threads) == 1
+    return answer.rsplit("run ", 1)[1].rstrip(")."), threads[0]
+
+
+async def test_thread_spawns_are_opt_in_per_the_spec(world):
+    await world.start_bot()
+    answer = await command(world, world.alice, "subagents spawn", agent="researcher", task="x", thread=True)
+    assert answer == (
+        "⚠️ Discord thread-bound subagent spawns are disabled "
+        "(set channels.discord.thread_bindings.spawn_subagent_sessions = true to enable)."
+    )
+    assert world.discord.threads(world.channel) == [] and world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
+
+
+async def test_spawn_into_a_thread_answers_there_and_follow_ups_need_no_mention(world):
+    world.extra_config = THREADS_ON
+    world.llm.reply("Market is growing.")
+    world.llm.default = lambda body: "follow-up: " + body["messages"][-1]["content"]
+    await world.start_bot()
+
+    run_id, thread = await spawn_into_thread(world)
+
+    created = world.discord.requests_matching("POST", r"^/channels/\d+/threads$")[0]
+    assert created.json["type"] == 11 and created.json["auto_archive_duration"] == 60
+    assert thread.name == "🤖 researcher"
+    intro = await world.discord.wait_for_message(thread, lambda m: m["content"].startswith("⚙️"))
+    assert intro["content"] == (
+        "⚙️ researcher session active (idle auto-unfocus after 24h inactivity). "
+        "Messages here go directly to this session."
+    )
+    announcement = await world.discord.wait_for_message(thread, announcement_for(run_id))
+    assert "Market is growing." in announcement["content"]
+    assert world.bot_messages() == []  # nothing about it in the parent channel
+
+    question = await world.discord.send_user_message(world.alice, thread, "And in Europe?")
+    answer = await world.discord.wait_for_message(
+        thread, lambda m: (m.get("message_reference") or {}).get("message_id") == question["id"]
+    )
+    assert answer["content"] == "follow-up: And in Europe?"
+    await world.quiescent()
+    assert len(world.llm.requests) == 2  # the bot's own posts in the thread were not routed back to the model
+
+
+async def test_idle_deadline_unbinds_with_the_farewell_and_later_messages_are_not_routed(world):
+    world.extra_config = "[session.thread_bindings]\nspawn_subagent_sessions = true\nidle_hours = 0.0003\n"
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+
+    farewell = await world.discord.wait_for_message(thread, lambda m: "Session ended" in m["content"], timeout=10)
+    assert farewell["content"] == (
+        "⚙️ Session ended automatically after <1m of inactivity. Messages here will no longer be routed."
+    )
+    assert world.rows("SELECT COUNT(*) FROM thread_bindings") == [(0,)]
+    requests = len(world.llm.requests)
+    await world.discord.send_user_message(world.alice, thread, "anyone there?")
+    await world.quiescent()
+    assert len(world.llm.requests) == requests
+
+
+async def test_archiving_or_deleting_the_thread_unbinds_at_once_without_a_farewell(world):
+    world.extra_config = THREADS_ON
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+    before = len(in_thread(world, thread.id))
+
+    world.discord.archive_thread(thread)
+    await world.discord.wait_for_dispatch("THREAD_UPDATE")
+
+    async def unbound():
+        while world.rows("SELECT COUNT(*) FROM thread_bindings") != [(0,)]:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(unbound(), 5)
+    assert len(in_thread(world, thread.id)) == before
+
+
+async def test_binding_and_its_deadline_survive_a_restart(world):
+    world.extra_config = "[session.thread_bindings]\nspawn_subagent_sessions = true\nidle_hours = 0.0006\n"
+    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
+    bot = await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+    await world.stop_bot(bot)
+    due = world.rows("SELECT last_activity_at + idle_seconds FROM thread_bindings")[0][0]
+    await asyncio.sleep(max(0.0, due - time.time()) + 0.2)  # the deadline passes while the bot is down
+
+    await world.start_bot()
+    farewell = await world.discord.wait_for_message(thread, lambda m: "Session ended" in m["content"], timeout=5)
+    assert "after <1m of inactivity" in farewell["content"]
+
+
+async def test_routing_still_works_after_a_restart(world):
+    world.extra_config = THREADS_ON
+    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
+    bot = await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+    await world.stop_bot(bot)
+
+    await world.start_bot()
+    question = await world.discord.send_user_message(world.alice, thread, "still there?")
+    answer = await world.discord.wait_for_message(
+        thread, lambda m: (m.get("message_reference") or {}).get("message_id") == question["id"]
+    )
+    assert answer["content"] == "echo: still there?"
+
+
+async def test_missing_thread_permission_is_named(world):
+    world.extra_config = THREADS_ON
+    basic = discord.Permissions(view_channel=True, send_messages=True, read_message_history=True)
+    world.guild.roles[world.guild.id].permissions = basic.value  # @everyone, as seen in GUILD_CREATE
+    world.discord.set_member_permissions(world.guild, world.discord.bot, basic)
+    await world.start_bot()
+    answer = await command(world, world.alice, "subagents spawn", agent="researcher", task="x", thread=True)
+    assert answer == (
+        "⚠️ Unable to create or bind a Discord thread for this subagent session: I am missing the "
+        "Create Public Threads and Send Messages in Threads permission in #general."
+    )
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
