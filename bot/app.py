@@ -13,6 +13,7 @@ from discord.ext import commands
 
 from bot.agents.models import ModelFactory
 from bot.config import Config
+from bot.core.binding_control import BindingControl
 from bot.core.control import RunControl
 from bot.core.orchestrator import Orchestrator
 from bot.discord_adapter.delivery import DeliveryWorker
@@ -27,7 +28,7 @@ from storage.status_messages import StatusMessageRepository
 
 log = structlog.get_logger(__name__)
 
-INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.stop", "cogs.chat", "cogs.threads")
+INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.stop", "cogs.focus", "cogs.chat", "cogs.threads")
 COMMAND_SCHEMA_KEY = "command_schema_sha256"
 
 
@@ -64,11 +65,17 @@ class ThreadboundBot(commands.Bot):
         self._delivery: DeliveryWorker | None = None
         self._control: RunControl | None = None
         self._status_board: StatusBoard | None = None
+        self._bindings: BindingControl | None = None
 
     @property
     def orchestrator(self) -> Orchestrator:
         assert self._orchestrator is not None, "orchestrator is started in setup_hook"
         return self._orchestrator
+
+    @property
+    def bindings(self) -> BindingControl:
+        assert self._bindings is not None, "binding control is created in setup_hook"
+        return self._bindings
 
     @property
     def control(self) -> RunControl:
@@ -93,6 +100,7 @@ class ThreadboundBot(commands.Bot):
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         self._control = RunControl(self._orchestrator, AuditRepository(self._db))
+        self._bindings = BindingControl(self._orchestrator, self._control)
         self.add_dynamic_items(RunButton)
         if self.config.discord.status_messages:
             self._status_board = StatusBoard(self, self._orchestrator, StatusMessageRepository(self._db))

@@ -9,7 +9,7 @@ from storage.db import Database
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
-    "control_scope, mode, cleanup, sandboxed, archive_at, archived_at"
+    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at"
 )
 
 
@@ -25,11 +25,11 @@ class SessionRepository:
     async def insert(self, tx: aiosqlite.Connection, session: Session, *, if_missing: bool = False) -> None:
         verb = "INSERT OR IGNORE" if if_missing else "INSERT"
         await tx.execute(
-            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 17)})",
+            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 18)})",
             (
                 session.key, session.agent_id, session.kind, session.depth, session.role,
                 session.requester_session_key, session.label, session.guild_id, session.channel_id,
-                session.owner_user_id, session.created_at, session.control_scope, session.mode, session.cleanup, int(session.sandboxed),
+                session.owner_user_id, session.created_at, session.control_scope, session.task, session.mode, session.cleanup, int(session.sandboxed),
                 session.archive_at, session.archived_at,
             ),
         )

@@ -45,6 +45,7 @@ class Session:
     owner_user_id: int | None
     created_at: float
     control_scope: str = "none"
+    task: str | None = None
     mode: str = "run"
     cleanup: str = "keep"
     sandboxed: bool = False

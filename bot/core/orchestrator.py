@@ -400,6 +400,7 @@ class Orchestrator:
             depth=plan.depth,
             role=plan.role,
             control_scope="none" if plan.role == "leaf" else "children",
+            task=plan.task,
             requester_session_key=requester.key,
             label=plan.label,
             guild_id=origin.guild_id,
@@ -453,6 +454,13 @@ class Orchestrator:
             await self._threads.post(binding.thread_id, intro_text(label, binding.idle_seconds, binding.max_age_seconds))
         except ThreadUnavailable as unavailable:
             log.warning("thread_intro_failed", thread_id=binding.thread_id, error=str(unavailable))
+
+    async def bind(self, binding: Binding) -> None:
+        """Create or replace a binding, and (re)schedule its deadline."""
+        async with self._db.transaction() as tx:
+            await self.bindings.add(tx, binding)
+        self._schedule_binding_deadline(binding)
+        log.info("thread_bound", thread_id=binding.thread_id, session_key=binding.session_key)
 
     async def thread_message(self, thread_id: int, text: str, origin: Origin) -> bool:
         """A person wrote in a thread: if it is bound, the message goes to its session (no mention needed) —
@@ -614,6 +622,16 @@ class Orchestrator:
     @property
     def default_agent(self) -> str:
         return self._config.agents.default_agent
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def threads(self) -> ThreadPort:
+        if self._threads is None:
+            raise UserError("Thread bindings are unavailable: no chat adapter can create threads.")
+        return self._threads
 
     # -- execution -------------------------------------------------------------------------------------------
 

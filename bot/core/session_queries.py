@@ -28,11 +28,9 @@ _STATUS_WORDS = {
 }
 
 
-def run_label(session: Session, run: Run | None) -> str:
-    """How people see a sub-agent named: its label, else the start of its task."""
-    if session.label:
-        return session.label
-    return run.task[:48] if run else session.agent_id
+def run_label(session: Session) -> str:
+    """How people see a sub-agent named: its label, else the start of the task it was spawned with."""
+    return session.label or (session.task or session.agent_id)[:48]
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,7 @@ class ChildRow:
 
     @property
     def label(self) -> str:
-        return run_label(self.session, self.run)
+        return run_label(self.session)
 
     @property
     def status(self) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.config import ThreadBindingSettings
+from bot.core.durations import format_duration
 
 THREAD_NAME_CHARS = 100
 
@@ -31,30 +32,22 @@ def thread_name(label: str) -> str:
     return f"🤖 {label}"[:THREAD_NAME_CHARS]
 
 
-def _hours(seconds: float) -> str:
-    hours = seconds / 3600
-    if hours >= 1:
-        return f"{hours:g}h"
-    minutes = seconds / 60
-    return f"{minutes:g}m" if minutes >= 1 else "<1m"
-
-
 def intro_text(label: str, idle_seconds: float, max_age_seconds: float) -> str:
     rules = []
     if idle_seconds > 0:
-        rules.append(f"idle auto-unfocus after {_hours(idle_seconds)} inactivity")
+        rules.append(f"idle auto-unfocus after {format_duration(idle_seconds)} inactivity")
     if max_age_seconds > 0:
-        rules.append(f"max age {_hours(max_age_seconds)}")
+        rules.append(f"max age {format_duration(max_age_seconds)}")
     lifetime = f" ({'; '.join(rules)})" if rules else ""
     return f"⚙️ {label} session active{lifetime}. Messages here go directly to this session."
 
 
 def farewell_text(reason: str, seconds: float) -> str:
     if reason == "idle":
-        return (f"⚙️ Session ended automatically after {_hours(seconds)} of inactivity. "
+        return (f"⚙️ Session ended automatically after {format_duration(seconds)} of inactivity. "
                 "Messages here will no longer be routed.")
     if reason == "max-age":
-        return (f"⚙️ Session ended automatically at max age of {_hours(seconds)}. "
+        return (f"⚙️ Session ended automatically at max age of {format_duration(seconds)}. "
                 "Messages here will no longer be routed.")
     return "⚙️ Session ended. Messages here will no longer be routed."
 

@@ -102,7 +102,7 @@ class StatusBoard:
         existing = await self._messages.get(run_id)
         if existing is not None and existing.final:
             return
-        content = await self._render(run, run_label(session, run))
+        content = await self._render(run, run_label(session))
         finished = run.status.is_terminal
         view = None if finished else run_controls(run.id)
         channel = self._client.get_partial_messageable(run.channel_id)

@@ -8,6 +8,7 @@ CREATE TABLE sessions (
     control_scope         TEXT NOT NULL CHECK (control_scope IN ('children', 'none')),
     requester_session_key TEXT REFERENCES sessions(key),
     label                 TEXT,
+    task                  TEXT,
     mode                  TEXT NOT NULL DEFAULT 'run' CHECK (mode IN ('run', 'session')),
     cleanup               TEXT NOT NULL DEFAULT 'keep' CHECK (cleanup IN ('keep', 'delete')),
     sandboxed             INTEGER NOT NULL DEFAULT 0,

@@ -1,0 +1,70 @@
+"""``/focus``, ``/unfocus``, ``/agents`` and ``/session idle|max-age``: binding sub-agent sessions to threads."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.app import ThreadboundBot
+from bot.discord_adapter.conversations import actor_of, conversation_for
+from bot.discord_adapter.replies import send_text
+
+
+def parent_conversation(interaction: discord.Interaction) -> str:
+    """Targets are the sub-agents of the channel: inside a thread, of the thread's parent channel."""
+    channel = interaction.channel
+    channel_id = channel.parent_id if isinstance(channel, discord.Thread) and channel.parent_id else interaction.channel_id
+    return conversation_for(channel_id=channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id)
+
+
+class FocusCog(commands.Cog):
+    session = app_commands.Group(name="session", description="Lifetime of this thread's focused session")
+
+    def __init__(self, bot: ThreadboundBot) -> None:
+        self.bot = bot
+
+    def _actor(self, interaction: discord.Interaction):
+        return actor_of(interaction, self.bot.config.discord.moderator_role_ids)
+
+    @app_commands.command(name="focus", description="Route this thread (or a new one) to a sub-agent's session")
+    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'")
+    async def focus(self, interaction: discord.Interaction, target: str) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        reply = await self.bot.bindings.focus(
+            self._actor(interaction),
+            conversation=parent_conversation(interaction),
+            target=target,
+            channel_id=interaction.channel_id,
+            in_thread=isinstance(interaction.channel, discord.Thread),
+            is_dm=interaction.guild_id is None,
+        )
+        await send_text(interaction, reply)
+
+    @app_commands.command(name="unfocus", description="Stop routing this thread to its session")
+    async def unfocus(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        await send_text(interaction, await self.bot.bindings.unfocus(self._actor(interaction), interaction.channel_id))
+
+    @app_commands.command(name="agents", description="Active and thread-bound sub-agents of this channel")
+    async def agents(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        await send_text(interaction, await self.bot.bindings.agents(parent_conversation(interaction)))
+
+    @session.command(name="idle", description="Show or set how long this thread may stay quiet before unbinding")
+    @app_commands.describe(duration="e.g. 90m, 2h, 1d, a number of hours, or off")
+    async def idle(self, interaction: discord.Interaction, duration: str | None = None) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        reply = await self.bot.bindings.lifetime(self._actor(interaction), interaction.channel_id, "idle", duration)
+        await send_text(interaction, reply)
+
+    @session.command(name="max-age", description="Show or set the hard limit on this thread's binding")
+    @app_commands.describe(duration="e.g. 8h, 1d, a number of hours, or off")
+    async def max_age(self, interaction: discord.Interaction, duration: str | None = None) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        reply = await self.bot.bindings.lifetime(self._actor(interaction), interaction.channel_id, "max-age", duration)
+        await send_text(interaction, reply)
+
+
+async def setup(bot: ThreadboundBot) -> None:
+    await bot.add_cog(FocusCog(bot))

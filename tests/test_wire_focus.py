@@ -1,0 +1,106 @@
+"""/focus, /unfocus, /agents and /session idle|max-age over the wire."""
+
+from __future__ import annotations
+
+import re
+
+from tests.test_wire_control import command, member, spawn
+
+THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"
+
+
+async def command_in(world, user, channel, name, **options) -> str:
+    inter = await world.discord.slash(user, channel, name, **options)
+    ack = await world.discord.wait_ack(inter)
+    assert ack.status_code == 200 and ack.ephemeral
+    return (await world.discord.wait_followup(inter, timeout=20))["content"]
+
+
+async def test_focus_in_a_channel_creates_a_thread_that_routes_to_the_session(world):
+    world.extra_config = THREADS_ON
+    world.llm.reply("first answer")
+    world.llm.default = lambda body: "again: " + body["messages"][-1]["content"]
+    await world.start_bot()
+    await spawn(world, task="Draft the memo")
+    await world.quiescent()
+
+    answer = await command(world, world.alice, "focus", target="1")
+    match = re.fullmatch(r"✅ created thread <#(\d+)> and bound it to (agent:researcher:subagent:[0-9a-f-]+)\.", answer)
+    assert match, answer
+    thread = world.discord.get_channel(int(match.group(1)))
+    assert thread.parent_id == world.channel.id and thread.name == "🤖 Draft the memo"
+
+    question = await world.discord.send_user_message(world.alice, thread, "Shorter?")
+    reply = await world.discord.wait_for_message(
+        thread, lambda m: (m.get("message_reference") or {}).get("message_id") == question["id"]
+    )
+    assert reply["content"] == "again: Shorter?"
+
+    agents = await command(world, world.alice, "agents")
+    assert agents.splitlines() == ["agents:", "-----", f"1. Draft the memo (thread:{thread.id}) done"]
+
+
+async def test_focus_inside_a_thread_binds_it_and_refocus_by_others_is_refused(world):
+    world.extra_config = THREADS_ON
+    await world.start_bot()
+    await spawn(world, task="Plan A")
+    await world.quiescent()
+    thread = world.discord.add_thread(world.channel, "discussion")
+    bob = member(world, "bob")
+
+    assert (await command_in(world, world.alice, thread, "focus", target="1")).startswith(
+        "✅ bound this conversation to agent:researcher:subagent:"
+    )
+    assert await command_in(world, bob, thread, "focus", target="1") == (
+        f"⚠️ Only <@{world.alice.id}> can refocus this conversation."
+    )
+    assert await command_in(world, bob, thread, "unfocus") == f"⚠️ Only <@{world.alice.id}> can unfocus this conversation."
+
+    assert await command_in(world, world.alice, thread, "unfocus") == "✅ Conversation unfocused."
+    farewell = await world.discord.wait_for_message(thread, lambda m: "unfocused" in m["content"])
+    assert farewell["content"] == "⚙️ Thread unfocused. Messages here will no longer be routed."
+    assert await command_in(world, world.alice, thread, "unfocus") == "ℹ️ This conversation is not currently focused."
+
+
+async def test_session_idle_and_max_age_show_and_set(world):
+    world.extra_config = THREADS_ON
+    await world.start_bot()
+    await spawn(world, task="Plan B")
+    await world.quiescent()
+    thread = world.discord.add_thread(world.channel, "plan-b")
+    await command_in(world, world.alice, thread, "focus", target="1")
+    bob = member(world, "bob")
+
+    shown = await command_in(world, world.alice, thread, "session idle")
+    assert re.fullmatch(r"ℹ️ Idle timeout active \(24h, next auto-unfocus at .+ UTC\)\.", shown), shown
+    assert await command_in(world, world.alice, thread, "session max-age") == (
+        "ℹ️ Max age is currently disabled for this focused session."
+    )
+    assert re.fullmatch(r"✅ Max age set to 8h \(hard auto-unfocus at .+ UTC\)\.",
+                        await command_in(world, world.alice, thread, "session max-age", duration="8"))
+    assert await command_in(world, world.alice, thread, "session idle", duration="off") == (
+        "✅ Idle timeout disabled for this binding."
+    )
+    assert await command_in(world, world.alice, thread, "session idle", duration="soon") == (
+        "⚠️ Invalid duration 'soon'. Usage: /session idle <duration|off> (example: /session idle 24h, 90m or off)."
+    )
+    assert await command_in(world, bob, thread, "session idle", duration="1h") == (
+        f"⚠️ Only <@{world.alice.id}> can update session lifecycle settings for this conversation."
+    )
+    assert world.rows("SELECT idle_seconds, max_age_seconds FROM thread_bindings") == [(0.0, 28800.0)]
+    assert await command(world, world.alice, "session idle") == "ℹ️ This conversation is not currently focused."
+
+
+async def test_short_idle_set_by_command_fires(world):
+    world.extra_config = THREADS_ON
+    await world.start_bot()
+    await spawn(world, task="Plan C")
+    await world.quiescent()
+    thread = world.discord.add_thread(world.channel, "plan-c")
+    await command_in(world, world.alice, thread, "focus", target="1")
+
+    assert (await command_in(world, world.alice, thread, "session idle", duration="1s")).startswith(
+        "✅ Idle timeout set to <1m"
+    )
+    farewell = await world.discord.wait_for_message(thread, lambda m: "Session ended" in m["content"], timeout=10)
+    assert farewell["content"].startswith("⚙️ Session ended automatically after <1m of inactivity.")
