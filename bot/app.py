@@ -14,8 +14,9 @@ from discord.ext import commands
 from bot.agents.models import ModelFactory
 from bot.config import Config
 from bot.core.binding_control import BindingControl
-from bot.core.control import RunControl
+from bot.core.control import Actor, RunControl
 from bot.core.orchestrator import Orchestrator
+from bot.discord_adapter.conversations import actor_of
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.interaction_errors import ThreadboundTree
 from bot.discord_adapter.run_buttons import RunButton
@@ -28,7 +29,9 @@ from storage.status_messages import StatusMessageRepository
 
 log = structlog.get_logger(__name__)
 
-INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.stop", "cogs.focus", "cogs.chat", "cogs.threads")
+INITIAL_EXTENSIONS = (
+    "cogs.subagents", "cogs.stop", "cogs.focus", "cogs.settings", "cogs.chat", "cogs.threads"
+)
 COMMAND_SCHEMA_KEY = "command_schema_sha256"
 
 
@@ -81,6 +84,14 @@ class ThreadboundBot(commands.Bot):
     def control(self) -> RunControl:
         assert self._control is not None, "run control is created in setup_hook"
         return self._control
+
+    async def actor(self, interaction: discord.Interaction) -> Actor:
+        """Who is acting, and whether they moderate here (config roles plus this server's moderator role)."""
+        roles = list(self.config.discord.moderator_role_ids)
+        settings = await self.orchestrator.guild_settings.effective(interaction.guild_id)
+        if settings.moderator_role_id is not None:
+            roles.append(settings.moderator_role_id)
+        return actor_of(interaction, roles)
 
     async def start(self, token: str, *, reconnect: bool = True) -> None:
         point_at_discord(self.config)

@@ -7,7 +7,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
-from bot.discord_adapter.conversations import actor_of, conversation_for
+from bot.discord_adapter.conversations import conversation_for
 from bot.discord_adapter.replies import send_text
 
 
@@ -24,15 +24,13 @@ class FocusCog(commands.Cog):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
 
-    def _actor(self, interaction: discord.Interaction):
-        return actor_of(interaction, self.bot.config.discord.moderator_role_ids)
 
     @app_commands.command(name="focus", description="Route this thread (or a new one) to a sub-agent's session")
     @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'")
     async def focus(self, interaction: discord.Interaction, target: str) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         reply = await self.bot.bindings.focus(
-            self._actor(interaction),
+            await self.bot.actor(interaction),
             conversation=parent_conversation(interaction),
             target=target,
             channel_id=interaction.channel_id,
@@ -44,7 +42,8 @@ class FocusCog(commands.Cog):
     @app_commands.command(name="unfocus", description="Stop routing this thread to its session")
     async def unfocus(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        await send_text(interaction, await self.bot.bindings.unfocus(self._actor(interaction), interaction.channel_id))
+        actor = await self.bot.actor(interaction)
+        await send_text(interaction, await self.bot.bindings.unfocus(actor, interaction.channel_id))
 
     @app_commands.command(name="agents", description="Active and thread-bound sub-agents of this channel")
     async def agents(self, interaction: discord.Interaction) -> None:
@@ -55,14 +54,16 @@ class FocusCog(commands.Cog):
     @app_commands.describe(duration="e.g. 90m, 2h, 1d, a number of hours, or off")
     async def idle(self, interaction: discord.Interaction, duration: str | None = None) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        reply = await self.bot.bindings.lifetime(self._actor(interaction), interaction.channel_id, "idle", duration)
+        actor = await self.bot.actor(interaction)
+        reply = await self.bot.bindings.lifetime(actor, interaction.channel_id, "idle", duration)
         await send_text(interaction, reply)
 
     @session.command(name="max-age", description="Show or set the hard limit on this thread's binding")
     @app_commands.describe(duration="e.g. 8h, 1d, a number of hours, or off")
     async def max_age(self, interaction: discord.Interaction, duration: str | None = None) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        reply = await self.bot.bindings.lifetime(self._actor(interaction), interaction.channel_id, "max-age", duration)
+        actor = await self.bot.actor(interaction)
+        reply = await self.bot.bindings.lifetime(actor, interaction.channel_id, "max-age", duration)
         await send_text(interaction, reply)
 
 

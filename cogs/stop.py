@@ -7,7 +7,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
-from bot.discord_adapter.conversations import actor_of, conversation_of
+from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.replies import send_text
 
 
@@ -18,7 +18,7 @@ class StopCog(commands.Cog):
     @app_commands.command(name="stop", description="Stop the agent's current turn and its sub-agents here")
     async def stop(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        actor = actor_of(interaction, self.bot.config.discord.moderator_role_ids)
+        actor = await self.bot.actor(interaction)
         await send_text(interaction, await self.bot.control.stop(actor, conversation_of(interaction)))
 
 

@@ -10,9 +10,8 @@ from discord.ext import commands
 
 from bot.app import ThreadboundBot
 from bot.config import THINKING_LEVELS
-from bot.core.control import Actor
 from bot.core.orchestrator import Origin, SpawnRequest
-from bot.discord_adapter.conversations import actor_of, conversation_of
+from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.run_views import render_info, render_listing, render_log
 
@@ -24,8 +23,6 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         self.bot = bot
         super().__init__()
 
-    def _actor(self, interaction: discord.Interaction) -> Actor:
-        return actor_of(interaction, self.bot.config.discord.moderator_role_ids)
 
     @app_commands.command(name="spawn", description="Start a sub-agent on a task; its result is posted here")
     @app_commands.describe(
@@ -98,7 +95,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     async def kill(self, interaction: discord.Interaction, target: str) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         control, conversation = self.bot.control, conversation_of(interaction)
-        actor = self._actor(interaction)
+        actor = await self.bot.actor(interaction)
         if target.strip().lower() in ("all", "*"):
             reply = await control.kill_all(actor, conversation)
         else:
@@ -109,7 +106,8 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'", message="What to say")
     async def send(self, interaction: discord.Interaction, target: str, message: str) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        reply = await self.bot.control.send(self._actor(interaction), conversation_of(interaction), target, message)
+        actor = await self.bot.actor(interaction)
+        reply = await self.bot.control.send(actor, conversation_of(interaction), target, message)
         await send_text(interaction, reply)
 
     @app_commands.command(name="steer", description="Redirect a running sub-agent at its next step")
@@ -117,7 +115,8 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
                            message="The new direction (up to 4,000 characters)")
     async def steer(self, interaction: discord.Interaction, target: str, message: str) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        reply = await self.bot.control.steer(self._actor(interaction), conversation_of(interaction), target, message)
+        actor = await self.bot.actor(interaction)
+        reply = await self.bot.control.steer(actor, conversation_of(interaction), target, message)
         await send_text(interaction, reply)
 
     @info.autocomplete("target")

@@ -45,8 +45,9 @@ def caller_run(model="test/base", thinking=None) -> Run:
 
 
 def plan(args: SpawnArgs, requester: Session | None = None, *, active=0, by_user=False, config=CONFIG):
-    policy = SpawnPolicy(parse_config(config), MODELS)
-    context = SpawnContext(requester or session(), caller_run(), active, by_user)
+    parsed = parse_config(config)
+    policy = SpawnPolicy(parsed, MODELS)
+    context = SpawnContext(requester or session(), caller_run(), active, by_user, parsed.thread_bindings())
     return policy.plan(args, context)
 
 

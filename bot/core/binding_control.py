@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from bot.config import ThreadBindingSettings
 from bot.core.control import Actor, RunControl
 from bot.core.durations import format_duration, parse_duration
 from bot.core.orchestrator import Orchestrator, UserError
@@ -37,14 +38,14 @@ class BindingControl:
         """Bind this thread (or DM) to the target's session; in a channel, create a thread for it."""
         row = await self._runs.resolve(conversation, target)
         orchestrator = self._orchestrator
-        settings = orchestrator.config.thread_bindings()
+        settings = (await orchestrator.guild_settings.effective(actor.guild_id)).thread_bindings
         if not settings.enabled:
             raise UserError(binding_gate(settings) or "Thread bindings are disabled.")
         if in_thread or is_dm:
             current = await orchestrator.bindings.get(channel_id)
             if current is not None and current.bound_by not in (None, actor.user_id) and not actor.is_moderator:
                 raise UserError(f"Only <@{current.bound_by}> can refocus this conversation.")
-            binding = self._new_binding(channel_id, None, row, actor.user_id)
+            binding = self._new_binding(channel_id, None, row, actor.user_id, settings)
             await orchestrator.bind(binding)
             return f"✅ bound this conversation to {row.session.key}."
         if refusal := binding_gate(settings):
@@ -55,15 +56,16 @@ class BindingControl:
             )
         except ThreadUnavailable as unavailable:
             raise UserError(f"Unable to create a thread here: {unavailable}") from None
-        binding = self._new_binding(ref.thread_id, ref.parent_channel_id, row, actor.user_id)
+        binding = self._new_binding(ref.thread_id, ref.parent_channel_id, row, actor.user_id, settings)
         await orchestrator.bind(binding)
         await orchestrator.threads.post(
             ref.thread_id, intro_text(row.label, binding.idle_seconds, binding.max_age_seconds)
         )
         return f"✅ created thread <#{ref.thread_id}> and bound it to {row.session.key}."
 
-    def _new_binding(self, thread_id: int, parent: int | None, row: ChildRow, user_id: int) -> Binding:
-        settings = self._orchestrator.config.thread_bindings()
+    def _new_binding(
+        self, thread_id: int, parent: int | None, row: ChildRow, user_id: int, settings: ThreadBindingSettings
+    ) -> Binding:
         now = self._clock()
         return Binding(
             thread_id=thread_id, parent_channel_id=parent, guild_id=row.session.guild_id,

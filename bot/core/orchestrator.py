@@ -40,6 +40,7 @@ from bot.core.announcements import (
     idempotency_key,
     status_line,
 )
+from bot.core.guild_settings import GuildSettings
 from bot.core.models import LIVE_STATUSES, Run, RunKind, RunStatus, Session, Usage
 from bot.core.prompts import subagent_context
 from bot.core.session_queries import SessionQueries
@@ -61,8 +62,10 @@ from bot.core.threads import (
 )
 from bot.core.timers import Timers
 from bot.core.tool_policy import allowed_tools
+from storage.audit import AuditRepository
 from storage.bindings import Binding, BindingRepository
 from storage.db import Database
+from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
 from storage.runs import RunRepository
@@ -174,6 +177,7 @@ class Orchestrator:
         self.outbox = OutboxRepository(db)
         self.inbox = InboxRepository()
         self.bindings = BindingRepository(db)
+        self.guild_settings = GuildSettings(config, GuildSettingsRepository(db), AuditRepository(db), clock=clock)
         self.queries = SessionQueries(self.sessions, self.runs, self.transcripts, clock)
         self._policy = SpawnPolicy(config, models)
         self._timers = Timers()
@@ -383,6 +387,7 @@ class Orchestrator:
             requester_run=requester_run,
             active_children=await self.runs.count_active_children(requester.key),
             by_user=by_user,
+            thread_settings=(await self.guild_settings.effective(requester.guild_id)).thread_bindings,
         )
 
     async def _create_child(
@@ -426,7 +431,7 @@ class Orchestrator:
 
     async def _open_thread(self, plan: SpawnPlan, origin: Origin) -> Binding:
         """Create the thread a spawned session will live in (a DM binds itself); not yet persisted."""
-        settings = self._config.thread_bindings()
+        settings = (await self.guild_settings.effective(origin.guild_id)).thread_bindings
         unbound = Binding(thread_id=origin.channel_id, parent_channel_id=None, guild_id=origin.guild_id,
                           session_key="", bound_by=None, bound_at=0, last_activity_at=0,
                           idle_seconds=settings.idle_hours * 3600, max_age_seconds=settings.max_age_hours * 3600)

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
-from bot.config import AGENT_ID_PATTERN, THINKING_LEVELS, AgentConfig, Config
+from bot.config import (
+    AGENT_ID_PATTERN,
+    THINKING_LEVELS,
+    AgentConfig,
+    Config,
+    ThreadBindingSettings,
+)
 from bot.core.models import Run, Session
 from bot.core.threads import binding_gate
 
@@ -78,6 +84,7 @@ class SpawnContext:
     requester_run: Run | None
     active_children: int
     by_user: bool
+    thread_settings: ThreadBindingSettings
 
 
 class SpawnPolicy:
@@ -101,7 +108,7 @@ class SpawnPolicy:
             )
         mode = self._mode(args)
         cleanup = "keep" if mode == "session" else args.cleanup
-        if args.thread and (refusal := binding_gate(self._config.thread_bindings())):
+        if args.thread and (refusal := binding_gate(context.thread_settings)):
             raise SpawnRefused("error", refusal)
 
         max_depth = defaults.max_spawn_depth

@@ -10,7 +10,7 @@ from collections.abc import Awaitable
 import discord
 
 from bot.core.orchestrator import UserError
-from bot.discord_adapter.conversations import actor_of, conversation_of
+from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.interaction_errors import send_ephemeral
 from bot.discord_adapter.replies import send_text
 
@@ -39,7 +39,7 @@ class SteerModal(discord.ui.Modal):
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
         bot = interaction.client
-        actor = actor_of(interaction, bot.config.discord.moderator_role_ids)
+        actor = await bot.actor(interaction)
         await _answer(
             interaction, bot.control.steer(actor, conversation_of(interaction), self.run_id, self.direction.value)
         )
@@ -73,7 +73,7 @@ class RunButton(
             await interaction.response.send_modal(SteerModal(self.run_id))
             return
         bot = interaction.client
-        actor = actor_of(interaction, bot.config.discord.moderator_role_ids)
+        actor = await bot.actor(interaction)
         await _answer(interaction, bot.control.kill(actor, conversation_of(interaction), self.run_id))
 
 

@@ -134,3 +134,16 @@ CREATE TABLE thread_bindings (
     max_age_seconds       REAL NOT NULL
 );
 CREATE INDEX bindings_by_session ON thread_bindings(session_key);
+
+-- Per-server settings set by admins with /settings (NULL = inherit from the config file).
+CREATE TABLE guild_settings (
+    guild_id              INTEGER PRIMARY KEY,
+    enabled               INTEGER,
+    idle_hours            REAL,
+    max_age_hours         REAL,
+    spawn_subagent_sessions INTEGER,
+    auto_archive_minutes  INTEGER,
+    moderator_role_id     INTEGER,
+    updated_by            INTEGER,
+    updated_at            REAL
+);

@@ -1,0 +1,72 @@
+"""Effective thread-binding settings per server: admins' per-server values → ``[channels.discord.thread_bindings]``
+→ ``[session.thread_bindings]`` → defaults. Cached in memory, invalidated on every write; writes are audited."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.config import Config, ThreadBindingSettings
+from storage.audit import AuditEntry, AuditRepository
+from storage.guild_settings import GuildSettingsRepository
+
+BINDING_KEYS = ("enabled", "idle_hours", "max_age_hours", "spawn_subagent_sessions", "auto_archive_minutes")
+
+
+@dataclass(frozen=True)
+class EffectiveSettings:
+    thread_bindings: ThreadBindingSettings
+    moderator_role_id: int | None
+    sources: dict[str, str]
+
+
+class GuildSettings:
+    def __init__(
+        self,
+        config: Config,
+        repository: GuildSettingsRepository,
+        audit: AuditRepository,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._config = config
+        self._repository = repository
+        self._audit = audit
+        self._clock = clock
+        self._cache: dict[int, dict[str, Any]] = {}
+
+    async def _server_values(self, guild_id: int) -> dict[str, Any]:
+        if guild_id not in self._cache:
+            self._cache[guild_id] = await self._repository.get(guild_id)
+        return self._cache[guild_id]
+
+    async def effective(self, guild_id: int | None) -> EffectiveSettings:
+        server = await self._server_values(guild_id) if guild_id is not None else {}
+        discord_overrides = self._config.channels.discord.thread_bindings.model_dump(exclude_none=True)
+        global_set = self._config.session.thread_bindings.model_fields_set
+        values = self._config.thread_bindings().model_dump()
+        sources = {}
+        for key in BINDING_KEYS:
+            if key in server:
+                values[key], sources[key] = server[key], "this server"
+            elif key in discord_overrides:
+                sources[key] = "channels.discord.thread_bindings"
+            elif key in global_set:
+                sources[key] = "session.thread_bindings"
+            else:
+                sources[key] = "default"
+        sources["moderator_role"] = "this server" if "moderator_role_id" in server else "not set"
+        return EffectiveSettings(ThreadBindingSettings(**values), server.get("moderator_role_id"), sources)
+
+    async def update(self, guild_id: int, changes: dict[str, Any], *, actor_user_id: int) -> None:
+        if not changes:
+            return
+        ThreadBindingSettings(**{**self._config.thread_bindings().model_dump(),
+                                 **{k: v for k, v in changes.items() if k in BINDING_KEYS}})
+        now = self._clock()
+        await self._repository.update(guild_id, changes, by=actor_user_id, now=now)
+        self._cache.pop(guild_id, None)
+        detail = ", ".join(f"{key}={value}" for key, value in changes.items())
+        await self._audit.record(AuditEntry(guild_id, actor_user_id, None, "settings", None, detail, now))
