@@ -3,6 +3,7 @@ loads the cogs one by one, and syncs the command schema (after discord.py's ``ad
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 
@@ -69,6 +70,7 @@ class ThreadboundBot(commands.Bot):
         self._control: RunControl | None = None
         self._status_board: StatusBoard | None = None
         self._bindings: BindingControl | None = None
+        self._reconciling: asyncio.Task[None] | None = None
 
     @property
     def orchestrator(self) -> Orchestrator:
@@ -120,6 +122,7 @@ class ThreadboundBot(commands.Bot):
         await self._delivery.start()
         if self._status_board is not None:
             await self._status_board.start()
+        self._reconciling = asyncio.create_task(self._orchestrator.reconcile_bindings(), name="reconcile-bindings")
         for extension in INITIAL_EXTENSIONS:
             try:
                 await self.load_extension(extension)
@@ -148,6 +151,8 @@ class ThreadboundBot(commands.Bot):
         """Prefix commands are not used; the chat cog handles messages."""
 
     async def close(self) -> None:
+        if self._reconciling is not None:
+            self._reconciling.cancel()
         if self._status_board is not None:
             await self._status_board.close()
         if self._delivery is not None:

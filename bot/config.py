@@ -42,6 +42,7 @@ class DiscordConfig(_Section):
     dev_guild_id: int | None = None
     moderator_role_ids: list[int] = Field(default_factory=list)
     status_messages: bool = True
+    route_bot_messages: bool = False
 
 
 class StorageConfig(_Section):

@@ -48,7 +48,11 @@ class ChatCog(commands.Cog):
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
-        if self.bot.user is None or message.author.bot or message.webhook_id is not None:
+        if self.bot.user is None or message.author.id == self.bot.user.id or message.webhook_id is not None:
+            return  # our own posts and webhook echoes never loop back
+        if message.author.bot:
+            if self.bot.config.discord.route_bot_messages and message.type in _CHAT_TYPES:
+                await self._route_to_bound_session(message)
             return
         if message.type in _CHAT_TYPES and await self._route_to_bound_session(message):
             return

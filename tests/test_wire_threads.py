@@ -9,9 +9,18 @@ import time
 import discord
 
 from tests.conftest import announcement_for
+from tests.fakes.openai_server import Step
 from tests.test_wire_control import command
 
 THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"
+
+
+async def answered(world, channel, message):
+    """Wait for the bot's reply to ``message``, then for everything it started to settle."""
+    await world.discord.wait_for_message(
+        channel, lambda m: (m.get("message_reference") or {}).get("message_id") == message["id"]
+    )
+    await world.quiescent()
 
 
 def in_thread(world, thread_id):
@@ -142,3 +151,95 @@ async def test_missing_thread_permission_is_named(world):
         "Create Public Threads and Send Messages in Threads permission in #general."
     )
     assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
+
+
+async def test_agent_spawns_a_persistent_session_into_a_thread_and_spawning_from_it_makes_a_sibling(world):
+    """The main agent uses sessions_spawn(thread=true): a session-mode thread; a spawn asked for inside that
+    thread creates a sibling thread in the parent channel, not a nested one."""
+    world.extra_config = THREADS_ON + '[agents.defaults.subagents]\nallow_agents = ["*"]\nmax_spawn_depth = 2\n'
+
+    def main_agent(body):
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return "Opened a thread for it."
+        if last["content"].endswith("please"):
+            return Step.calls([("sessions_spawn", {"task": "Help with taxes", "label": "Tax helper", "thread": True})])
+        return "working: " + last["content"]
+
+    world.llm.default = main_agent
+    await world.start_bot()
+    asked = await world.discord.send_user_message(
+        world.alice, world.channel, f"<@{world.discord.bot_user_id}> a helper please"
+    )
+    await answered(world, world.channel, asked)
+    threads = world.discord.threads(world.channel)
+    assert [t.name for t in threads] == ["🤖 Tax helper"]
+    assert world.rows("SELECT mode FROM sessions WHERE kind = 'subagent'") == [("session",)]
+
+    inside = await world.discord.send_user_message(
+        world.alice, threads[0], f"<@{world.discord.bot_user_id}> another please"
+    )
+    await answered(world, threads[0], inside)
+    siblings = world.discord.threads(world.channel)
+    assert len(siblings) == 2 and all(t.parent_id == world.channel.id for t in siblings)
+    assert world.rows("SELECT COUNT(*) FROM thread_bindings") == [(2,)]
+
+
+async def test_run_mode_thread_binding_ends_with_the_run(world):
+    world.extra_config = THREADS_ON + '[agents.defaults.subagents]\nallow_agents = ["*"]\n'
+
+    def main_agent(body):
+        if body["messages"][-1]["role"] == "tool":
+            return "ok"
+        if "ROLE" in body["messages"][0]["content"] or "Subagent Context" in body["messages"][0]["content"]:
+            return "one-shot result"
+        return Step.calls([("sessions_spawn", {"task": "Quick check", "thread": True, "mode": "run"})])
+
+    world.llm.default = main_agent
+    await world.start_bot()
+    asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> check")
+    await answered(world, world.channel, asked)
+    thread = world.discord.threads(world.channel)[0]
+    assert any("one-shot result" in m["content"] for m in in_thread(world, thread.id))
+
+    async def unbound():
+        while world.rows("SELECT COUNT(*) FROM thread_bindings") != [(0,)]:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(unbound(), 5)
+
+
+async def test_a_thread_deleted_while_the_bot_was_down_is_unbound_at_start_up(world):
+    world.extra_config = THREADS_ON
+    bot = await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+    await world.stop_bot(bot)
+    world.discord.delete_channel(thread)
+
+    await world.start_bot()
+
+    async def unbound():
+        while world.rows("SELECT COUNT(*) FROM thread_bindings") != [(0,)]:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(unbound(), 5)
+
+
+async def test_other_bots_are_not_routed_unless_configured(world):
+    world.extra_config = THREADS_ON
+    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+    requests = len(world.llm.requests)
+    other_bot = world.discord.add_user("otherbot", bot=True)
+    world.discord.add_member(world.guild, other_bot)
+
+    await world.discord.send_user_message(other_bot, thread, "beep boop")
+    marker = await world.discord.send_user_message(world.alice, thread, "human here")
+    await world.discord.wait_for_message(
+        thread, lambda m: (m.get("message_reference") or {}).get("message_id") == marker["id"]
+    )
+    assert len(world.llm.requests) == requests + 1
+    assert world.llm.requests[-1]["messages"][-1]["content"] == "human here"

@@ -460,6 +460,14 @@ class Orchestrator:
         except ThreadUnavailable as unavailable:
             log.warning("thread_intro_failed", thread_id=binding.thread_id, error=str(unavailable))
 
+    async def reconcile_bindings(self) -> None:
+        """Unbind threads that were archived, locked or deleted while the bot was down (no farewell)."""
+        if self._threads is None:
+            return
+        for binding in await self.bindings.all():
+            if binding.guild_id is not None and await self._threads.is_open(binding.thread_id) is False:
+                await self.unbind(binding.thread_id)
+
     async def bind(self, binding: Binding) -> None:
         """Create or replace a binding, and (re)schedule its deadline."""
         async with self._db.transaction() as tx:

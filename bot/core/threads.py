@@ -27,6 +27,10 @@ class ThreadPort(Protocol):
 
     async def post(self, thread_id: int, text: str) -> None: ...
 
+    async def is_open(self, thread_id: int) -> bool | None:
+        """Whether the thread still exists and is neither archived nor locked; ``None`` if that cannot be told."""
+        ...
+
 
 def thread_name(label: str) -> str:
     return f"🤖 {label}"[:THREAD_NAME_CHARS]

@@ -49,3 +49,14 @@ class DiscordThreads:
             )
         except discord.HTTPException as error:
             raise ThreadUnavailable(f"could not post in thread {thread_id} ({error.text or error.status}).") from None
+
+    async def is_open(self, thread_id: int) -> bool | None:
+        try:
+            channel = await self._client.fetch_channel(thread_id)
+        except (discord.NotFound, discord.Forbidden):
+            return False
+        except discord.HTTPException:
+            return None
+        if isinstance(channel, discord.Thread):
+            return not (channel.archived or channel.locked)
+        return True
