@@ -130,6 +130,7 @@ class ThreadBindingSettings(_Section):
     max_age_hours: Annotated[float, Field(ge=0)] = 0
     spawn_subagent_sessions: bool = False
     auto_archive_minutes: Literal[60, 1440, 4320, 10080] = 60
+    archive_on_expiry: bool = False
 
 
 class ThreadBindingOverrides(_Section):
@@ -140,6 +141,7 @@ class ThreadBindingOverrides(_Section):
     max_age_hours: Annotated[float, Field(ge=0)] | None = None
     spawn_subagent_sessions: bool | None = None
     auto_archive_minutes: Literal[60, 1440, 4320, 10080] | None = None
+    archive_on_expiry: bool | None = None
 
 
 class SessionConfig(_Section):

@@ -90,6 +90,16 @@ async def test_idle_deadline_unbinds_with_the_farewell_and_later_messages_are_no
     assert len(world.llm.requests) == requests
 
 
+async def test_expiry_can_also_archive_the_thread(world):
+    world.extra_config = THREADS_ON.replace("\n", "\nidle_hours = 0.0003\narchive_on_expiry = true\n", 1)
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+
+    await world.discord.wait_for_message(thread, lambda m: "Session ended" in m["content"], timeout=10)
+    patch = await world.discord.wait_for_request("PATCH", rf"^/channels/{thread.id}$", timeout=5)
+    assert patch.json["archived"] is True
+
+
 async def test_archiving_or_deleting_the_thread_unbinds_at_once_without_a_farewell(world):
     world.extra_config = THREADS_ON
     await world.start_bot()

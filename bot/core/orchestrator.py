@@ -527,6 +527,12 @@ class Orchestrator:
             return
         seconds = binding.idle_seconds if reason == "idle" else binding.max_age_seconds
         await self.unbind(thread_id, farewell=farewell_text(reason, seconds))
+        settings = (await self.guild_settings.effective(binding.guild_id)).thread_bindings
+        if settings.archive_on_expiry and binding.guild_id is not None and self._threads is not None:
+            try:
+                await self._threads.archive(thread_id)
+            except ThreadUnavailable as unavailable:
+                log.warning("thread_archive_failed", thread_id=thread_id, error=str(unavailable))
 
     @staticmethod
     def _new_run(

@@ -60,3 +60,9 @@ class DiscordThreads:
         if isinstance(channel, discord.Thread):
             return not (channel.archived or channel.locked)
         return True
+
+    async def archive(self, thread_id: int) -> None:
+        try:
+            await self._client.http.edit_channel(thread_id, archived=True, reason="thread-bound session ended")
+        except discord.HTTPException as error:
+            raise ThreadUnavailable(f"could not archive thread {thread_id} ({error.text or error.status}).") from None
