@@ -20,6 +20,7 @@ from bot.core.orchestrator import Orchestrator
 from bot.discord_adapter.conversations import actor_of
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.interaction_errors import ThreadboundTree
+from bot.discord_adapter.persona import WebhookPersona
 from bot.discord_adapter.run_buttons import RunButton
 from bot.discord_adapter.status_board import StatusBoard
 from bot.discord_adapter.threads import DiscordThreads
@@ -27,6 +28,7 @@ from storage.audit import AuditRepository
 from storage.db import Database
 from storage.meta import MetaRepository
 from storage.status_messages import StatusMessageRepository
+from storage.webhooks import WebhookRepository
 
 log = structlog.get_logger(__name__)
 
@@ -71,6 +73,7 @@ class ThreadboundBot(commands.Bot):
         self._status_board: StatusBoard | None = None
         self._bindings: BindingControl | None = None
         self._reconciling: asyncio.Task[None] | None = None
+        self._persona: WebhookPersona | None = None
 
     @property
     def orchestrator(self) -> Orchestrator:
@@ -105,10 +108,12 @@ class ThreadboundBot(commands.Bot):
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         self._orchestrator = Orchestrator(self.config, self._db, models, threads=DiscordThreads(self))
+        self._persona = WebhookPersona(self, WebhookRepository(self._db), self._orchestrator.bindings)
         self._delivery = DeliveryWorker(
             self,
             self._orchestrator.outbox,
             on_delivered=self._orchestrator.announcement_delivered,
+            persona=self._persona,
             base_delay=self._retry_base_delay,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
@@ -159,6 +164,8 @@ class ThreadboundBot(commands.Bot):
             await self._delivery.close()
         if self._orchestrator is not None:
             await self._orchestrator.close()
+        if self._persona is not None:
+            await self._persona.close()
         await super().close()
         if self._db is not None:
             await self._db.close()

@@ -177,6 +177,17 @@ def announcement_for(run_id_prefix: str):
     return lambda message: f"(run `{run_id_prefix}`)" in message["content"]
 
 
+def answer_to(message: dict):
+    """Predicate: the bot's answer to ``message`` — a reply to it, or (in a bound thread, where the sub-agent
+    posts under its persona through a webhook, which cannot reply) the next post by a webhook."""
+    def matches(candidate: dict) -> bool:
+        if (candidate.get("message_reference") or {}).get("message_id") == message["id"]:
+            return True
+        return candidate.get("webhook_id") is not None and int(candidate["id"]) > int(message["id"])
+
+    return matches
+
+
 def spawned_run_id(reply: dict) -> str:
     content = reply["content"]
     return content.rsplit("run ", 1)[1].rstrip(").")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from tests.conftest import answer_to
 from tests.test_wire_control import command, member, spawn
 
 THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"
@@ -32,7 +33,7 @@ async def test_focus_in_a_channel_creates_a_thread_that_routes_to_the_session(wo
 
     question = await world.discord.send_user_message(world.alice, thread, "Shorter?")
     reply = await world.discord.wait_for_message(
-        thread, lambda m: (m.get("message_reference") or {}).get("message_id") == question["id"]
+        thread, answer_to(question)
     )
     assert reply["content"] == "again: Shorter?"
 

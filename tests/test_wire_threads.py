@@ -8,7 +8,7 @@ import time
 
 import discord
 
-from tests.conftest import announcement_for
+from tests.conftest import announcement_for, answer_to
 from tests.fakes.openai_server import Step
 from tests.test_wire_control import command
 
@@ -18,7 +18,7 @@ THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"
 async def answered(world, channel, message):
     """Wait for the bot's reply to ``message``, then for everything it started to settle."""
     await world.discord.wait_for_message(
-        channel, lambda m: (m.get("message_reference") or {}).get("message_id") == message["id"]
+        channel, answer_to(message)
     )
     await world.quiescent()
 
@@ -67,7 +67,7 @@ async def test_spawn_into_a_thread_answers_there_and_follow_ups_need_no_mention(
 
     question = await world.discord.send_user_message(world.alice, thread, "And in Europe?")
     answer = await world.discord.wait_for_message(
-        thread, lambda m: (m.get("message_reference") or {}).get("message_id") == question["id"]
+        thread, answer_to(question)
     )
     assert answer["content"] == "follow-up: And in Europe?"
     await world.quiescent()
@@ -144,7 +144,7 @@ async def test_routing_still_works_after_a_restart(world):
     await world.start_bot()
     question = await world.discord.send_user_message(world.alice, thread, "still there?")
     answer = await world.discord.wait_for_message(
-        thread, lambda m: (m.get("message_reference") or {}).get("message_id") == question["id"]
+        thread, answer_to(question)
     )
     assert answer["content"] == "echo: still there?"
 
@@ -249,7 +249,7 @@ async def test_other_bots_are_not_routed_unless_configured(world):
     await world.discord.send_user_message(other_bot, thread, "beep boop")
     marker = await world.discord.send_user_message(world.alice, thread, "human here")
     await world.discord.wait_for_message(
-        thread, lambda m: (m.get("message_reference") or {}).get("message_id") == marker["id"]
+        thread, answer_to(marker)
     )
     assert len(world.llm.requests) == requests + 1
     assert world.llm.requests[-1]["messages"][-1]["content"] == "human here"

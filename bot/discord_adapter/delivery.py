@@ -21,6 +21,11 @@ import discord
 import structlog
 
 from bot.core.announcements import Announcement
+from bot.discord_adapter.persona import (
+    PersonaTransientError,
+    PersonaUnavailable,
+    WebhookPersona,
+)
 from bot.discord_adapter.render import OutgoingMessage, render
 from storage.outbox import OutboxRepository, OutboxRow
 
@@ -35,6 +40,8 @@ def nonce_for(idempotency_key: str, part: int) -> str:
 
 
 def _is_transient(error: BaseException) -> bool:
+    if isinstance(error, PersonaTransientError):
+        return True
     if isinstance(error, discord.HTTPException):
         return error.status >= 500 or error.status == 429
     return isinstance(error, (aiohttp.ClientError, OSError, asyncio.TimeoutError))
@@ -47,6 +54,7 @@ class DeliveryWorker:
         outbox: OutboxRepository,
         *,
         on_delivered: Callable[[str], Awaitable[None]],
+        persona: WebhookPersona | None = None,
         clock: Callable[[], float] = time.time,
         base_delay: float = 2.0,
         max_delay: float = 300.0,
@@ -54,6 +62,8 @@ class DeliveryWorker:
         self._client = client
         self._outbox = outbox
         self._on_delivered = on_delivered
+        self._persona = persona
+        self._started_at = clock()
         self._clock = clock
         self._base_delay = base_delay
         self._max_delay = max_delay
@@ -98,8 +108,7 @@ class DeliveryWorker:
         message_ids = list(row.message_ids)
         try:
             for index in range(row.parts_sent, len(messages)):
-                sent = await self._send(row, announcement, messages[index], index)
-                message_ids.append(sent.id)
+                message_ids.append(await self._post(row, announcement, messages[index], index))
                 await self._outbox.record_part(row.id, index + 1, message_ids)
         except Exception as error:
             attempts = row.attempts + 1
@@ -115,6 +124,21 @@ class DeliveryWorker:
         bound.info("delivered", message_ids=message_ids)
         if row.run_id is not None:
             await self._on_delivered(row.run_id)
+
+    async def _post(self, row: OutboxRow, announcement: Announcement, message: OutgoingMessage, index: int) -> int:
+        """Post one part: as the sub-agent's persona in a bound thread when possible, else as the bot."""
+        target = await self._persona.target(row.channel_id) if self._persona and not message.attachment else None
+        if target is not None:
+            may_exist = row.attempts > 0 or row.created_at < self._started_at
+            if may_exist and (posted := await self._persona.find_posted(target, message.content)):
+                return posted
+            try:
+                return await self._persona.post(
+                    target, message.content, f"🤖 {announcement.agent_label}", announcement.mention_user_id
+                )
+            except PersonaUnavailable as unavailable:
+                log.info("persona_fallback", channel_id=row.channel_id, reason=str(unavailable))
+        return (await self._send(row, announcement, message, index)).id
 
     async def _send(
         self, row: OutboxRow, announcement: Announcement, message: OutgoingMessage, index: int

@@ -147,3 +147,10 @@ CREATE TABLE guild_settings (
     updated_by            INTEGER,
     updated_at            REAL
 );
+
+-- One webhook per parent channel, reused for every sub-agent persona posting in its threads.
+CREATE TABLE channel_webhooks (
+    channel_id            INTEGER PRIMARY KEY,
+    webhook_id            INTEGER NOT NULL,
+    token                 TEXT NOT NULL
+);

@@ -1,0 +1,105 @@
+"""Posting into a bound thread under the sub-agent's own name (``🤖 <label>``) through one webhook per parent
+channel, falling back to the bot's identity when webhooks are not permitted.
+
+Webhook execution takes no nonce, so exactly-once is kept another way: the request is made without library
+retries (a lost answer is retried by the delivery worker, not blindly), and a part that may already have been
+posted — a retry, or a row inherited from an earlier process — is first looked for among the thread's recent
+messages from that webhook.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import aiohttp
+import discord
+import structlog
+
+from storage.bindings import BindingRepository
+from storage.webhooks import WebhookRepository
+
+WEBHOOK_NAME = "threadbound agents"
+READ_BACK_LIMIT = 50
+NO_WEBHOOK_RETRY_SECONDS = 600
+
+log = structlog.get_logger(__name__)
+
+
+class PersonaUnavailable(Exception):
+    """Use the bot's own identity for this post."""
+
+
+class PersonaTransientError(Exception):
+    """Discord did not answer in a way that says whether the post exists: retry later (after a read-back)."""
+
+
+@dataclass(frozen=True)
+class PersonaTarget:
+    parent_channel_id: int
+    thread_id: int
+    webhook_id: int
+    token: str
+
+
+class WebhookPersona:
+    def __init__(self, client: discord.Client, webhooks: WebhookRepository, bindings: BindingRepository) -> None:
+        self._client = client
+        self._webhooks = webhooks
+        self._bindings = bindings
+        self._refused: dict[int, float] = {}
+        self._session: aiohttp.ClientSession | None = None
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def target(self, channel_id: int) -> PersonaTarget | None:
+        """Where to post as a persona, or ``None`` when ``channel_id`` is not a bound thread with a parent."""
+        binding = await self._bindings.get(channel_id)
+        if binding is None or binding.parent_channel_id is None:
+            return None
+        parent = binding.parent_channel_id
+        if time.monotonic() < self._refused.get(parent, 0):
+            return None
+        stored = await self._webhooks.get(parent) or await self._create(parent)
+        return PersonaTarget(parent, channel_id, *stored) if stored else None
+
+    async def _create(self, parent: int) -> tuple[int, str] | None:
+        channel = self._client.get_partial_messageable(parent)
+        try:
+            payload = await self._client.http.create_webhook(channel.id, name=WEBHOOK_NAME)
+        except discord.HTTPException as error:
+            log.info("persona_webhook_unavailable", channel_id=parent, error=repr(error))
+            self._refused[parent] = time.monotonic() + NO_WEBHOOK_RETRY_SECONDS
+            return None
+        await self._webhooks.put(parent, int(payload["id"]), payload["token"])
+        return int(payload["id"]), payload["token"]
+
+    async def find_posted(self, target: PersonaTarget, content: str) -> int | None:
+        """The id of a recent message this webhook already posted with exactly ``content``, if any."""
+        for message in await self._client.http.logs_from(target.thread_id, READ_BACK_LIMIT):
+            if str(message.get("webhook_id")) == str(target.webhook_id) and message.get("content") == content:
+                return int(message["id"])
+        return None
+
+    async def post(self, target: PersonaTarget, content: str, username: str, mention_user_id: int | None) -> int:
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        url = f"{discord.http.Route.BASE}/webhooks/{target.webhook_id}/{target.token}"
+        users = [str(mention_user_id)] if mention_user_id else []
+        body = {"content": content, "username": username[:80], "allowed_mentions": {"parse": [], "users": users}}
+        try:
+            async with self._session.post(
+                url, params={"wait": "true", "thread_id": str(target.thread_id)}, json=body
+            ) as response:
+                if response.status == 200:
+                    return int((await response.json(content_type=None))["id"])
+                if response.status == 404:
+                    await self._webhooks.forget(target.parent_channel_id)
+                    raise PersonaUnavailable("webhook deleted")
+                if response.status >= 500 or response.status == 429:
+                    raise PersonaTransientError(f"webhook answered {response.status}")
+                raise PersonaUnavailable(f"webhook answered {response.status}: {await response.text()}")
+        except aiohttp.ClientError as error:
+            raise PersonaTransientError(repr(error)) from None
