@@ -61,6 +61,7 @@ class World:
     offline: bool = False
     status_messages: bool = True
     moderator_role_ids: list[int] = field(default_factory=list)
+    guild_commands: bool = True
     bots: list[ThreadboundBot] = field(default_factory=list)
 
     @property
@@ -73,7 +74,7 @@ class World:
 token_env = "TB_TEST_TOKEN"
 api_base_url = "{self.discord.api_base_url}"
 gateway_url = "{self.discord.gateway_url}"
-dev_guild_id = {self.guild.id}
+{f"dev_guild_id = {self.guild.id}" if self.guild_commands else ""}
 status_messages = {str(self.status_messages).lower()}
 moderator_role_ids = {self.moderator_role_ids}
 [storage]

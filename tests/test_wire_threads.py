@@ -253,3 +253,38 @@ async def test_other_bots_are_not_routed_unless_configured(world):
     )
     assert len(world.llm.requests) == requests + 1
     assert world.llm.requests[-1]["messages"][-1]["content"] == "human here"
+
+
+async def test_deleting_a_bound_thread_unbinds_it(world):
+    world.extra_config = THREADS_ON
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+
+    world.discord.delete_channel(thread)
+    await world.discord.wait_for_dispatch("THREAD_DELETE")
+
+    async def unbound():
+        while world.rows("SELECT COUNT(*) FROM thread_bindings") != [(0,)]:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(unbound(), 5)
+
+
+async def test_in_a_dm_the_dm_itself_is_bound(world):
+    world.extra_config = THREADS_ON
+    world.guild_commands = False  # global commands, so they work in DMs
+    world.llm.default = lambda body: "dm echo: " + body["messages"][-1]["content"]
+    await world.start_bot()
+    dm = world.discord.add_dm_channel(world.alice)
+
+    inter = await world.discord.slash(world.alice, dm, "subagents spawn", agent="researcher", task="Keep notes",
+                                      thread=True)
+    assert (await world.discord.wait_followup(inter))["content"].startswith("Spawned subagent researcher")
+    assert world.rows("SELECT thread_id, parent_channel_id FROM thread_bindings") == [(dm.id, None)]
+    await world.quiescent()
+
+    question = await world.discord.send_user_message(world.alice, dm, "note this")
+    answer = await world.discord.wait_for_message(dm, answer_to(question))
+    assert answer["content"] == "dm echo: note this"
+    assert world.discord.threads() == []
