@@ -288,3 +288,20 @@ async def test_in_a_dm_the_dm_itself_is_bound(world):
     answer = await world.discord.wait_for_message(dm, answer_to(question))
     assert answer["content"] == "dm echo: note this"
     assert world.discord.threads() == []
+
+
+async def test_in_a_forum_channel_the_session_gets_a_post(world):
+    world.extra_config = THREADS_ON
+    forum = world.discord.add_text_channel(world.guild, "ideas", forum=True)
+    world.llm.reply("Idea noted.")
+    await world.start_bot()
+
+    inter = await world.discord.slash(world.alice, forum, "subagents spawn", agent="researcher", task="Collect ideas",
+                                      thread=True)
+    assert (await world.discord.wait_followup(inter))["content"].startswith("Spawned subagent researcher")
+
+    post = world.discord.threads(forum)[0]
+    assert post.name == "🤖 researcher"
+    created = world.discord.requests_matching("POST", rf"^/channels/{forum.id}/threads$")[0]
+    assert created.json["message"]["content"] == "⚙️ Sub-agent session"
+    await world.discord.wait_for_message(post, lambda m: "Idea noted." in m["content"])

@@ -843,10 +843,14 @@ class FakeDiscord:
             role.permissions = value
             self._schedule_dispatch('GUILD_ROLE_UPDATE', {'guild_id': str(g.id), 'role': role.payload()}, guild_id=g.id)
 
-    def add_text_channel(self, guild: Any, name: str, *, topic: str | None = None, news: bool = False) -> FakeChannel:
+    def add_text_channel(
+        self, guild: Any, name: str, *, topic: str | None = None, news: bool = False, forum: bool = False
+    ) -> FakeChannel:
+        """A text channel (``news=True``: announcement channel; ``forum=True``: forum, where threads are posts)."""
         g = self._guild(guild)
+        kind = CH_FORUM if forum else CH_NEWS if news else CH_TEXT
         channel = FakeChannel(
-            id=self._snowflake(), type=CH_NEWS if news else CH_TEXT, name=name, guild_id=g.id,
+            id=self._snowflake(), type=kind, name=name, guild_id=g.id,
             position=len(g.channel_ids), topic=topic,
         )
         self._register_channel(channel)
