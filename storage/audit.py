@@ -30,11 +30,3 @@ class AuditRepository:
                 (entry.guild_id, entry.actor_user_id, entry.target_user_id, entry.action, entry.run_id, entry.detail,
                  entry.created_at),
             )
-
-    async def recent(self, limit: int = 50) -> list[AuditEntry]:
-        rows = await self._db.fetch_all(
-            "SELECT guild_id, actor_user_id, target_user_id, action, run_id, detail, created_at FROM audit_log "
-            "ORDER BY id DESC LIMIT ?",
-            (limit,),
-        )
-        return [AuditEntry(*row) for row in rows]

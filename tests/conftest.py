@@ -154,10 +154,6 @@ api_key_env = "TB_TEST_API_KEY"
             if m["author"]["id"] == str(self.discord.bot_user_id) and m["id"] not in status
         ]
 
-    def status_posts(self) -> list[dict]:
-        status = self.status_message_ids()
-        return [m for m in self.discord.channel_messages(self.channel) if m["id"] in status]
-
 
 @pytest.fixture
 async def world(fake_discord, llm, tmp_path, monkeypatch):

@@ -643,10 +643,6 @@ class Orchestrator:
         return self._config.agents.default_agent
 
     @property
-    def config(self) -> Config:
-        return self._config
-
-    @property
     def threads(self) -> ThreadPort:
         if self._threads is None:
             raise UserError("Thread bindings are unavailable: no chat adapter can create threads.")

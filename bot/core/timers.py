@@ -42,6 +42,3 @@ class Timers:
             self._scheduler.remove_job(job_id)
         except JobLookupError:
             pass
-
-    def pending(self) -> list[str]:
-        return [job.id for job in self._scheduler.get_jobs()]
