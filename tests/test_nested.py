@@ -8,6 +8,7 @@ import json
 
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
+from bot.agents.session_tools import Caller
 from bot.core import internal_context
 from bot.core.models import RunStatus
 from bot.core.orchestrator import ChatRequest
@@ -109,6 +110,10 @@ async def test_orchestrator_fans_out_waits_and_synthesises_once(tmp_path):
         await settle(core, planner_waiting)
         listed = await core.queries.children("agent:main:discord:channel:100")
         assert [row.status for row in listed] == ["waiting on 3 children"]
+        main = await core.sessions.get("agent:main:discord:channel:100")
+        busy = await core.tool_sessions_send(Caller(main, listed[0].run.parent_run_id), listed[0].session.key, "hi")
+        assert busy == {"status": "error",
+                        "error": f"Session {listed[0].session.key} is waiting on its children; message them."}
 
         workers.release.set()
 

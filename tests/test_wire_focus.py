@@ -63,13 +63,19 @@ async def test_focus_inside_a_thread_binds_it_and_refocus_by_others_is_refused(w
     assert await command_in(world, world.alice, thread, "unfocus") == "ℹ️ This conversation is not currently focused."
 
 
-async def test_session_idle_and_max_age_show_and_set(world):
+async def focused_thread(world, task):
+    """A finished sub-agent of Alice's, and a thread she focused on it."""
     world.extra_config = THREADS_ON
     await world.start_bot()
-    await spawn(world, task="Plan B")
+    await spawn(world, task=task)
     await world.quiescent()
-    thread = world.discord.add_thread(world.channel, "plan-b")
-    await command_in(world, world.alice, thread, "focus", target="1")
+    thread = world.discord.add_thread(world.channel, task.lower().replace(" ", "-"))
+    assert (await command_in(world, world.alice, thread, "focus", target="1")).startswith("✅ bound")
+    return thread
+
+
+async def test_session_idle_and_max_age_show_and_set(world):
+    thread = await focused_thread(world, "Plan B")
     bob = member(world, "bob")
 
     shown = await command_in(world, world.alice, thread, "session idle")
@@ -93,12 +99,7 @@ async def test_session_idle_and_max_age_show_and_set(world):
 
 
 async def test_short_idle_set_by_command_fires(world):
-    world.extra_config = THREADS_ON
-    await world.start_bot()
-    await spawn(world, task="Plan C")
-    await world.quiescent()
-    thread = world.discord.add_thread(world.channel, "plan-c")
-    await command_in(world, world.alice, thread, "focus", target="1")
+    thread = await focused_thread(world, "Plan C")
 
     assert (await command_in(world, world.alice, thread, "session idle", duration="1s")).startswith(
         "✅ Idle timeout set to <1m"

@@ -345,6 +345,8 @@ class Orchestrator:
         if child.archived_at is not None:
             return {"status": "error", "error": f"Session {session_key} is archived."}
         latest = await self.runs.latest_for_session(session_key)
+        if latest is not None and latest.status is RunStatus.WAITING_CHILDREN:
+            return {"status": "error", "error": f"Session {session_key} is waiting on its children; message them."}
         if latest is not None and latest.status in (RunStatus.QUEUED, RunStatus.RUNNING):
             await self.steer(latest.id, message)
             return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
