@@ -132,6 +132,14 @@ api_key_env = "TB_TEST_API_KEY"
         with contextlib.closing(sqlite3.connect(self.db_path)) as connection:
             return connection.execute(sql, params).fetchall()
 
+    async def until(self, sql: str, expected: list[tuple], timeout: float = 5.0) -> None:
+        """Poll the bot's database until ``sql`` returns ``expected`` (state changes have no event to await)."""
+        async def poll() -> None:
+            while self.rows(sql) != expected:
+                await asyncio.sleep(0.02)
+
+        await asyncio.wait_for(poll(), timeout)
+
     async def quiescent(self, timeout: float = 10.0) -> None:
         """Wait until no run is live and no announcement is pending: nothing more can reach Discord."""
         async def poll() -> None:

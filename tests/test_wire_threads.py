@@ -110,11 +110,7 @@ async def test_archiving_or_deleting_the_thread_unbinds_at_once_without_a_farewe
     world.discord.archive_thread(thread)
     await world.discord.wait_for_dispatch("THREAD_UPDATE")
 
-    async def unbound():
-        while world.rows("SELECT COUNT(*) FROM thread_bindings") != [(0,)]:
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(unbound(), 5)
+    await world.until("SELECT COUNT(*) FROM thread_bindings", [(0,)])
     assert len(in_thread(world, thread.id)) == before
 
 
@@ -212,11 +208,7 @@ async def test_run_mode_thread_binding_ends_with_the_run(world):
     thread = world.discord.threads(world.channel)[0]
     assert any("one-shot result" in m["content"] for m in in_thread(world, thread.id))
 
-    async def unbound():
-        while world.rows("SELECT COUNT(*) FROM thread_bindings") != [(0,)]:
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(unbound(), 5)
+    await world.until("SELECT COUNT(*) FROM thread_bindings", [(0,)])
 
 
 async def test_a_thread_deleted_while_the_bot_was_down_is_unbound_at_start_up(world):
@@ -229,11 +221,7 @@ async def test_a_thread_deleted_while_the_bot_was_down_is_unbound_at_start_up(wo
 
     await world.start_bot()
 
-    async def unbound():
-        while world.rows("SELECT COUNT(*) FROM thread_bindings") != [(0,)]:
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(unbound(), 5)
+    await world.until("SELECT COUNT(*) FROM thread_bindings", [(0,)])
 
 
 async def test_other_bots_are_not_routed_unless_configured(world):
@@ -264,11 +252,7 @@ async def test_deleting_a_bound_thread_unbinds_it(world):
     world.discord.delete_channel(thread)
     await world.discord.wait_for_dispatch("THREAD_DELETE")
 
-    async def unbound():
-        while world.rows("SELECT COUNT(*) FROM thread_bindings") != [(0,)]:
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(unbound(), 5)
+    await world.until("SELECT COUNT(*) FROM thread_bindings", [(0,)])
 
 
 async def test_in_a_dm_the_dm_itself_is_bound(world):
