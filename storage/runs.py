@@ -84,19 +84,23 @@ class RunRepository:
         *,
         result_text: str | None = None,
         error: str | None = None,
-        usage: Usage = Usage(),
     ) -> bool:
-        """Move a live run to a terminal state; False if it was already terminal (so nothing is announced twice)."""
+        """Move a live run to a terminal state; False if it was already terminal (so nothing is announced twice).
+        Its usage is left as recorded: what a run spent stays counted however it ends."""
         cursor = await tx.execute(
-            "UPDATE runs SET status = ?, ended_at = ?, result_text = COALESCE(?, result_text), error = ?, "
-            "input_tokens = ?, output_tokens = ?, requests = ?, tool_calls = ?, cost = ? "
+            "UPDATE runs SET status = ?, ended_at = ?, result_text = COALESCE(?, result_text), error = ? "
             f"WHERE id = ? AND status IN {_LIVE}",
-            (
-                status.value, ended_at, result_text, error, usage.input_tokens, usage.output_tokens,
-                usage.requests, usage.tool_calls, str(usage.cost) if usage.cost is not None else None, run_id,
-            ),
+            (status.value, ended_at, result_text, error, run_id),
         )
         return cursor.rowcount == 1
+
+    async def record_usage(self, tx: aiosqlite.Connection, run_id: str, usage: Usage) -> None:
+        """The run's usage so far, over all its turns (written as it is spent, at every step)."""
+        await tx.execute(
+            "UPDATE runs SET input_tokens = ?, output_tokens = ?, requests = ?, tool_calls = ?, cost = ? WHERE id = ?",
+            (usage.input_tokens, usage.output_tokens, usage.requests, usage.tool_calls,
+             str(usage.cost) if usage.cost is not None else None, run_id),
+        )
 
     async def list_live(self) -> list[Run]:
         rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM runs WHERE status IN {_LIVE} ORDER BY created_at")

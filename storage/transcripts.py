@@ -25,19 +25,15 @@ class TranscriptRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def append(self, session_key: str, run_id: str, messages: Sequence[ModelMessage]) -> None:
-        if not messages:
-            return
+    async def append(
+        self, tx: aiosqlite.Connection, session_key: str, run_id: str | None, messages: Sequence[ModelMessage]
+    ) -> None:
+        """Add messages to a session's history; ``run_id`` is ``None`` for context that no run of it produced."""
         now = time.time()
-        rows = [
-            (session_key, run_id, _dump(message), now)
-            for message in messages
-        ]
-        async with self._db.transaction() as tx:
-            await tx.executemany(
-                "INSERT INTO transcript_messages (session_key, run_id, message_json, created_at) VALUES (?, ?, ?, ?)",
-                rows,
-            )
+        await tx.executemany(
+            "INSERT INTO transcript_messages (session_key, run_id, message_json, created_at) VALUES (?, ?, ?, ?)",
+            [(session_key, run_id, _dump(message), now) for message in messages],
+        )
 
     async def history(self, session_key: str) -> list[ModelMessage]:
         rows = await self._db.fetch_all(

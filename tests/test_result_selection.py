@@ -31,11 +31,11 @@ def test_nothing_at_all_is_no_output():
 
 def test_timeout_keeps_last_assistant_text():
     thinking = ModelResponse(parts=[TextPart("halfway"), ToolCallPart("search", {}, tool_call_id="c2")])
-    assert partial_result([PROMPT, thinking, RETURN], timed_out=True) == "halfway"
+    assert partial_result([PROMPT, thinking, RETURN], stopped_by="timeout") == "halfway"
 
 
 def test_timeout_with_only_tool_calls_counts_them():
-    assert partial_result([PROMPT, CALL, RETURN, CALL], timed_out=True) == (
+    assert partial_result([PROMPT, CALL, RETURN, CALL], stopped_by="timeout") == (
         "[Partial progress: 2 tool call(s) executed before timeout]"
     )
 

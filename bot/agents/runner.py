@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import re
+
 import structlog
 from pydantic_ai import Agent, CancellationToken
 from pydantic_ai.exceptions import (
@@ -36,12 +38,14 @@ from bot.agents.models import ResolvedModel
 from bot.core.models import RunStatus, Usage
 
 NO_OUTPUT = "(no output)"
+KILLED_BEFORE = "the run was killed"
+INTERRUPTED_BEFORE = "the bot restarted"
 REQUEST_LIMIT = 500
 TOOL_CALLS_LIMIT = 1000
 
 log = structlog.get_logger(__name__)
 
-StepCallback = Callable[[Sequence[ModelMessage]], Awaitable[None]]
+StepCallback = Callable[[Sequence[ModelMessage], Usage], Awaitable[None]]
 DrainCallback = Callable[[], Awaitable[list[str]]]
 
 
@@ -87,9 +91,10 @@ def _texts(messages: Sequence[ModelMessage]) -> list[str]:
 
 
 def _last_tool_result(messages: Sequence[ModelMessage]) -> str | None:
+    """The content of the last tool call that succeeded (a retried or failed call's content is an error)."""
     for message in reversed(messages):
         for part in reversed(message.parts):
-            if isinstance(part, ToolReturnPart):
+            if isinstance(part, ToolReturnPart) and part.outcome == "success":
                 content = part.model_response_str().strip()
                 if content:
                     return content
@@ -103,23 +108,31 @@ def _tool_call_count(messages: Sequence[ModelMessage]) -> int:
     )
 
 
-def completed_result(output: str, messages: Sequence[ModelMessage]) -> str:
-    """The final text; if empty, the last tool result; if none, ``(no output)``."""
-    if output.strip():
+def completed_result(output: str | None, messages: Sequence[ModelMessage]) -> str:
+    """The final text; if empty (a model may end with nothing to add after its tool work), the last tool
+    result; if none, ``(no output)``."""
+    if output and output.strip():
         return output
     return _last_tool_result(messages) or NO_OUTPUT
 
 
-def partial_result(messages: Sequence[ModelMessage], *, timed_out: bool = False) -> str:
-    """What a run that did not finish got done: its last assistant text, else (after a timeout) a count of its
-    tool calls, else its last tool result."""
+def partial_result(messages: Sequence[ModelMessage], *, stopped_by: str | None = None) -> str:
+    """What a run that did not finish got done: its last assistant text; else, for a run stopped from outside
+    (``stopped_by``: a timeout, a kill, a restart), a count of its tool calls; else its last tool result."""
     texts = _texts(messages)
     if texts:
         return texts[-1]
     calls = _tool_call_count(messages)
-    if timed_out and calls:
-        return f"[Partial progress: {calls} tool call(s) executed before timeout]"
+    if stopped_by and calls:
+        return f"[Partial progress: {calls} tool call(s) executed before {stopped_by}]"
     return _last_tool_result(messages) or NO_OUTPUT
+
+
+_TOOL_RETRIES_EXHAUSTED = re.compile(r"Tool '(?P<tool>[^']+)' exceeded max retries count of (?P<retries>\d+)")
+
+
+def _times(count: int) -> str:
+    return {1: "once", 2: "twice"}.get(count, f"{count} times")
 
 
 def describe_failure(error: BaseException) -> str:
@@ -135,6 +148,8 @@ def describe_failure(error: BaseException) -> str:
     if isinstance(error, ModelAPIError):
         return f"could not reach the model provider ({error.message})"[:300]
     if isinstance(error, AgentRunError):
+        if retried := _TOOL_RETRIES_EXHAUSTED.match(str(error)):
+            return f"the model sent an invalid call to {retried['tool']} {_times(int(retried['retries']) + 1)}"
         return str(error).splitlines()[0][:300]
     return f"internal error ({type(error).__name__})"
 
@@ -148,21 +163,26 @@ async def run_agent(
 ) -> RunOutcome:
     """Run one agent turn to a terminal outcome.
 
-    ``on_step`` receives messages as they are produced. ``drain`` is asked at every step for messages that
+    ``on_step`` receives messages as they are produced, with the turn's usage so far (so what a run spends is
+    recorded as it is spent, whatever later stops it). ``drain`` is asked at every step for messages that
     arrived for this run (steers, child completions); they are enqueued to reach the model at its next request.
     ``cancellation`` kills the run (outcome ``killed``).
     """
-    agent: Agent[Any, str] = Agent(instructions=request.system_prompt, deps_type=object)
+    # ``str | None``: a response with no text (after tool work, or at all) ends the run instead of being
+    # retried into a failure; the result is then the last tool result or ``(no output)``.
+    agent: Agent[Any, str | None] = Agent(
+        instructions=request.system_prompt, deps_type=object, output_type=str | None  # type: ignore[arg-type]
+    )
     settings = ModelSettings()
     if request.thinking:
         settings["thinking"] = False if request.thinking == "off" else request.thinking
     persisted = 0
     agent_run: AgentRun | None = None
 
-    async def flush(messages: Sequence[ModelMessage]) -> None:
+    async def flush(messages: Sequence[ModelMessage], usage: RunUsage) -> None:
         nonlocal persisted
         if len(messages) > persisted:
-            await on_step(messages[persisted:])
+            await on_step(messages[persisted:], _usage(usage))
             persisted = len(messages)
 
     try:
@@ -178,29 +198,31 @@ async def run_agent(
             cancellation_token=cancellation,
         ) as agent_run:
             async for node in agent_run:
-                await flush(agent_run.new_messages())
+                await flush(agent_run.new_messages(), agent_run.usage)
                 if drain is not None and not isinstance(node, End):
                     for text in await drain():
                         agent_run.enqueue(text)
             result = agent_run.result
             assert result is not None
             messages = result.new_messages()
-            await flush(messages)
+            await flush(messages, result.usage)
             return RunOutcome(
                 RunStatus.COMPLETED, completed_result(result.output, messages), None, _usage(result.usage), messages
             )
     except RunTimedOut as exc:
         messages = exc.new_messages()
-        await flush(messages)
-        return RunOutcome(RunStatus.TIMED_OUT, partial_result(messages, timed_out=True), None, _usage(exc.usage), messages)
+        await flush(messages, exc.usage)
+        partial = partial_result(messages, stopped_by="timeout")
+        return RunOutcome(RunStatus.TIMED_OUT, partial, None, _usage(exc.usage), messages)
     except RunCancelled as exc:
         messages = exc.new_messages()
-        await flush(messages)
-        return RunOutcome(RunStatus.KILLED, partial_result(messages), "killed", _usage(exc.usage), messages)
+        await flush(messages, exc.usage)
+        partial = partial_result(messages, stopped_by=KILLED_BEFORE)
+        return RunOutcome(RunStatus.KILLED, partial, "killed", _usage(exc.usage), messages)
     except Exception as exc:  # every other failure is a run outcome, not a crash of the orchestrator
         if not isinstance(exc, AgentRunError):
             log.exception("agent_run_crashed")
         messages = agent_run.new_messages() if agent_run is not None else []
-        await flush(messages)
-        usage = _usage(agent_run.usage) if agent_run is not None else Usage()
-        return RunOutcome(RunStatus.FAILED, partial_result(messages), describe_failure(exc), usage, messages)
+        usage = agent_run.usage if agent_run is not None else RunUsage()
+        await flush(messages, usage)
+        return RunOutcome(RunStatus.FAILED, partial_result(messages), describe_failure(exc), _usage(usage), messages)

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from bot.agents.runner import NO_OUTPUT
 from bot.core.models import Run, RunKind, RunStatus, Session
 from bot.core.stats import stats_line
 
@@ -50,7 +51,9 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
     conversational = run.kind is RunKind.CHAT or (run.kind is RunKind.FOLLOWUP and run.source_message_id is not None)
     kind: Literal["completion", "reply"] = "reply" if conversational else "completion"
     if kind == "reply" and run.status is RunStatus.INTERRUPTED:
-        body = "I was restarted before I could finish answering this. Please ask again."
+        partial = run.result_text if run.result_text and run.result_text != NO_OUTPUT else None
+        body = ("I was restarted before I could finish answering this. "
+                + (f"What I had so far:\n\n{partial}" if partial else "Please ask again."))
     elif kind == "reply" and run.status is not RunStatus.COMPLETED:
         body = f"I couldn't answer: {status_line(run.status, run.error)}."
     else:

@@ -25,6 +25,8 @@ from pydantic_ai.messages import ModelMessage
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.agents.runner import (
+    INTERRUPTED_BEFORE,
+    KILLED_BEFORE,
     NO_OUTPUT,
     RunOutcome,
     RunRequest,
@@ -268,9 +270,11 @@ class Orchestrator:
         killed_ids = {run.id for run in subtree}
         now = self._clock()
         followups: list[Callable[[], None]] = []
+        partials = {run.id: partial_result(await self.transcripts.for_run(run.id), stopped_by=KILLED_BEFORE)
+                    for run in subtree}
         async with self._db.transaction() as tx:
             for run in subtree:
-                await self.runs.finish(tx, run.id, RunStatus.KILLED, now, error="killed")
+                await self.runs.finish(tx, run.id, RunStatus.KILLED, now, result_text=partials[run.id], error="killed")
             for run in subtree:
                 if run.parent_run_id and run.parent_run_id not in killed_ids:
                     followups += await self._child_settled(tx, run.parent_run_id, now)
@@ -681,7 +685,7 @@ class Orchestrator:
                     if prompt is None:
                         log.warning("wake_without_messages")
                         await self._settle(run, session, RunOutcome(
-                            RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, Usage(), []))
+                            RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, []))
                 else:
                     if not await self.runs.mark_running(run.id, self._clock()):
                         return
@@ -700,8 +704,12 @@ class Orchestrator:
             system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
         toolset = session_toolset(allowed_tools(session.role, self._config.tools.subagents.tools))
 
-        async def persist(messages: Sequence[ModelMessage]) -> None:
-            await self.transcripts.append(session.key, run.id, messages)
+        before = (await self.runs.get(run.id) or run).usage
+
+        async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
+            async with self._db.transaction() as tx:
+                await self.transcripts.append(tx, session.key, run.id, messages)
+                await self.runs.record_usage(tx, run.id, _total(before, turn))
             self._progressed()
             self._run_changed(run.id)
 
@@ -721,9 +729,10 @@ class Orchestrator:
         )
         token = self._cancellations.setdefault(run.id, CancellationToken())
         try:
-            return await run_agent(request, on_step=persist, drain=drain, cancellation=token)
+            outcome = await run_agent(request, on_step=persist, drain=drain, cancellation=token)
         finally:
             self._cancellations.pop(run.id, None)
+        return replace(outcome, usage=_total(before, outcome.usage))
 
     async def _take_inbox(self, run_id: str, *, wake: bool) -> str | None:
         """Consume the run's pending inbox as one prompt (steers as they are, completions in one internal block)."""
@@ -737,15 +746,18 @@ class Orchestrator:
         return "\n\n".join(parts)
 
     async def _settle(self, run: Run, session: Session, outcome: RunOutcome) -> str | None:
-        """After a turn: wait for children, take another turn (returns its prompt), or end the run."""
+        """After a turn (``outcome.usage`` is the run's total): wait for children, take another turn (returns
+        its prompt), or end the run."""
         now = self._clock()
         followups: list[Callable[[], None]] = []
+        usage = outcome.usage
         async with self._db.transaction() as tx:
             current = await self.runs.get(run.id, tx)
-            if current is None or current.status is not RunStatus.RUNNING:
-                return None  # killed meanwhile: it announces nothing
-            usage = _total(current.usage, outcome.usage)
-            await self._record_usage(tx, run.id, usage)
+            if current is None:
+                return None
+            await self.runs.record_usage(tx, run.id, usage)
+            if current.status is not RunStatus.RUNNING:
+                return None  # killed meanwhile: its spending is counted, and it announces nothing
             orchestrating = outcome.status is RunStatus.COMPLETED and session.kind == "subagent"
             if orchestrating and await self.runs.count_unsettled_children(run.id, tx):
                 await self.runs.set_status(
@@ -756,8 +768,7 @@ class Orchestrator:
             wake = orchestrating and await self.inbox.count_pending(tx, run.id) > 0
             if not wake:
                 await self.runs.finish(
-                    tx, run.id, outcome.status, now, result_text=outcome.result_text, error=outcome.error,
-                    usage=usage,
+                    tx, run.id, outcome.status, now, result_text=outcome.result_text, error=outcome.error
                 )
                 finished = replace(current, status=outcome.status, ended_at=now, result_text=outcome.result_text,
                                    error=outcome.error, usage=usage)
@@ -767,13 +778,6 @@ class Orchestrator:
         log.info("run_finished", status=outcome.status.value, error=outcome.error)
         self._after_commit(followups)
         return None
-
-    async def _record_usage(self, tx: aiosqlite.Connection, run_id: str, usage: Usage) -> None:
-        await tx.execute(
-            "UPDATE runs SET input_tokens = ?, output_tokens = ?, requests = ?, tool_calls = ?, cost = ? WHERE id = ?",
-            (usage.input_tokens, usage.output_tokens, usage.requests, usage.tool_calls,
-             str(usage.cost) if usage.cost is not None else None, run_id),
-        )
 
     # -- where results go ------------------------------------------------------------------------------------
 
@@ -828,7 +832,7 @@ class Orchestrator:
             return [lambda: self._pending.put_nowait(("wake", parent.id)), lambda: self._run_changed(parent.id)]
         parent_session = await self.sessions.get(parent.session_key)
         assert parent_session is not None
-        await self.runs.finish(tx, parent.id, RunStatus.COMPLETED, now, usage=parent.usage)
+        await self.runs.finish(tx, parent.id, RunStatus.COMPLETED, now)
         finished = replace(parent, status=RunStatus.COMPLETED, ended_at=now)
         return [lambda: self._run_changed(parent.id), *await self._route(tx, finished, parent_session, now)]
 
@@ -909,7 +913,7 @@ class Orchestrator:
             session = await self.sessions.get(run.session_key)
             assert session is not None
             now = self._clock()
-            partial = partial_result(await self.transcripts.for_run(run.id))
+            partial = partial_result(await self.transcripts.for_run(run.id), stopped_by=INTERRUPTED_BEFORE)
             async with self._db.transaction() as tx:
                 if not await self.runs.finish(
                     tx, run.id, RunStatus.INTERRUPTED, now, result_text=partial, error=INTERRUPTED_REASON

@@ -46,6 +46,17 @@ def _when(timestamp: float | None, now: float) -> str:
     return f"{iso} ({format_runtime(now - timestamp)} ago) <t:{int(timestamp)}:R>"
 
 
+RESULT_PREVIEW_CHARS = 300
+
+
+def _preview(result: str | None) -> str:
+    """The start of a run's result (a killed or interrupted run's is its partial output); ``—`` while live."""
+    if result is None:
+        return "—"
+    text = " ".join((strip_internal_context(result) or "(internal context)").split())
+    return text if len(text) <= RESULT_PREVIEW_CHARS else text[: RESULT_PREVIEW_CHARS - 1] + "…"
+
+
 def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: float | None = None) -> str:
     now = time.time() if now is None else now
     run, session = row.run, row.session
@@ -69,6 +80,7 @@ def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: 
         f"Cleanup: {session.cleanup}",
         f"Archive: {archive}",
         f"Outcome: {outcome}",
+        f"Result: {_preview(run.result_text)}",
         f"Delivery: {delivery}",
         f"Transcript: {transcript_messages} message(s)",
     ])
