@@ -7,6 +7,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
+from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import conversation_for
 from bot.discord_adapter.replies import send_text
 
@@ -24,20 +25,24 @@ class FocusCog(commands.Cog):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
 
-
     @app_commands.command(name="focus", description="Route this thread (or a new one) to a sub-agent's session")
     @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'")
     async def focus(self, interaction: discord.Interaction, target: str) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
+        channel = interaction.channel
         reply = await self.bot.bindings.focus(
             await self.bot.actor(interaction),
             conversation=parent_conversation(interaction),
             target=target,
             channel_id=interaction.channel_id,
-            in_thread=isinstance(interaction.channel, discord.Thread),
+            parent_channel_id=channel.parent_id if isinstance(channel, discord.Thread) else None,
             is_dm=interaction.guild_id is None,
         )
         await send_text(interaction, reply)
+
+    @focus.autocomplete("target")
+    async def _target_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return await target_choices(self.bot.control, parent_conversation(interaction), current)
 
     @app_commands.command(name="unfocus", description="Stop routing this thread to its session")
     async def unfocus(self, interaction: discord.Interaction) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import discord
 from discord import app_commands
 from discord.ext import commands
@@ -11,11 +9,10 @@ from discord.ext import commands
 from bot.app import ThreadboundBot
 from bot.config import THINKING_LEVELS
 from bot.core.orchestrator import Origin, SpawnRequest
+from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.run_views import render_info, render_listing, render_log
-
-AUTOCOMPLETE_BUDGET_SECONDS = 1.5
 
 
 class SubagentsCog(commands.GroupCog, group_name="subagents", group_description="Spawn and manage sub-agents"):
@@ -125,14 +122,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     @send.autocomplete("target")
     @steer.autocomplete("target")
     async def _target_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        """Runs of this conversation by label, status and age; bounded so it always answers in time."""
-        try:
-            pairs = await asyncio.wait_for(
-                self.bot.control.target_choices(conversation_of(interaction), current), AUTOCOMPLETE_BUDGET_SECONDS
-            )
-        except asyncio.TimeoutError:
-            return []
-        return [app_commands.Choice(name=name, value=value) for name, value in pairs]
+        return await target_choices(self.bot.control, conversation_of(interaction), current)
 
 
 async def setup(bot: ThreadboundBot) -> None:

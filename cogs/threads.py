@@ -1,4 +1,5 @@
-"""Thread lifecycle events: a bound thread that people archive, lock or delete is unbound at once."""
+"""Thread lifecycle events: a bound thread that people archive, lock or delete is unbound at once; one that
+Discord archived because it was quiet stays bound (the next message reopens it)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import discord
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
+from bot.discord_adapter.threads import closed_by_people
 
 
 class ThreadEventsCog(commands.Cog):
@@ -14,8 +16,7 @@ class ThreadEventsCog(commands.Cog):
 
     @commands.Cog.listener()
     async def on_raw_thread_update(self, payload: discord.RawThreadUpdateEvent) -> None:
-        metadata = payload.data.get("thread_metadata", {})
-        if metadata.get("archived") or metadata.get("locked"):
+        if closed_by_people(payload.data):
             await self.bot.orchestrator.unbind(payload.thread_id)
 
     @commands.Cog.listener()

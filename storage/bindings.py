@@ -10,7 +10,7 @@ from storage.db import Database
 
 _COLUMNS = (
     "thread_id, parent_channel_id, guild_id, session_key, bound_by, bound_at, last_activity_at, idle_seconds, "
-    "max_age_seconds"
+    "max_age_seconds, ends_with_run_id"
 )
 
 
@@ -20,11 +20,12 @@ class Binding:
     parent_channel_id: int | None
     guild_id: int | None
     session_key: str
-    bound_by: int | None  # None: bound by the system (a spawn), anyone allowed may unfocus it
+    bound_by: int | None  # who focused the thread, or whose request spawned it
     bound_at: float
     last_activity_at: float
     idle_seconds: float  # 0 = no idle timeout
     max_age_seconds: float  # 0 = no max age
+    ends_with_run_id: str | None = None  # a run-mode spawn's thread: the binding ends with that run
 
     def deadline(self) -> tuple[float, str] | None:
         """The next automatic unbinding and why (``idle`` or ``max-age``), if any."""
@@ -42,10 +43,11 @@ class BindingRepository:
 
     async def add(self, tx: aiosqlite.Connection, binding: Binding) -> None:
         await tx.execute(
-            f"INSERT OR REPLACE INTO thread_bindings ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO thread_bindings ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 binding.thread_id, binding.parent_channel_id, binding.guild_id, binding.session_key, binding.bound_by,
                 binding.bound_at, binding.last_activity_at, binding.idle_seconds, binding.max_age_seconds,
+                binding.ends_with_run_id,
             ),
         )
 
@@ -59,6 +61,12 @@ class BindingRepository:
         )
         return [Binding(*row) for row in rows]
 
+    async def ending_with(self, run_id: str) -> list[Binding]:
+        rows = await self._db.fetch_all(
+            f"SELECT {_COLUMNS} FROM thread_bindings WHERE ends_with_run_id = ?", (run_id,)
+        )
+        return [Binding(*row) for row in rows]
+
     async def all(self) -> list[Binding]:
         return [Binding(*row) for row in await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings")]
 
@@ -66,7 +74,10 @@ class BindingRepository:
         async with self._db.transaction() as tx:
             await tx.execute("UPDATE thread_bindings SET last_activity_at = ? WHERE thread_id = ?", (now, thread_id))
 
-    async def remove(self, thread_id: int) -> bool:
+    async def remove(self, thread_id: int) -> Binding | None:
+        """Delete the binding of ``thread_id``; returns it, or ``None`` if there was none."""
         async with self._db.transaction() as tx:
-            cursor = await tx.execute("DELETE FROM thread_bindings WHERE thread_id = ?", (thread_id,))
-        return cursor.rowcount == 1
+            cursor = await tx.execute(f"DELETE FROM thread_bindings WHERE thread_id = ? RETURNING {_COLUMNS}",
+                                      (thread_id,))
+            row = await cursor.fetchone()
+        return Binding(*row) if row else None

@@ -41,6 +41,10 @@ class SessionRepository:
     async def set_archive_at(self, tx: aiosqlite.Connection, key: str, archive_at: float | None) -> None:
         await tx.execute("UPDATE sessions SET archive_at = ? WHERE key = ? AND archived_at IS NULL", (archive_at, key))
 
+    async def archived_at(self, tx: aiosqlite.Connection, key: str) -> float | None:
+        row = await (await tx.execute("SELECT archived_at FROM sessions WHERE key = ?", (key,))).fetchone()
+        return row[0] if row else None
+
     async def archive(self, key: str, now: float) -> bool:
         async with self._db.transaction() as tx:
             cursor = await tx.execute(

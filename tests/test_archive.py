@@ -108,4 +108,7 @@ async def test_archived_session_refuses_follow_ups(tmp_path):
         await settle(core, lambda: archived_at(core, accepted.session_key))
         main = await core.sessions.get("agent:main:discord:channel:100")
         answer = await core.tool_sessions_send(Caller(main, "none"), accepted.session_key, "more?")
-        assert answer == {"status": "error", "error": f"Session {accepted.session_key} is archived."}
+        assert answer["status"] == "error"
+        assert answer["error"].startswith(f"Session {accepted.session_key} was archived ")
+        assert answer["error"].endswith("takes no more messages. Spawn a new sub-agent to go on "
+                                        "(its transcript stays readable with /subagents log).")

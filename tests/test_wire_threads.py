@@ -11,6 +11,7 @@ import discord
 from tests.conftest import announcement_for, answer_to
 from tests.fakes.openai_server import Step
 from tests.test_wire_control import command
+from tests.test_wire_focus import command_in
 
 THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"
 
@@ -54,7 +55,7 @@ async def test_spawn_into_a_thread_answers_there_and_follow_ups_need_no_mention(
     run_id, thread = await spawn_into_thread(world)
 
     created = world.discord.requests_matching("POST", r"^/channels/\d+/threads$")[0]
-    assert created.json["type"] == 11 and created.json["auto_archive_duration"] == 60
+    assert created.json["type"] == 11 and created.json["auto_archive_duration"] == 1440  # the 24 h idle default
     assert thread.name == "🤖 researcher"
     intro = await world.discord.wait_for_message(thread, lambda m: m["content"].startswith("⚙️"))
     assert intro["content"] == (
@@ -289,3 +290,156 @@ async def test_in_a_forum_channel_the_session_gets_a_post(world):
     created = world.discord.requests_matching("POST", rf"^/channels/{forum.id}/threads$")[0]
     assert created.json["message"]["content"] == "⚙️ Sub-agent session"
     await world.discord.wait_for_message(post, lambda m: "Idea noted." in m["content"])
+
+
+def run_mode_spawner(task="Quick check"):
+    """A main agent that spawns a one-shot (``mode: run``) thread session; the sub-agent answers its task."""
+    def agent(body):
+        if body["messages"][-1]["role"] == "tool":
+            return "ok"
+        if "Subagent Context" in body["messages"][0]["content"]:
+            return "one-shot result"
+        return Step.calls([("sessions_spawn", {"task": task, "thread": True, "mode": "run"})])
+
+    return agent
+
+
+async def test_a_run_mode_thread_says_goodbye_after_its_result_and_then_routes_nothing(world):
+    world.extra_config = THREADS_ON
+    world.llm.default = run_mode_spawner()
+    await world.start_bot()
+    asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> check")
+    await answered(world, world.channel, asked)
+    thread = world.discord.threads(world.channel)[0]
+
+    farewell = await world.discord.wait_for_message(thread, lambda m: "Session ended" in m["content"])
+    assert farewell["content"] == "⚙️ Session ended. Messages here will no longer be routed."
+    assert farewell["author"]["id"] == str(world.discord.bot_user_id) and farewell.get("webhook_id") is None
+    posts = in_thread(world, thread.id)
+    result = next(i for i, m in enumerate(posts) if "one-shot result" in m["content"])
+    assert result < posts.index(farewell)
+    await world.until("SELECT COUNT(*) FROM thread_bindings", [(0,)])
+    requests = len(world.llm.requests)
+    await world.discord.send_user_message(world.alice, thread, "still there?")
+    await world.quiescent()
+    assert len(world.llm.requests) == requests
+
+
+async def test_a_killed_run_mode_thread_run_ends_its_binding_with_the_farewell(world):
+    world.extra_config = THREADS_ON
+
+    def agent(body):
+        if "Subagent Context" in body["messages"][0]["content"]:
+            return Step.hang()
+        return run_mode_spawner()(body)
+
+    world.llm.default = agent
+    await world.start_bot()
+    await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> check")
+    await world.llm.wait_hanging(1)
+    thread = world.discord.threads(world.channel)[0]
+    assert world.rows("SELECT COUNT(*) FROM thread_bindings") == [(1,)]
+
+    assert await command(world, world.alice, "subagents kill", target="1") == "killed Quick check."
+
+    farewell = await world.discord.wait_for_message(thread, lambda m: "Session ended" in m["content"])
+    assert farewell["content"] == "⚙️ Session ended. Messages here will no longer be routed."
+    await world.until("SELECT COUNT(*) FROM thread_bindings", [(0,)])
+
+
+async def test_discords_own_auto_archive_does_not_end_the_binding(world):
+    world.extra_config = THREADS_ON
+    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+    assert thread.auto_archive_duration == 1440  # the smallest duration covering the 24 h idle timeout
+
+    world.discord.advance_time(1441 * 60)  # a quiet day: Discord archives the thread by itself
+    await world.discord.wait_for_dispatch("THREAD_UPDATE")
+    assert thread.archived
+
+    question = await world.discord.send_user_message(world.alice, thread, "back again")
+    answer = await world.discord.wait_for_message(thread, answer_to(question))
+    assert answer["content"] == "echo: back again" and not thread.archived
+    await world.quiescent()
+    assert world.rows("SELECT COUNT(*) FROM thread_bindings") == [(1,)]
+
+    world.discord.advance_time(1441 * 60)
+    await world.until("SELECT COUNT(*) FROM thread_bindings", [(1,)])
+    bot = world.bots[0]
+    await world.stop_bot(bot)
+    await world.start_bot()  # start-up reconciliation sees an idle archive, not a closed thread
+    question = await world.discord.send_user_message(world.alice, thread, "and after a restart?")
+    answer = await world.discord.wait_for_message(thread, answer_to(question))
+    assert answer["content"] == "echo: and after a restart?"
+
+    world.discord.archive_thread(thread, locked=True)  # a person locks it: that ends the binding
+    await world.until("SELECT COUNT(*) FROM thread_bindings", [(0,)])
+
+
+async def test_a_longer_idle_timeout_gets_a_longer_auto_archive_and_the_setting_is_a_floor(world):
+    world.extra_config = "[session.thread_bindings]\nspawn_subagent_sessions = true\nidle_hours = 48\n"
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    assert thread.auto_archive_duration == 4320
+
+    world.extra_config = ("[session.thread_bindings]\nspawn_subagent_sessions = true\nidle_hours = 0.5\n"
+                          "auto_archive_minutes = 1440\n")
+    await world.stop_bot(world.bots[0])
+    await world.start_bot()
+    await command(world, world.alice, "subagents spawn", agent="researcher", task="Second", thread=True)
+    assert world.discord.threads(world.channel)[-1].auto_archive_duration == 1440
+
+
+async def test_a_bound_session_mode_session_is_not_archived_until_its_thread_lets_go(world):
+    world.extra_config = THREADS_ON + "[agents.defaults.subagents]\narchive_after_minutes = 0.005\n"
+    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+
+    assert world.rows("SELECT mode, archive_at, archived_at FROM sessions WHERE kind = 'subagent'") == [
+        ("session", None, None)
+    ]
+    assert "Archive: not scheduled" in await command(world, world.alice, "subagents info", target="1")
+    question = await world.discord.send_user_message(world.alice, thread, "still yours?")
+    assert (await world.discord.wait_for_message(thread, answer_to(question)))["content"] == "echo: still yours?"
+    await world.quiescent()
+    assert world.rows("SELECT archive_at, archived_at FROM sessions WHERE kind = 'subagent'") == [(None, None)]
+
+    assert await command_in(world, world.alice, thread, "unfocus") == "✅ Conversation unfocused."
+    await world.until("SELECT archived_at IS NOT NULL FROM sessions WHERE kind = 'subagent'", [(1,)])
+
+
+async def test_a_message_to_a_session_waiting_on_its_children_joins_the_waiting_run(world):
+    world.extra_config = THREADS_ON + "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
+
+    def agent(body):
+        messages = body["messages"]
+        system, last = messages[0]["content"], messages[-1]
+        if "depth 2/2" in system:
+            return Step.hang(then=Step.reply("child finding"))
+        if last["role"] == "tool":
+            return "waiting for my helper"
+        if "[Internal task completion event]" in last["content"]:
+            users = [m["content"] for m in messages if m["role"] == "user"]
+            return "synthesis after: " + " | ".join(u[:40] for u in users[-2:])
+        return Step.calls([("sessions_spawn", {"task": "dig deeper"})])
+
+    world.llm.default = agent
+    await world.start_bot()
+    run_id, thread = await spawn_into_thread(world, task="Investigate")
+    await world.llm.wait_hanging(1)
+    await world.until("SELECT COUNT(*) FROM runs WHERE status = 'waiting_children'", [(1,)])
+
+    await world.discord.send_user_message(world.alice, thread, "Also check prices")
+    await world.until("SELECT COUNT(*) FROM run_inbox WHERE status = 'pending' AND source_run_id IS NULL", [(1,)])
+    session_runs = "SELECT COUNT(*) FROM runs r JOIN sessions s ON s.key = r.session_key WHERE s.depth = 1"
+    assert world.rows(session_runs) == [(1,)]
+
+    world.llm.release()
+    synthesis = await world.discord.wait_for_message(thread, lambda m: "synthesis after:" in m["content"])
+    assert "Also check prices" in synthesis["content"]
+    await world.quiescent()
+    assert world.rows(session_runs) == [(1,)]

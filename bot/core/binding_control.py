@@ -11,9 +11,15 @@ from datetime import UTC, datetime
 from bot.config import ThreadBindingSettings
 from bot.core.control import Actor, RunControl
 from bot.core.durations import format_duration, parse_duration
-from bot.core.orchestrator import Orchestrator, UserError
+from bot.core.orchestrator import Orchestrator, SessionArchived, UserError
 from bot.core.session_queries import ChildRow
-from bot.core.threads import ThreadUnavailable, binding_gate, intro_text, thread_name
+from bot.core.threads import (
+    ThreadUnavailable,
+    auto_archive_minutes,
+    binding_gate,
+    intro_text,
+    thread_name,
+)
 from storage.bindings import Binding
 
 UNFOCUS_FAREWELL = "⚙️ Thread unfocused. Messages here will no longer be routed."
@@ -33,26 +39,33 @@ class BindingControl:
         self._clock = clock
 
     async def focus(
-        self, actor: Actor, *, conversation: str, target: str, channel_id: int, in_thread: bool, is_dm: bool
+        self, actor: Actor, *, conversation: str, target: str, channel_id: int, parent_channel_id: int | None,
+        is_dm: bool,
     ) -> str:
-        """Bind this thread (or DM) to the target's session; in a channel, create a thread for it."""
+        """Bind this thread (``parent_channel_id`` is its channel) or DM to the target's session; in a channel,
+        create a thread for it. Focusing is talking to a session: its owner or a moderator only."""
         row = await self._runs.resolve(conversation, target)
         orchestrator = self._orchestrator
+        here = parent_channel_id is not None or is_dm
+        current = await orchestrator.bindings.get(channel_id) if here else None
+        if current is not None and current.bound_by not in (None, actor.user_id) and not actor.is_moderator:
+            raise UserError(f"Only <@{current.bound_by}> can refocus this conversation.")
+        await self._runs.authorize(actor, row, "focus")
+        if row.session.archived_at is not None:
+            raise SessionArchived(row.session.key, row.session.archived_at, self._clock())
         settings = (await orchestrator.guild_settings.effective(actor.guild_id)).thread_bindings
         if not settings.enabled:
             raise UserError(binding_gate(settings) or "Thread bindings are disabled.")
-        if in_thread or is_dm:
-            current = await orchestrator.bindings.get(channel_id)
-            if current is not None and current.bound_by not in (None, actor.user_id) and not actor.is_moderator:
-                raise UserError(f"Only <@{current.bound_by}> can refocus this conversation.")
-            binding = self._new_binding(channel_id, None, row, actor.user_id, settings)
+        if here:
+            binding = self._new_binding(channel_id, parent_channel_id, row, actor.user_id, settings)
             await orchestrator.bind(binding)
             return f"✅ bound this conversation to {row.session.key}."
         if refusal := binding_gate(settings):
             raise UserError(refusal)
         try:
             ref = await orchestrator.threads.create_thread(
-                channel_id, thread_name(row.label), settings.auto_archive_minutes
+                channel_id, thread_name(row.label),
+                auto_archive_minutes(settings.idle_hours * 3600, settings.auto_archive_minutes),
             )
         except ThreadUnavailable as unavailable:
             raise UserError(f"Unable to create a thread here: {unavailable}") from None

@@ -119,7 +119,8 @@ class RunControl:
                 choices.append((name[:100], str(index)))
         return choices[:25]
 
-    async def _authorize(self, actor: Actor, row: ChildRow, action: str, detail: str | None = None) -> None:
+    async def authorize(self, actor: Actor, row: ChildRow, action: str, detail: str | None = None) -> None:
+        """The run's owner may; a moderator may too (audited); anyone else is refused with the owner named."""
         owner = row.run.requester_user_id if row.run else None
         if owner == actor.user_id:
             return
@@ -139,7 +140,7 @@ class RunControl:
         row = await self.resolve(conversation, target)
         if row.run is None or row.run.status.is_terminal:
             return f"{row.label} is already finished."
-        await self._authorize(actor, row, "kill")
+        await self.authorize(actor, row, "kill")
         stopped = await self._orchestrator.kill(row.run.id)
         descendants = len(stopped) - 1
         return f"killed {row.label}" + (f" (+ {descendants} descendants)." if descendants else ".")
@@ -152,7 +153,7 @@ class RunControl:
             return "No active subagents to kill." if not rows else "None of the active subagents are yours to kill."
         stopped = 0
         for row in mine:
-            await self._authorize(actor, row, "kill")
+            await self.authorize(actor, row, "kill")
             stopped += len(await self._orchestrator.kill(row.run.id))
         skipped = len(rows) - len(mine)
         noun = "subagent" if stopped == 1 else "subagents"
@@ -170,7 +171,7 @@ class RunControl:
         now = self._clock()
         if now - self._last_steer.get(key, float("-inf")) < STEER_INTERVAL_SECONDS:
             raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
-        await self._authorize(actor, row, "steer", text[:200])
+        await self.authorize(actor, row, "steer", text[:200])
         self._last_steer[key] = now
         await self._orchestrator.steer(row.run.id, text)
         return f"steered {row.label} (run {row.run.id[:8]})."
@@ -179,7 +180,7 @@ class RunControl:
         """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run)."""
         row = await self.resolve(conversation, target)
         text = _message_text(message, "Send")
-        await self._authorize(actor, row, "send", text[:200])
+        await self.authorize(actor, row, "send", text[:200])
         orchestrator = self._orchestrator
         if row.run is not None and not row.run.status.is_terminal:
             before = await orchestrator.queries.assistant_texts(row.session.key)
@@ -224,7 +225,7 @@ class RunControl:
         ]
         stopped = 0
         for row in rows:
-            await self._authorize(actor, row, "kill")
+            await self.authorize(actor, row, "kill")
             stopped += len(await self._orchestrator.kill(row.run.id))
         if not turns and not stopped:
             return "Nothing of yours is running in this conversation." if not actor.is_moderator else (

@@ -54,10 +54,11 @@ from bot.core.spawn_policy import (
     SpawnRefused,
     check_text,
 )
-from bot.core.stats import stats_line
+from bot.core.stats import format_runtime, stats_line
 from bot.core.threads import (
     ThreadPort,
     ThreadUnavailable,
+    auto_archive_minutes,
     farewell_text,
     intro_text,
     thread_name,
@@ -88,6 +89,16 @@ T = TypeVar("T")
 
 class UserError(Exception):
     """A refusal whose message is written for the person who asked; safe to show as is."""
+
+
+class SessionArchived(UserError):
+    """An archived session takes no more messages: the one rule for every way of writing to a session."""
+
+    def __init__(self, session_key: str, archived_at: float, now: float) -> None:
+        super().__init__(
+            f"Session {session_key} was archived {format_runtime(now - archived_at)} ago and takes no more "
+            "messages. Spawn a new sub-agent to go on (its transcript stays readable with /subagents log)."
+        )
 
 
 @dataclass(frozen=True)
@@ -190,6 +201,7 @@ class Orchestrator:
         self._cancellations: dict[str, CancellationToken] = {}
         self._supervisor: asyncio.Task[None] | None = None
         self._outbox_listeners: list[Callable[[], None]] = []
+        self._background_tasks: set[asyncio.Future[None]] = set()
         self._changed = asyncio.Event()
         self._run_listeners: list[Callable[[str], None]] = []
 
@@ -215,12 +227,14 @@ class Orchestrator:
             self._timers.at(f"archive:{key}", when, self._archive, key)
         for binding in await self.bindings.all():
             self._schedule_binding_deadline(binding)
+            if binding.ends_with_run_id is not None:
+                await self._end_run_bindings(binding.ends_with_run_id)
         self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
 
     async def close(self) -> None:
         """Stop every task; runs still live stay live in the database and are settled at next start."""
         self._timers.shutdown()
-        tasks = [t for t in (self._supervisor, *self._tasks.values()) if t is not None]
+        tasks = [t for t in (self._supervisor, *self._tasks.values(), *self._background_tasks) if t is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -284,6 +298,7 @@ class Orchestrator:
                 token.cancel()
             log.info("run_killed", run_id=run.id, session_key=run.session_key)
             self._run_changed(run.id)
+            followups.append(lambda run_id=run.id: self._background(self._end_run_bindings(run_id)))
         self._after_commit(followups)
         return subtree
 
@@ -346,15 +361,16 @@ class Orchestrator:
         child = await self.queries.own_child(caller.session.key, session_key)
         if child is None:
             return {"status": "error", "error": f"Unknown session {session_key!r}: not one of your sub-agents."}
-        if child.archived_at is not None:
-            return {"status": "error", "error": f"Session {session_key} is archived."}
         latest = await self.runs.latest_for_session(session_key)
         if latest is not None and latest.status is RunStatus.WAITING_CHILDREN:
             return {"status": "error", "error": f"Session {session_key} is waiting on its children; message them."}
         if latest is not None and latest.status in (RunStatus.QUEUED, RunStatus.RUNNING):
             await self.steer(latest.id, message)
             return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
-        run_id = await self.follow_up(child, message, latest, parent_run_id=caller.run_id)
+        try:
+            run_id = await self.follow_up(child, message, latest, parent_run_id=caller.run_id)
+        except SessionArchived as archived:
+            return {"status": "error", "error": str(archived)}
         return {"status": "accepted", "runId": run_id, "delivered": "started a follow-up run"}
 
     async def tool_subagents(
@@ -427,7 +443,8 @@ class Orchestrator:
             requester_run.id if requester_run else None, now,
         )
         if binding is not None:
-            binding = replace(binding, session_key=child.key, bound_at=now, last_activity_at=now)
+            binding = replace(binding, session_key=child.key, bound_by=origin.user_id, bound_at=now,
+                              last_activity_at=now, ends_with_run_id=run.id if plan.mode == "run" else None)
         await self._persist_and_queue(run, requester if requester.kind == "main" else None, child, binding)
         if binding is not None:
             await self._introduce(binding, child.label or child.agent_id)
@@ -445,11 +462,10 @@ class Orchestrator:
             return unbound
         if self._threads is None:
             raise SpawnRefused("error", "Thread bindings are unavailable: no chat adapter can create threads.")
-        existing = await self.bindings.get(origin.channel_id)
-        parent = existing.parent_channel_id if existing and existing.parent_channel_id else origin.channel_id
         try:
             ref = await self._threads.create_thread(
-                parent, thread_name(plan.label or plan.agent_id), settings.auto_archive_minutes
+                origin.channel_id, thread_name(plan.label or plan.agent_id),
+                auto_archive_minutes(unbound.idle_seconds, settings.auto_archive_minutes),
             )
         except ThreadUnavailable as unavailable:
             raise SpawnRefused(
@@ -467,17 +483,20 @@ class Orchestrator:
             log.warning("thread_intro_failed", thread_id=binding.thread_id, error=str(unavailable))
 
     async def reconcile_bindings(self) -> None:
-        """Unbind threads that were archived, locked or deleted while the bot was down (no farewell)."""
+        """Unbind threads that people deleted, locked or archived while the bot was down (no farewell)."""
         if self._threads is None:
             return
         for binding in await self.bindings.all():
-            if binding.guild_id is not None and await self._threads.is_open(binding.thread_id) is False:
+            if binding.guild_id is not None and await self._threads.is_closed(binding.thread_id) is True:
                 await self.unbind(binding.thread_id)
 
     async def bind(self, binding: Binding) -> None:
-        """Create or replace a binding, and (re)schedule its deadline."""
+        """Create or replace a binding, and (re)schedule its deadline. A bound session is not archived under
+        its thread: any archive deadline it had is cleared."""
         async with self._db.transaction() as tx:
             await self.bindings.add(tx, binding)
+            await self.sessions.set_archive_at(tx, binding.session_key, None)
+        self._timers.cancel(f"archive:{binding.session_key}")
         self._schedule_binding_deadline(binding)
         log.info("thread_bound", thread_id=binding.thread_id, session_key=binding.session_key)
 
@@ -496,24 +515,36 @@ class Orchestrator:
         self._schedule_binding_deadline(replace(binding, last_activity_at=now))
         session = await self.sessions.get(binding.session_key)
         latest = await self.runs.latest_for_session(binding.session_key)
-        if latest is not None and latest.status in (RunStatus.QUEUED, RunStatus.RUNNING):
-            await self.steer(latest.id, message)
+        if latest is not None and not latest.status.is_terminal:
+            await self.steer(latest.id, message)  # a waiting run reads it with its children's results
         else:
-            run = self._new_run(session, RunKind.FOLLOWUP, message, latest.model, latest.thinking,
-                                latest.timeout_seconds, origin, None, now)
-            await self._persist_and_queue(run, None)
+            await self.follow_up(session, message, latest, origin=origin)
         return True
 
     async def unbind(self, thread_id: int, *, farewell: str | None = None) -> bool:
-        """End a binding (the thread itself is left alone); ``farewell`` is posted into it when given."""
+        """End a binding (the thread itself is left alone); ``farewell`` is posted into it when given. A
+        session left with no thread is archived in due course, like any other that has finished."""
         removed = await self.bindings.remove(thread_id)
         self._timers.cancel(f"binding:{thread_id}")
-        if removed:
-            log.info("thread_unbound", thread_id=thread_id, farewell=farewell is not None)
-            if farewell and self._threads is not None:
-                with contextlib.suppress(ThreadUnavailable):
-                    await self._threads.post(thread_id, farewell)
-        return removed
+        if removed is None:
+            return False
+        log.info("thread_unbound", thread_id=thread_id, farewell=farewell is not None)
+        if farewell and self._threads is not None:
+            with contextlib.suppress(ThreadUnavailable):
+                await self._threads.post(thread_id, farewell)
+        await self._schedule_archive_after_unbinding(removed.session_key)
+        return True
+
+    async def _end_run_bindings(self, run_id: str) -> None:
+        """A run-mode spawn's thread binding ends with its run: once the run's announcement is delivered (so the
+        result lands in the thread first), or at once when there is nothing left to deliver."""
+        run = await self.runs.get(run_id)
+        if run is None or not run.status.is_terminal:
+            return
+        if any(row.status == "pending" for row in await self.outbox.for_run(run_id)):
+            return
+        for binding in await self.bindings.ending_with(run_id):
+            await self.unbind(binding.thread_id, farewell=farewell_text("run-ended", 0))
 
     def _schedule_binding_deadline(self, binding: Binding) -> None:
         deadline = binding.deadline()
@@ -572,17 +603,19 @@ class Orchestrator:
     async def _persist_and_queue(
         self, run: Run, main: Session | None, child: Session | None = None, binding: Binding | None = None
     ) -> None:
-        """One transaction: the conversation's main session (if new), a new child session and its thread
-        binding, the queued run."""
+        """One transaction: the conversation's main session (if new), a new child session, the queued run and
+        the child's thread binding."""
         async with self._db.transaction() as tx:
             if main is not None:
                 await self.sessions.insert(tx, main, if_missing=True)
             if child is not None:
                 await self.sessions.insert(tx, child)
-            if binding is not None:
-                await self.bindings.add(tx, binding)
+            elif (archived := await self.sessions.archived_at(tx, run.session_key)) is not None:
+                raise SessionArchived(run.session_key, archived, self._clock())
             await self.sessions.set_archive_at(tx, run.session_key, None)
             await self.runs.insert(tx, run)
+            if binding is not None:
+                await self.bindings.add(tx, binding)
         self._timers.cancel(f"archive:{run.session_key}")
         log.info("run_queued", run_id=run.id, session_key=run.session_key, kind=run.kind.value,
                  parent_run_id=run.parent_run_id)
@@ -619,12 +652,16 @@ class Orchestrator:
             await self.inbox.add(tx, run_id=run_id, source_run_id=None, content=message, now=self._clock())
         log.info("run_steered", run_id=run_id)
 
-    async def follow_up(self, session: Session, message: str, previous: Run | None, parent_run_id: str | None = None) -> str:
-        """Start a new run in an existing sub-agent session (it announces again when it ends)."""
+    async def follow_up(
+        self, session: Session, message: str, previous: Run | None, parent_run_id: str | None = None,
+        origin: Origin | None = None,
+    ) -> str:
+        """Start a new run in an existing sub-agent session (it announces again when it ends), answering to
+        ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs."""
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
         run = self._new_run(session, RunKind.FOLLOWUP, message, previous.model, previous.thinking,
-                            previous.timeout_seconds, _origin_of(previous), parent_run_id, self._clock())
+                            previous.timeout_seconds, origin or _origin_of(previous), parent_run_id, self._clock())
         await self._persist_and_queue(run, None)
         return run.id
 
@@ -793,6 +830,7 @@ class Orchestrator:
         deadline = await self._mark_archive_deadline(tx, session, now)
         if deadline is not None:
             followups.append(lambda: self._timers.at(f"archive:{session.key}", deadline, self._archive, session.key))
+        followups.append(lambda: self._background(self._end_run_bindings(run.id)))
         silent = run.status is RunStatus.COMPLETED and internal_context.is_silent(run.result_text)
         target_id = run.parent_run_id
         while True:
@@ -803,7 +841,7 @@ class Orchestrator:
                     await self._enqueue_announcement(tx, run, session, now)
                     followups.append(self._notify_outbox)
                 elif session.cleanup == "delete":
-                    followups.append(lambda: asyncio.ensure_future(self._archive(session.key)))
+                    followups.append(lambda: self._background(self._archive(session.key)))
                 return followups
             if target.status is RunStatus.KILLED:
                 log.info("completion_dropped", reason="requester killed", requester_run_id=target.id)
@@ -813,7 +851,7 @@ class Orchestrator:
                     await self.inbox.add(tx, run_id=target.id, source_run_id=run.id,
                                          content=self._completion_event(run, session, now), now=now)
                 if session.cleanup == "delete":
-                    followups.append(lambda: asyncio.ensure_future(self._archive(session.key)))
+                    followups.append(lambda: self._background(self._archive(session.key)))
                 if target.status is RunStatus.WAITING_CHILDREN:
                     followups += await self._child_settled(tx, target.id, now)
                 return followups
@@ -868,20 +906,48 @@ class Orchestrator:
         for listener in self._outbox_listeners:
             listener()
 
+    def _background(self, work: Awaitable[None]) -> None:
+        """Follow-up work after a commit that nobody awaits; kept referenced, and its failure logged."""
+        task = asyncio.ensure_future(work)
+        self._background_tasks.add(task)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Future[None]) -> None:
+        self._background_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background_work_failed", exc_info=task.exception())
+
     # -- archiving -------------------------------------------------------------------------------------------
 
     async def _mark_archive_deadline(self, tx: aiosqlite.Connection, session: Session, now: float) -> float | None:
-        """``archive_after_minutes`` after a sub-agent session's run ends (``cleanup: delete`` goes sooner)."""
+        """``archive_after_minutes`` after a sub-agent session's run ends (``cleanup: delete`` goes sooner); a
+        session bound to a thread gets its deadline only when the binding ends."""
         minutes = self._config.agents.defaults.subagents.archive_after_minutes
         if session.kind != "subagent" or session.cleanup != "keep" or minutes <= 0:
+            return None
+        if await self.bindings.for_session(session.key):
             return None
         deadline = now + minutes * 60
         await self.sessions.set_archive_at(tx, session.key, deadline)
         return deadline
 
-    async def _archive(self, session_key: str) -> None:
+    async def _schedule_archive_after_unbinding(self, session_key: str) -> None:
         session = await self.sessions.get(session_key)
-        if session is None or session.kind != "subagent":
+        latest = await self.runs.latest_for_session(session_key)
+        if session is None or latest is None or not latest.status.is_terminal or session.archived_at is not None:
+            return
+        if session.cleanup == "delete":
+            await self._archive(session_key)
+            return
+        async with self._db.transaction() as tx:
+            deadline = await self._mark_archive_deadline(tx, session, self._clock())
+        if deadline is not None:
+            self._timers.at(f"archive:{session_key}", deadline, self._archive, session_key)
+
+    async def _archive(self, session_key: str) -> None:
+        """Close a finished sub-agent session for good; never one that is live or still bound to a thread."""
+        session = await self.sessions.get(session_key)
+        if session is None or session.kind != "subagent" or await self.bindings.for_session(session_key):
             return
         latest = await self.runs.latest_for_session(session_key)
         if latest is not None and not latest.status.is_terminal:
@@ -890,17 +956,15 @@ class Orchestrator:
             log.info("session_archived", session_key=session_key)
 
     async def announcement_delivered(self, run_id: str) -> None:
-        """The delivery worker posted a run's announcement: ``cleanup: delete`` sessions are archived now, and a
-        one-shot (``mode: run``) session's thread binding ends with its run."""
+        """The delivery worker posted a run's announcement: a run-mode thread's binding ends now, and then a
+        ``cleanup: delete`` session is archived."""
         run = await self.runs.get(run_id)
         session = await self.sessions.get(run.session_key) if run else None
         if session is None:
             return
+        await self._end_run_bindings(run_id)
         if session.cleanup == "delete":
             await self._archive(session.key)
-        if session.mode == "run":
-            for binding in await self.bindings.for_session(session.key):
-                await self.unbind(binding.thread_id)
 
     # -- start-up --------------------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.config import ThreadBindingSettings
+from bot.config import AUTO_ARCHIVE_MINUTES, ThreadBindingSettings
 from bot.core.durations import format_duration
 
 THREAD_NAME_CHARS = 100
@@ -23,15 +23,25 @@ class ThreadRef:
 
 
 class ThreadPort(Protocol):
-    async def create_thread(self, channel_id: int, name: str, auto_archive_minutes: int) -> ThreadRef: ...
+    async def create_thread(self, channel_id: int, name: str, auto_archive_minutes: int) -> ThreadRef:
+        """A new thread in ``channel_id`` (in its parent channel, when ``channel_id`` is itself a thread)."""
+        ...
 
     async def post(self, thread_id: int, text: str) -> None: ...
 
     async def archive(self, thread_id: int) -> None: ...
 
-    async def is_open(self, thread_id: int) -> bool | None:
-        """Whether the thread still exists and is neither archived nor locked; ``None`` if that cannot be told."""
+    async def is_closed(self, thread_id: int) -> bool | None:
+        """Whether people closed the thread — deleted, locked, or archived it (Discord's own archiving of an idle
+        thread does not count: the next message reopens it); ``None`` if that cannot be told."""
         ...
+
+
+def auto_archive_minutes(idle_seconds: float, floor: int) -> int:
+    """Discord's auto-archive for a bound thread: the smallest allowed duration that is at least the binding's
+    idle timeout (no idle timeout: the longest), never below the configured ``floor``."""
+    wanted = max(floor, idle_seconds / 60) if idle_seconds > 0 else AUTO_ARCHIVE_MINUTES[-1]
+    return next((minutes for minutes in AUTO_ARCHIVE_MINUTES if minutes >= wanted), AUTO_ARCHIVE_MINUTES[-1])
 
 
 def thread_name(label: str) -> str:

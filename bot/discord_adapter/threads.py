@@ -1,11 +1,37 @@
 """The core's thread port on Discord: create public threads (or forum posts) and post into them, saying
-exactly which permission is missing when Discord would refuse."""
+exactly which permission is missing when Discord would refuse; and tell a thread that people closed from one
+that Discord archived because it was quiet."""
 
 from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
 
 import discord
 
 from bot.core.threads import ThreadRef, ThreadUnavailable
+
+ARCHIVE_TOLERANCE = timedelta(seconds=1)
+
+
+def archived_for_inactivity(thread: dict[str, Any]) -> bool:
+    """Whether a thread payload (REST or gateway) says Discord archived it by itself: its archive time is at
+    least its auto-archive duration after its last activity (its last message, else its creation). A person
+    archiving a thread does it sooner, since Discord would otherwise have archived it already."""
+    metadata = thread.get("thread_metadata") or {}
+    if not metadata.get("archived") or metadata.get("locked"):
+        return False
+    archived_at = datetime.fromisoformat(metadata["archive_timestamp"])
+    last_activity = discord.utils.snowflake_time(int(thread.get("last_message_id") or thread["id"]))
+    quiet_for = timedelta(minutes=int(metadata.get("auto_archive_duration", 0)))
+    return archived_at + ARCHIVE_TOLERANCE >= last_activity + quiet_for
+
+
+def closed_by_people(thread: dict[str, Any]) -> bool:
+    """Locked, or archived by someone rather than by Discord's inactivity timer."""
+    metadata = thread.get("thread_metadata") or {}
+    locked, archived = bool(metadata.get("locked")), bool(metadata.get("archived"))
+    return locked or (archived and not archived_for_inactivity(thread))
 
 NEEDED = (("create_public_threads", "Create Public Threads"), ("send_messages_in_threads", "Send Messages in Threads"))
 
@@ -17,10 +43,9 @@ class DiscordThreads:
     async def create_thread(self, channel_id: int, name: str, auto_archive_minutes: int) -> ThreadRef:
         channel = self._client.get_channel(channel_id)
         if channel is None:
-            try:
-                channel = await self._client.fetch_channel(channel_id)
-            except discord.HTTPException as error:
-                raise ThreadUnavailable(f"I cannot see channel {channel_id} ({error.text or error.status}).") from None
+            channel = await self._fetch(channel_id)
+        if isinstance(channel, discord.Thread):
+            channel = channel.parent or await self._fetch(channel.parent_id)  # a sibling, never a nested thread
         if not isinstance(channel, (discord.TextChannel, discord.ForumChannel)):
             raise ThreadUnavailable("threads can only be created in text and forum channels.")
         me = channel.guild.me
@@ -42,6 +67,12 @@ class DiscordThreads:
             raise ThreadUnavailable(f"Discord refused to create the thread ({error.text or error.status}).") from None
         return ThreadRef(thread_id=thread.id, parent_channel_id=channel.id)
 
+    async def _fetch(self, channel_id: int) -> Any:
+        try:
+            return await self._client.fetch_channel(channel_id)
+        except discord.HTTPException as error:
+            raise ThreadUnavailable(f"I cannot see channel {channel_id} ({error.text or error.status}).") from None
+
     async def post(self, thread_id: int, text: str) -> None:
         try:
             await self._client.get_partial_messageable(thread_id).send(
@@ -50,16 +81,14 @@ class DiscordThreads:
         except discord.HTTPException as error:
             raise ThreadUnavailable(f"could not post in thread {thread_id} ({error.text or error.status}).") from None
 
-    async def is_open(self, thread_id: int) -> bool | None:
+    async def is_closed(self, thread_id: int) -> bool | None:
         try:
-            channel = await self._client.fetch_channel(thread_id)
+            payload = await self._client.http.get_channel(thread_id)
         except (discord.NotFound, discord.Forbidden):
-            return False
+            return True
         except discord.HTTPException:
             return None
-        if isinstance(channel, discord.Thread):
-            return not (channel.archived or channel.locked)
-        return True
+        return closed_by_people(payload)
 
     async def archive(self, thread_id: int) -> None:
         try:

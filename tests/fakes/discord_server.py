@@ -734,14 +734,29 @@ class FakeDiscord:
         return time.monotonic() + self._clock_offset
 
     def advance_time(self, seconds: float) -> None:
-        """Move the fake clock forward (e.g. past the 15 minute interaction token lifetime)."""
+        """Move the fake clock forward (e.g. past the 15 minute interaction token lifetime); threads left quiet
+        for their auto-archive duration meanwhile are archived, as Discord does."""
         self._clock_offset += seconds
+        self._auto_archive_quiet_threads()
+
+    def _auto_archive_quiet_threads(self) -> None:
+        """Discord's inactivity auto-archive: a thread with no message for ``auto_archive_duration`` minutes
+        (counted from its last message, else its creation) is archived by Discord itself (THREAD_UPDATE)."""
+        now = self._wall()
+        for thread in self.threads():
+            if thread.archived:
+                continue
+            last = discord.utils.snowflake_time(thread.last_message_id) if thread.last_message_id else (
+                thread.create_timestamp)
+            if last + timedelta(minutes=thread.auto_archive_duration) <= now:
+                thread.archived, thread.archive_timestamp = True, now
+                self._schedule_dispatch('THREAD_UPDATE', self._channel_payload(thread), guild_id=thread.guild_id)
 
     def _wall(self) -> datetime:
         return datetime.now(timezone.utc) + timedelta(seconds=self._clock_offset)
 
     def _snowflake(self) -> int:
-        ms = int(time.time() * 1000) - DISCORD_EPOCH_MS
+        ms = int(self._wall().timestamp() * 1000) - DISCORD_EPOCH_MS  # ids carry the fake clock's time
         value = max(ms << 22, self._last_snowflake + 1)
         self._last_snowflake = value
         return value
@@ -896,7 +911,7 @@ class FakeDiscord:
         return channel
 
     def archive_thread(self, thread: Any, *, locked: bool = False) -> None:
-        """Archive (as Discord's auto-archive would) and dispatch THREAD_UPDATE."""
+        """A person archives (or locks) the thread now; dispatches THREAD_UPDATE."""
         t = self._channel(thread)
         t.archived, t.locked, t.archive_timestamp = True, locked or t.locked, self._wall()
         self._schedule_dispatch('THREAD_UPDATE', self._channel_payload(t), guild_id=t.guild_id)

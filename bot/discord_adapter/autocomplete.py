@@ -1,0 +1,20 @@
+"""Autocomplete for every ``target`` option: the conversation's runs by number, label, status and age."""
+
+from __future__ import annotations
+
+import asyncio
+
+from discord import app_commands
+
+from bot.core.control import RunControl
+
+AUTOCOMPLETE_BUDGET_SECONDS = 1.5
+
+
+async def target_choices(control: RunControl, conversation: str, current: str) -> list[app_commands.Choice[str]]:
+    """Bounded, so Discord always gets an answer in time (no choices rather than a failed interaction)."""
+    try:
+        pairs = await asyncio.wait_for(control.target_choices(conversation, current), AUTOCOMPLETE_BUDGET_SECONDS)
+    except asyncio.TimeoutError:
+        return []
+    return [app_commands.Choice(name=name, value=value) for name, value in pairs]
