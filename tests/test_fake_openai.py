@@ -11,13 +11,13 @@ import time
 
 import pytest
 import pytest_asyncio
-from openai import AsyncOpenAI, InternalServerError
+from openai import AsyncOpenAI, InternalServerError, NotFoundError
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import ModelHTTPError, RunTimedOut
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.openai_server import SERVED_MODELS, FakeOpenAI, Step
 
 pytestmark = pytest.mark.asyncio
 
@@ -215,7 +215,14 @@ async def test_concurrent_runs_each_get_one_step(fake: FakeOpenAI):
     assert sorted(r.output for r in outputs) == [f'r{i}' for i in range(5)]
 
 
-async def test_models_endpoint(fake: FakeOpenAI):
-    fake.reply('x', model='gpt-4o')
+async def test_models_endpoint_lists_what_is_served_or_answers_404(fake: FakeOpenAI):
     page = await fake.client().models.list()
-    assert [m.id for m in page.data] == ['gpt-4o']
+    assert [m.id for m in page.data] == list(SERVED_MODELS)
+    assert {'gpt-4o-mini', 'local-llama'} <= set(SERVED_MODELS)  # every model name the wire tests use
+    fake.served_models = ['gpt-4o']
+    fake.reply('x', model='scripted-only')  # scripting a model does not make the server serve it
+    assert [m.id async for m in fake.client().models.list()] == ['gpt-4o']
+    fake.served_models = None
+    with pytest.raises(NotFoundError):
+        await fake.client().models.list()
+    assert fake.model_list_requests == 3

@@ -257,7 +257,7 @@ class Orchestrator:
         args = SpawnArgs(task=request.task, agent_id=request.agent_id.strip(), model=request.model,
                          thinking=request.thinking, thread=request.thread)
         try:
-            plan = self._policy.plan(args, await self._spawn_context(requester, None, by_user=True))
+            plan = await self._policy.checked_plan(args, await self._spawn_context(requester, None, by_user=True))
             return await self._create_child(plan, requester, None, request.origin)
         except SpawnRefused as refused:
             raise UserError(str(refused)) from None
@@ -309,7 +309,7 @@ class Orchestrator:
         requester_run = await self.runs.get(caller.run_id)
         assert requester is not None and requester_run is not None
         try:
-            plan = self._policy.plan(args, await self._spawn_context(requester, requester_run, by_user=False))
+            plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run, by_user=False))
             accepted = await self._create_child(plan, requester, requester_run, _origin_of(requester_run))
         except SpawnRefused as refused:
             log.info("spawn_refused", status=refused.status, error=str(refused))

@@ -2,6 +2,7 @@
 
 The order and wording follow OpenClaw's (reference/openclaw.md §1.2), so agents trained on its messages
 recover the same way. Every refusal happens before anything is written: no run starts on a refused spawn.
+``plan`` decides from the config alone; ``checked_plan`` adds the one check that asks the provider.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.agents.model_catalog import ModelCatalog
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import (
     AGENT_ID_PATTERN,
@@ -91,6 +93,15 @@ class SpawnPolicy:
     def __init__(self, config: Config, models: ModelFactory) -> None:
         self._config = config
         self._models = models
+        self._catalog = ModelCatalog()
+
+    async def checked_plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
+        """``plan``, then whether the provider serves an explicitly requested model. Configured defaults are
+        the operator's choice and are not checked."""
+        plan = self.plan(args, context)
+        if args.model is not None and (refusal := await self._catalog.refusal(plan.model)):
+            raise SpawnRefused("error", refusal)
+        return plan
 
     def plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
         agents = self._config.agents

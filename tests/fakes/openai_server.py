@@ -24,6 +24,10 @@ Scripting rules:
   next matching script step / default. A client disconnect (run timeout, kill) cancels it, and ``stop()``
   ends it with a 503, so shutdown never blocks.
 
+``GET /v1/models`` lists ``fake.served_models`` (by default ``SERVED_MODELS``, which holds every model name the
+tests use), as a real server lists what it serves whatever was asked; ``served_models = None`` makes it answer
+404, like a server without a model list. ``fake.model_list_requests`` counts the requests it got.
+
 Everything runs on the test's event loop. Picking and popping a step has no ``await`` in between, so it is
 atomic for concurrent requests without a lock; call the scripting methods from that loop's thread.
 """
@@ -45,7 +49,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
     from pydantic_ai.models.openai import OpenAIChatModel
 
-__all__ = ['FakeOpenAI', 'Step', 'ToolCallSpec', 'Responder']
+__all__ = ['FakeOpenAI', 'SERVED_MODELS', 'Step', 'ToolCallSpec', 'Responder']
 
 ToolCallSpec = tuple[str, dict[str, Any] | str] | tuple[str, dict[str, Any] | str, str]
 """``(name, args)`` or ``(name, args, call_id)``. Dict args are JSON-encoded; a str is sent verbatim (e.g. bad JSON)."""
@@ -61,6 +65,8 @@ _ERROR_SHAPES: dict[int, tuple[str, str | None]] = {
     404: ('invalid_request_error', 'model_not_found'),
     429: ('requests', 'rate_limit_exceeded'),
 }
+
+SERVED_MODELS = ('gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'gpt-4o-mini', 'local-llama', 'o3', 'o4-mini')
 
 
 @dataclass
@@ -110,8 +116,13 @@ class Step:
 class FakeOpenAI:
     """Scripted OpenAI-compatible server on 127.0.0.1:<random port>. See the module docstring for the rules."""
 
-    def __init__(self, *, default: str | Responder | None = 'ok') -> None:
+    def __init__(
+        self, *, default: str | Responder | None = 'ok', served_models: Sequence[str] | None = SERVED_MODELS
+    ) -> None:
         self.default = default
+        self.served_models = served_models
+        """What ``GET /v1/models`` lists, in this order; ``None``: it answers 404 (no model list)."""
+        self.model_list_requests = 0
         self.requests: list[dict[str, Any]] = []
         """Chat-completion requests in arrival order: ``index, body, headers`` (lowercased keys), ``model``,
         ``messages``, ``stream``, and ``disconnected`` (True if the client went away before the answer)."""
@@ -244,8 +255,10 @@ class FakeOpenAI:
     # ---- handlers --------------------------------------------------------------------------------------------
 
     async def _models(self, request: web.Request) -> web.Response:
-        names = sorted({s.model for s in self._script if s.model} | {r['model'] for r in self.requests})
-        data = [{'id': n, 'object': 'model', 'created': 0, 'owned_by': 'fake'} for n in names]
+        self.model_list_requests += 1
+        if self.served_models is None:
+            raise web.HTTPNotFound()  # the plain 404 of a server that has no such route
+        data = [{'id': n, 'object': 'model', 'created': 0, 'owned_by': 'fake'} for n in self.served_models]
         return web.json_response({'object': 'list', 'data': data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:

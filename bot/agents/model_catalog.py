@@ -1,0 +1,95 @@
+"""Which models a provider serves, as the provider itself says (``GET /models``), kept for a few minutes.
+
+Without it a model the provider does not serve is accepted, runs, and fails later with the provider's 404;
+asking the list first refuses it before anything starts, naming what is served. The list is a cache of the
+provider's answer, not state, so it lives in memory. A provider that cannot say (no list: 404/405/501;
+unreachable, slow, or any other error) is trusted: the check helps the person asking, and must never be the
+reason a working model is refused or a spawn hangs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+from openai import APIError, APIStatusError, AsyncOpenAI
+from pydantic_ai.models.openai import OpenAIChatModel
+
+from bot.agents.models import ResolvedModel
+
+CACHE_SECONDS = 300.0
+LIST_TIMEOUT_SECONDS = 5.0
+NO_LIST_STATUSES = frozenset({404, 405, 501})
+SHOWN_MODELS = 20
+SHOWN_REFERENCE_CHARS = 80
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class _Listing:
+    fetched_at: float
+    served: frozenset[str] | None
+    """``None``: the provider gave no list, so every model is trusted."""
+
+
+class ModelCatalog:
+    """Asks each OpenAI-compatible provider for its model list, through the SDK client its models already use.
+
+    Only OpenAI-compatible providers are asked. Anthropic is trusted: its list names dated model ids, not the
+    aliases people write (``claude-sonnet-4-5``), so it would refuse models that work. The offline model (no
+    provider configured) is trusted as well.
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._listings: dict[str, _Listing] = {}
+
+    async def refusal(self, model: ResolvedModel) -> str | None:
+        """Why ``model`` cannot be used (its provider lists its models and this one is not among them), or
+        ``None``."""
+        if not isinstance(model.model, OpenAIChatModel):
+            return None
+        provider, _, name = model.reference.partition("/")
+        served = await self._served(provider, model.model.client)
+        # Ollama lists "llama3.2:latest" for the model everyone calls "llama3.2".
+        if served is None or name in served or f"{name}:latest" in served:
+            return None
+        return _not_served(model.reference, provider, served)
+
+    async def _served(self, provider: str, client: AsyncOpenAI) -> frozenset[str] | None:
+        now = self._clock()
+        listing = self._listings.get(provider)
+        if listing is None or now - listing.fetched_at >= CACHE_SECONDS:
+            listing = _Listing(now, await _ask(provider, client))
+            self._listings[provider] = listing
+        return listing.served
+
+
+async def _ask(provider: str, client: AsyncOpenAI) -> frozenset[str] | None:
+    """The provider's model ids, or ``None`` (logged once per cache period) when it gives no usable list."""
+    try:
+        listing = client.with_options(timeout=LIST_TIMEOUT_SECONDS, max_retries=0).models.list()
+        served = frozenset([model.id async for model in listing])
+    except APIStatusError as exc:
+        report = log.info if exc.status_code in NO_LIST_STATUSES else log.warning
+        report("model_list_unavailable", provider=provider, reason=f"HTTP {exc.status_code}", trusted=True)
+        return None
+    except APIError as exc:
+        log.warning("model_list_unavailable", provider=provider, reason=type(exc).__name__, trusted=True)
+        return None
+    if not served:
+        log.info("model_list_unavailable", provider=provider, reason="empty list", trusted=True)
+        return None
+    return served
+
+
+def _not_served(reference: str, provider: str, served: frozenset[str]) -> str:
+    shown = reference if len(reference) <= SHOWN_REFERENCE_CHARS else reference[:SHOWN_REFERENCE_CHARS] + "…"
+    names = sorted(served)
+    listed = ", ".join(names[:SHOWN_MODELS])
+    if len(names) > SHOWN_MODELS:
+        listed += f", … (first {SHOWN_MODELS} of {len(names)})"
+    return f"Unknown model '{shown}': provider {provider!r} serves {listed}."

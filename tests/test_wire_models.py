@@ -1,0 +1,113 @@
+"""An explicitly requested model is checked against the provider's own model list (GET /models) before anything
+starts, over the wire: real discord.py ↔ fake Discord, real openai SDK ↔ fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+
+from bot.agents import model_catalog
+from tests.conftest import announcement_for, spawned_run_id
+from tests.test_wire_control import command
+
+SERVED = "gpt-4.1, gpt-4.1-mini, gpt-4o, gpt-4o-mini, local-llama, o3, o4-mini"
+
+
+async def spawn(world, model: str) -> str:
+    return await command(world, world.alice, "subagents spawn", agent="researcher", task="Summarise", model=model)
+
+
+async def test_an_unserved_model_is_refused_naming_the_served_ones_and_nothing_is_written(world):
+    await world.start_bot()
+
+    answer = await spawn(world, "fake/not-served")
+
+    assert answer == f"⚠️ Unknown model 'fake/not-served': provider 'fake' serves {SERVED}."
+    assert world.llm.model_list_requests == 1
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
+    assert world.rows("SELECT COUNT(*) FROM sessions") == [(0,)]
+    assert world.llm.requests == []
+    assert world.bot_messages() == []
+
+
+async def test_a_long_list_shows_the_first_twenty_and_a_long_name_is_shortened(world):
+    world.llm.served_models = [f"model-{i:02d}" for i in range(56, -1, -1)]
+    await world.start_bot()
+
+    answer = await spawn(world, "fake/" + "x" * 100)
+
+    first_twenty = ", ".join(f"model-{i:02d}" for i in range(20))
+    assert answer == (
+        f"⚠️ Unknown model 'fake/{'x' * 75}…': provider 'fake' serves {first_twenty}, … (first 20 of 57)."
+    )
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
+
+
+async def test_a_served_model_spawns_and_the_list_is_cached_until_it_expires(world):
+    await world.start_bot()
+
+    first = await spawn(world, "fake/gpt-4o")
+    assert first.startswith("Spawned subagent researcher"), first
+    await world.discord.wait_for_message(world.channel, announcement_for(spawned_run_id({"content": first})))
+    assert world.llm.requests[0]["model"] == "gpt-4o"
+    assert world.llm.model_list_requests == 1
+
+    world.llm.served_models = ["gpt-4o-mini"]  # the provider stops serving gpt-4o; the cached answer still holds
+    second = await spawn(world, "fake/gpt-4o")
+    assert second.startswith("Spawned subagent researcher"), second
+    assert world.llm.model_list_requests == 1
+
+    world.monkeypatch.setattr(model_catalog, "CACHE_SECONDS", 0.0)  # the cache period has passed
+    third = await spawn(world, "fake/gpt-4o")
+    assert third == "⚠️ Unknown model 'fake/gpt-4o': provider 'fake' serves gpt-4o-mini."
+    assert world.llm.model_list_requests == 2
+    await world.quiescent()
+    assert world.rows("SELECT model, status FROM runs") == [("fake/gpt-4o", "completed")] * 2
+
+
+async def test_the_configured_default_model_is_not_checked(world):
+    world.llm.served_models = ["something-else"]
+    await world.start_bot()
+
+    answer = await command(world, world.alice, "subagents spawn", agent="researcher", task="Summarise")
+
+    assert answer.startswith("Spawned subagent researcher"), answer
+    await world.quiescent()
+    assert world.llm.model_list_requests == 0
+    assert world.rows("SELECT model, status FROM runs") == [("fake/gpt-4o-mini", "completed")]
+
+
+async def test_a_provider_without_a_model_list_is_trusted_and_asked_once(world):
+    world.llm.served_models = None  # GET /models answers 404
+    await world.start_bot()
+
+    first = await spawn(world, "fake/anything-goes")
+    second = await spawn(world, "fake/anything-goes")
+
+    assert first.startswith("Spawned subagent researcher") and second.startswith("Spawned subagent researcher")
+    await world.quiescent()
+    assert world.llm.model_list_requests == 1
+    assert [r["model"] for r in world.llm.requests] == ["anything-goes"] * 2
+    assert world.rows("SELECT status FROM runs") == [("completed",)] * 2
+
+
+async def test_sessions_spawn_with_an_unserved_model_returns_the_refusal_to_the_agent(world):
+    world.llm.tool_call("sessions_spawn", {"task": "Research it", "model": "fake/not-served"})
+    world.llm.respond_with(lambda body: "I could not start it.")
+    await world.start_bot()
+
+    asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> go")
+    reply = await world.discord.wait_for_message(
+        world.channel, lambda m: (m.get("message_reference") or {}).get("message_id") == asked["id"]
+    )
+
+    assert reply["content"] == "I could not start it."
+    tool_result = world.llm.requests[1]["messages"][-1]
+    assert tool_result["role"] == "tool"
+    assert json.loads(tool_result["content"]) == {
+        "status": "error",
+        "error": f"Unknown model 'fake/not-served': provider 'fake' serves {SERVED}.",
+    }
+    await world.quiescent()
+    assert world.rows("SELECT kind, status FROM runs") == [("chat", "completed")]
+    assert world.rows("SELECT kind FROM sessions") == [("main",)]
+    assert [r["model"] for r in world.llm.requests] == ["gpt-4o-mini"] * 2
