@@ -43,6 +43,7 @@ class DiscordConfig(_Section):
     moderator_role_ids: list[int] = Field(default_factory=list)
     status_messages: bool = True
     route_bot_messages: bool = False
+    max_active_runs_per_member: Annotated[int, Field(ge=0)] = 5
 
 
 class StorageConfig(_Section):

@@ -115,16 +115,38 @@ class RunRepository:
             row = await (await tx.execute(sql, params)).fetchone()
         return row[0]
 
-    async def count_active_children(self, session_key: str) -> int:
-        """Child sessions of ``session_key`` whose latest run is live (the children cap counts these)."""
+    async def count_active_children(self, session_key: str, *, member_id: int | None = None) -> int:
+        """Child sessions of ``session_key`` whose latest run is live. Without ``member_id``: those an agent
+        spawned (the children cap); with it: those running for that member, however started (the member cap)."""
+        who = "r.requester_user_id = ?" if member_id is not None else (
+            "EXISTS (SELECT 1 FROM runs spawn WHERE spawn.session_key = s.key AND spawn.kind = 'spawn' "
+            "AND spawn.parent_run_id IS NOT NULL)"
+        )
         row = await self._db.fetch_one(
             "SELECT COUNT(*) FROM sessions s JOIN runs r ON r.session_key = s.key "
             "WHERE s.requester_session_key = ? AND r.created_at = "
             "(SELECT MAX(created_at) FROM runs WHERE session_key = s.key) "
-            f"AND r.status IN {_LIVE}",
-            (session_key,),
+            f"AND r.status IN {_LIVE} AND {who}",
+            (session_key, *([member_id] if member_id is not None else [])),
         )
         return row[0] if row else 0
+
+    async def sessions_with_run_prefix(self, requester_key: str, prefix: str) -> list[str]:
+        """Child sessions of ``requester_key`` with a run whose id starts with ``prefix``."""
+        rows = await self._db.fetch_all(
+            "SELECT DISTINCT r.session_key FROM runs r JOIN sessions s ON s.key = r.session_key "
+            "WHERE s.requester_session_key = ? AND substr(r.id, 1, ?) = ?",
+            (requester_key, len(prefix), prefix),
+        )
+        return [row[0] for row in rows]
+
+    async def first_live(self, tx: aiosqlite.Connection, session_key: str) -> Run | None:
+        """The session's oldest live run: the one that reads its inbox soonest."""
+        row = await (await tx.execute(
+            f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? AND status IN {_LIVE} ORDER BY created_at LIMIT 1",
+            (session_key,),
+        )).fetchone()
+        return _from_row(row) if row else None
 
     async def live_subtree(self, run_id: str) -> list[Run]:
         """Live runs descending from ``run_id`` (itself included), deepest first: the order a cascade stops them."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.conftest import API_KEY
+from tests.conftest import API_KEY, announcement_for
+from tests.fakes.openai_server import Step
+from tests.test_wire_control import spawn
 
 
 def echo_history(body: dict) -> str:
@@ -66,3 +68,54 @@ async def test_model_failure_is_said_plainly(world):
     assert answer["content"] == (
         "I couldn't answer: failed: model provider answered HTTP 401: Incorrect API key provided."
     )
+
+
+def researcher_or_history(body: dict):
+    """The researcher reports a finding; the main agent answers with every user-side message it was sent."""
+    if "Subagent Context" in body["messages"][0]["content"]:
+        return "Finding: the capital is Paris."
+    return echo_history(body)
+
+
+async def test_the_main_agent_knows_what_its_sub_agents_found_without_an_extra_turn(world):
+    world.llm.default = researcher_or_history
+    bot = await world.start_bot()
+    run_id = await spawn(world, task="Find the capital")
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    await world.quiescent()
+    assert len(world.llm.requests) == 1  # the result reached the main session without starting a turn
+
+    question = await world.discord.send_user_message(
+        world.alice, world.channel, f"<@{world.discord.bot_user_id}> what did the researcher find?"
+    )
+    answer = (await world.discord.wait_for_message(world.channel, replies_to(world, question)))["content"]
+    assert answer == "I have heard:  | what did the researcher find?"  # the context itself is never posted
+    context, asked = [m["content"] for m in world.llm.requests[-1]["messages"] if m["role"] == "user"]
+    assert "Finding: the capital is Paris." in context and "already posted to the user" in context
+    assert asked == "what did the researcher find?"
+
+    await world.stop_bot(bot)
+    await world.start_bot()
+    again = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> again?")
+    await world.discord.wait_for_message(world.channel, replies_to(world, again))
+    sent = world.llm.requests[-1]["messages"]
+    assert sum("Finding: the capital is Paris." in m["content"] for m in sent if m["role"] == "user") == 1
+
+
+async def test_a_result_that_arrives_during_a_main_turn_reaches_that_turn(world):
+    world.llm.enqueue(Step.hang(then=Step.calls([("agents_list", {})])))
+    world.llm.default = researcher_or_history
+    await world.start_bot()
+    question = await world.discord.send_user_message(
+        world.alice, world.channel, f"<@{world.discord.bot_user_id}> think it over"
+    )
+    await world.llm.wait_hanging(1)
+    run_id = await spawn(world, task="Find the capital")
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+
+    world.llm.release()
+    await world.discord.wait_for_message(world.channel, replies_to(world, question))
+    after_tool = world.llm.requests[-1]["messages"]
+    assert after_tool[-2]["role"] == "tool" and "Finding: the capital is Paris." in after_tool[-1]["content"]
+    await world.quiescent()
+    assert world.rows("SELECT COUNT(*) FROM run_inbox WHERE status = 'pending'") == [(0,)]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+
 import discord
 
 from tests.conftest import announcement_for, spawned_run_id
@@ -174,7 +177,7 @@ async def test_stop_aborts_the_turn_and_the_subagents(world):
     await spawn(world)
     await world.llm.wait_hanging(2)
 
-    assert await command(world, world.alice, "stop") == "⚙️ Agent was aborted. Stopped 1 sub-agent(s)."
+    assert await command(world, world.alice, "stop") == "⚙️ Agent was aborted. Stopped 1 sub-agent."
     await world.quiescent()
     assert world.rows("SELECT kind, status FROM runs ORDER BY created_at") == [("chat", "killed"), ("spawn", "killed")]
     assert world.bot_messages() == []
@@ -228,3 +231,61 @@ async def test_a_configured_moderator_role_may_kill_anyones_run(world):
 
     assert await command(world, wrangler, "subagents kill", target="1") == "killed Summarise the plan."
     assert world.rows("SELECT action, actor_user_id FROM audit_log") == [("kill", wrangler.id)]
+
+
+async def test_stop_counts_the_sub_agents_its_aborted_turn_cascaded_to(world):
+    def agent(body):
+        messages = body["messages"]
+        if "Subagent Context" in messages[0]["content"]:
+            return Step.hang()
+        if messages[-1]["role"] == "tool":
+            return Step.hang()
+        return Step.calls([("sessions_spawn", {"task": "part 1"}), ("sessions_spawn", {"task": "part 2"})])
+
+    world.llm.default = agent
+    await world.start_bot()
+    await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> work")
+    await world.llm.wait_hanging(3)
+    assert world.rows("SELECT COUNT(*) FROM runs WHERE status = 'running'") == [(3,)]
+
+    assert await command(world, world.alice, "stop") == "⚙️ Agent was aborted. Stopped 2 sub-agents."
+    await world.quiescent()
+    assert world.rows("SELECT kind, status FROM runs ORDER BY created_at") == [
+        ("chat", "killed"), ("spawn", "killed"), ("spawn", "killed")
+    ]
+
+
+async def test_info_tells_a_coming_archive_from_a_past_one(world):
+    await world.start_bot()
+    run_id = await spawn(world)
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+
+    info = await command(world, world.alice, "subagents info", target="1")
+    archive = next(line for line in info.splitlines() if line.startswith("Archive:"))
+    assert archive.startswith("Archive: due ") and "(in 59m" in archive and " ago)" not in archive, archive
+
+
+async def test_an_older_session_still_resolves_by_its_session_key_or_run_id(world):
+    world.llm.reply("first answer")
+    world.llm.reply("a later answer")
+    await world.start_bot()
+    run_id = await spawn(world, task="Old job")
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    await world.quiescent()
+    # the run ended an hour ago, out of the numbered list's 30 minutes:
+    with contextlib.closing(sqlite3.connect(world.db_path)) as db, db:
+        db.execute("UPDATE runs SET created_at = created_at - 3600, started_at = started_at - 3600, "
+                   "ended_at = ended_at - 3600")
+    session_key = world.rows("SELECT key FROM sessions WHERE kind = 'subagent'")[0][0]
+
+    assert "recent subagents (last 30m):\n-----\n(none)" in await command(world, world.alice, "subagents list")
+    assert await command(world, world.alice, "subagents info", target="1") == "⚠️ Invalid subagent index: 1"
+    assert f"Session: {session_key}" in await command(world, world.alice, "subagents info", target=session_key)
+    assert f"Run: {run_id_full(world, run_id)}" in await command(world, world.alice, "subagents info", target=run_id)
+    log = await command(world, world.alice, "subagents log", target=session_key)
+    assert log.splitlines()[1:] == ["User: Old job", "Assistant: first answer"]
+    assert await command(world, world.alice, "subagents send", target=run_id, message="More?") == "a later answer"
+    bob = member(world, "bob")
+    assert (await command(world, bob, "subagents send", target=session_key, message="mine?")).startswith(
+        "⚠️ You can only send runs you started"
+    )

@@ -84,10 +84,17 @@ class RunControl:
     async def resolve(self, conversation: str, target: str) -> ChildRow:
         if not target or not target.strip():
             raise UserError("Missing subagent id.")
+        queries = self._orchestrator.queries
         try:
-            return self._orchestrator.queries.resolve_target(await self.rows(conversation), target)
+            return queries.resolve_target(await self.rows(conversation), target)
         except LookupError as missing:
-            raise UserError(str(missing)) from None
+            try:
+                older = await queries.any_child(self._main_key(conversation), target)
+            except LookupError as ambiguous:
+                raise UserError(str(ambiguous)) from None
+            if older is None:
+                raise UserError(str(missing)) from None
+            return older
 
     async def details(self, row: ChildRow) -> Details:
         """Where the run's announcement stands, and how long its transcript is."""
@@ -216,14 +223,14 @@ class RunControl:
             if run.kind is RunKind.CHAT and not run.status.is_terminal
             and (actor.is_moderator or run.requester_user_id == actor.user_id)
         ]
+        stopped = 0
         for run in turns:
-            await self._orchestrator.kill(run.id)
+            stopped += len(await self._orchestrator.kill(run.id)) - 1  # the sub-agents its cascade stopped
         rows = [
             r for r in await self.rows(conversation)
             if r.run is not None and not r.run.status.is_terminal
             and (actor.is_moderator or r.run.requester_user_id == actor.user_id)
         ]
-        stopped = 0
         for row in rows:
             await self.authorize(actor, row, "kill")
             stopped += len(await self._orchestrator.kill(row.run.id))
@@ -231,4 +238,5 @@ class RunControl:
             return "Nothing of yours is running in this conversation." if not actor.is_moderator else (
                 "Nothing is running in this conversation."
             )
-        return "⚙️ Agent was aborted." + (f" Stopped {stopped} sub-agent(s)." if stopped else "")
+        noun = "sub-agent" if stopped == 1 else "sub-agents"
+        return "⚙️ Agent was aborted." + (f" Stopped {stopped} {noun}." if stopped else "")

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import aiosqlite
 import structlog
 from pydantic_ai import CancellationToken
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.agents.runner import (
@@ -196,6 +196,7 @@ class Orchestrator:
         self._timers = Timers()
         self._subagent_lane = asyncio.Semaphore(config.agents.defaults.subagents.max_concurrent)
         self._session_locks: dict[str, asyncio.Lock] = {}
+        self._spawn_locks: dict[str, asyncio.Lock] = {}
         self._pending: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._cancellations: dict[str, CancellationToken] = {}
@@ -257,8 +258,10 @@ class Orchestrator:
         args = SpawnArgs(task=request.task, agent_id=request.agent_id.strip(), model=request.model,
                          thinking=request.thinking, thread=request.thread)
         try:
-            plan = await self._policy.checked_plan(args, await self._spawn_context(requester, None, by_user=True))
-            return await self._create_child(plan, requester, None, request.origin)
+            async with self._spawning(requester.key):
+                context = await self._spawn_context(requester, None, member_id=request.origin.user_id)
+                plan = await self._policy.checked_plan(args, context)
+                return await self._create_child(plan, requester, None, request.origin)
         except SpawnRefused as refused:
             raise UserError(str(refused)) from None
 
@@ -289,6 +292,8 @@ class Orchestrator:
         async with self._db.transaction() as tx:
             for run in subtree:
                 await self.runs.finish(tx, run.id, RunStatus.KILLED, now, result_text=partials[run.id], error="killed")
+                if run.kind is RunKind.CHAT and run.status is RunStatus.QUEUED:  # (a running turn does it as it ends)
+                    await self._keep_unread_results(tx, run.id, run.session_key, now)
             for run in subtree:
                 if run.parent_run_id and run.parent_run_id not in killed_ids:
                     followups += await self._child_settled(tx, run.parent_run_id, now)
@@ -309,8 +314,9 @@ class Orchestrator:
         requester_run = await self.runs.get(caller.run_id)
         assert requester is not None and requester_run is not None
         try:
-            plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run, by_user=False))
-            accepted = await self._create_child(plan, requester, requester_run, _origin_of(requester_run))
+            async with self._spawning(requester.key):
+                plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run))
+                accepted = await self._create_child(plan, requester, requester_run, _origin_of(requester_run))
         except SpawnRefused as refused:
             log.info("spawn_refused", status=refused.status, error=str(refused))
             return {"status": refused.status, "error": str(refused)}
@@ -403,13 +409,24 @@ class Orchestrator:
 
     # -- spawning --------------------------------------------------------------------------------------------
 
-    async def _spawn_context(self, requester: Session, requester_run: Run | None, *, by_user: bool) -> SpawnContext:
+    def _spawning(self, requester_key: str) -> asyncio.Lock:
+        """One spawn at a time per requester session, from counting its children to persisting the new one, so
+        calls that arrive together (one model response's tool calls) cannot all pass a cap."""
+        return self._spawn_locks.setdefault(requester_key, asyncio.Lock())
+
+    async def _spawn_context(
+        self, requester: Session, requester_run: Run | None, *, member_id: int | None = None
+    ) -> SpawnContext:
+        """Who is spawning: an agent's run, or (``member_id``) a person through a command."""
+        by_user = member_id is not None
         return SpawnContext(
             requester=requester,
             requester_run=requester_run,
-            active_children=await self.runs.count_active_children(requester.key),
+            active_children=0 if by_user else await self.runs.count_active_children(requester.key),
             by_user=by_user,
             thread_settings=(await self.guild_settings.effective(requester.guild_id)).thread_bindings,
+            member_active=await self.runs.count_active_children(requester.key, member_id=member_id) if by_user else 0,
+            member_limit=self._config.discord.max_active_runs_per_member,
         )
 
     async def _create_child(
@@ -793,6 +810,8 @@ class Orchestrator:
             if current is None:
                 return None
             await self.runs.record_usage(tx, run.id, usage)
+            if session.kind == "main":
+                await self._keep_unread_results(tx, run.id, session.key, now)
             if current.status is not RunStatus.RUNNING:
                 return None  # killed meanwhile: its spending is counted, and it announces nothing
             orchestrating = outcome.status is RunStatus.COMPLETED and session.kind == "subagent"
@@ -839,6 +858,7 @@ class Orchestrator:
             if target is None or target_session is None or target_session.kind == "main":
                 if not silent:
                     await self._enqueue_announcement(tx, run, session, now)
+                    await self._tell_main_agent(tx, run, session, now)
                     followups.append(self._notify_outbox)
                 elif session.cleanup == "delete":
                     followups.append(lambda: self._background(self._archive(session.key)))
@@ -874,7 +894,7 @@ class Orchestrator:
         finished = replace(parent, status=RunStatus.COMPLETED, ended_at=now)
         return [lambda: self._run_changed(parent.id), *await self._route(tx, finished, parent_session, now)]
 
-    def _completion_event(self, run: Run, session: Session, now: float) -> str:
+    def _completion_event(self, run: Run, session: Session, now: float, *, posted: bool = False) -> str:
         started = run.started_at if run.started_at is not None else now
         return internal_context.completion_event(
             internal_context.ChildCompletion(
@@ -883,8 +903,33 @@ class Orchestrator:
                 status_line=status_line(run.status, run.error),
                 result=run.result_text or "(no output)",
                 stats_line=stats_line(now - started, run.usage),
+                posted=posted,
             )
         )
+
+    async def _tell_main_agent(self, tx: aiosqlite.Connection, run: Run, session: Session, now: float) -> None:
+        """A sub-agent's result that was posted for people also becomes context of the conversation's main
+        agent, without starting a turn: a main turn in progress reads it at its next model request; otherwise it
+        joins the main session's history, for the next turn."""
+        requester = await self.sessions.get(session.requester_session_key) if session.kind == "subagent" else None
+        if requester is None or requester.kind != "main":
+            return
+        event = self._completion_event(run, session, now, posted=True)
+        live = await self.runs.first_live(tx, requester.key)
+        if live is not None:
+            await self.inbox.add(tx, run_id=live.id, source_run_id=run.id, content=event, now=now)
+        else:
+            await self._remember(tx, requester.key, [event])
+
+    async def _keep_unread_results(self, tx: aiosqlite.Connection, run_id: str, session_key: str, now: float) -> None:
+        """Results that reached a main turn after its last model request are kept in the session's history."""
+        events = [content for source, content in await self.inbox.take_pending(tx, run_id, now) if source]
+        if events:
+            await self._remember(tx, session_key, events)
+
+    async def _remember(self, tx: aiosqlite.Connection, session_key: str, events: list[str]) -> None:
+        context = ModelRequest(parts=[UserPromptPart(internal_context.wrap(events))])
+        await self.transcripts.append(tx, session_key, None, [context])
 
     async def _enqueue_announcement(self, tx: aiosqlite.Connection, run: Run, session: Session, ended: float) -> None:
         announcement = announcement_for(run, session, ended_at=ended)

@@ -5,6 +5,7 @@ Shared by the agent tools and (later) the slash commands, so both number and nam
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from storage.sessions import SessionRepository
 from storage.transcripts import TranscriptRepository
 
 RECENT_SECONDS = 30 * 60
+_RUN_ID_PREFIX = re.compile(r"[0-9a-f]{4,32}")
 _STATUS_WORDS = {
     RunStatus.QUEUED: "queued",
     RunStatus.RUNNING: "running",
@@ -77,15 +79,16 @@ class SessionQueries:
         self._transcripts = transcripts
         self._clock = clock
 
+    async def _row(self, session: Session) -> ChildRow:
+        run = await self._runs.latest_for_session(session.key)
+        waiting = 0
+        if run is not None and run.status is RunStatus.WAITING_CHILDREN:
+            waiting = await self._runs.count_unsettled_children(run.id)
+        return ChildRow(session, run, waiting)
+
     async def children(self, requester_key: str) -> list[ChildRow]:
         """Children of a session: active ones first, then those that ended in the last 30 minutes."""
-        rows = []
-        for session in await self._sessions.children(requester_key):
-            run = await self._runs.latest_for_session(session.key)
-            waiting = 0
-            if run is not None and run.status is RunStatus.WAITING_CHILDREN:
-                waiting = await self._runs.count_unsettled_children(run.id)
-            rows.append(ChildRow(session, run, waiting))
+        rows = [await self._row(session) for session in await self._sessions.children(requester_key)]
         now = self._clock()
         active = [r for r in rows if r.run is not None and not r.run.status.is_terminal]
         recent = [
@@ -93,6 +96,23 @@ class SessionQueries:
             if r.run is not None and r.run.status.is_terminal and (r.run.ended_at or 0) >= now - RECENT_SECONDS
         ]
         return active + recent
+
+    async def any_child(self, requester_key: str, token: str) -> ChildRow | None:
+        """A child of any age that is not archived, named by its full session key or a unique prefix of one of
+        its run ids (the numbered list only covers the last 30 minutes; ids do not expire)."""
+        token = token.strip()
+        if ":" in token:
+            session = await self.own_child(requester_key, token)
+        elif _RUN_ID_PREFIX.fullmatch(token.lower()):
+            keys = await self._runs.sessions_with_run_prefix(requester_key, token.lower())
+            if len(keys) > 1:
+                raise LookupError(f"Ambiguous run id prefix: {token}")
+            session = await self._sessions.get(keys[0]) if keys else None
+        else:
+            session = None
+        if session is None or session.archived_at is not None:
+            return None
+        return await self._row(session)
 
     async def own_child(self, requester_key: str, session_key: str) -> Session | None:
         session = await self._sessions.get(session_key)

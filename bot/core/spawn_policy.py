@@ -84,9 +84,11 @@ class SpawnContext:
 
     requester: Session
     requester_run: Run | None
-    active_children: int
+    active_children: int  # live children an agent of the requester spawned
     by_user: bool
     thread_settings: ThreadBindingSettings
+    member_active: int = 0  # live sub-agents here of the member asking (a person's spawn)
+    member_limit: int = 0  # 0 = no limit
 
 
 class SpawnPolicy:
@@ -128,7 +130,13 @@ class SpawnPolicy:
                 "forbidden",
                 f"sessions_spawn is not allowed at this depth (current depth: {requester.depth}, max: {max_depth})",
             )
-        if context.active_children >= defaults.max_children_per_agent:
+        if context.by_user and context.member_limit and context.member_active >= context.member_limit:
+            raise SpawnRefused(
+                "forbidden",
+                f"You already have {context.member_active} sub-agents running here; wait for one to finish or "
+                "kill one.",
+            )
+        if not context.by_user and context.active_children >= defaults.max_children_per_agent:
             raise SpawnRefused(
                 "forbidden",
                 "sessions_spawn has reached max active children for this session "

@@ -43,7 +43,8 @@ def _when(timestamp: float | None, now: float) -> str:
     if timestamp is None:
         return "—"
     iso = datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return f"{iso} ({format_runtime(now - timestamp)} ago) <t:{int(timestamp)}:R>"
+    relative = f"in {format_runtime(timestamp - now)}" if timestamp > now else f"{format_runtime(now - timestamp)} ago"
+    return f"{iso} ({relative}) <t:{int(timestamp)}:R>"
 
 
 RESULT_PREVIEW_CHARS = 300

@@ -1,0 +1,70 @@
+"""Caps that hold under pressure: an agent's children cap is not raced by parallel tool calls, and what one
+member may run at once is a per-member limit worded for people — not the agent's cap."""
+
+from __future__ import annotations
+
+import json
+
+from tests.fakes.openai_server import Step
+from tests.test_wire_control import command, member
+
+CAP_OF_TWO = "[agents.defaults.subagents]\nmax_children_per_agent = 2\n"
+
+
+async def test_three_spawns_in_one_model_response_respect_a_cap_of_two(world):
+    world.extra_config = CAP_OF_TWO
+
+    def agent(body):
+        messages = body["messages"]
+        if "Subagent Context" in messages[0]["content"]:
+            return Step.hang()
+        if messages[-1]["role"] == "tool":
+            return "spawned what I could"
+        return Step.calls([("sessions_spawn", {"task": f"part {i}"}) for i in (1, 2, 3)])
+
+    world.llm.default = agent
+    await world.start_bot()
+    await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> split it")
+    await world.discord.wait_for_message(world.channel, lambda m: m["content"] == "spawned what I could")
+
+    results = [json.loads(m["content"]) for m in world.llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert sorted(r["status"] for r in results) == ["accepted", "accepted", "forbidden"]
+    refused = next(r for r in results if r["status"] == "forbidden")
+    assert refused["error"] == "sessions_spawn has reached max active children for this session (2/2)"
+    assert world.rows("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'") == [(2,)]
+
+
+async def test_members_spawn_under_their_own_limit_not_the_agents_children_cap(world):
+    world.extra_config = "[agents.defaults.subagents]\nmax_children_per_agent = 1\n"
+    world.llm.default = lambda body: Step.hang()
+    await world.start_bot()
+    bob, carol = member(world, "bob"), member(world, "carol")
+
+    for user in (world.alice, bob, carol):  # the agent's cap of 1 does not limit people
+        assert (await command(world, user, "subagents spawn", agent="researcher", task="work")).startswith(
+            "Spawned subagent"
+        )
+    assert (await command(world, world.alice, "subagents spawn", agent="researcher", task="more")).startswith(
+        "Spawned subagent"
+    )
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(4,)]
+
+
+async def test_a_member_over_their_limit_is_refused_in_their_words_and_others_are_not(world):
+    world.llm.default = lambda body: Step.hang()
+    await world.start_bot()
+    bob = member(world, "bob")
+    for i in range(5):
+        await command(world, world.alice, "subagents spawn", agent="researcher", task=f"job {i}")
+
+    assert await command(world, world.alice, "subagents spawn", agent="researcher", task="one more") == (
+        "⚠️ You already have 5 sub-agents running here; wait for one to finish or kill one."
+    )
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(5,)]
+    assert (await command(world, bob, "subagents spawn", agent="researcher", task="mine")).startswith(
+        "Spawned subagent"
+    )
+    assert await command(world, world.alice, "subagents kill", target="job 0") == "killed job 0."
+    assert (await command(world, world.alice, "subagents spawn", agent="researcher", task="now")).startswith(
+        "Spawned subagent"
+    )
