@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -41,6 +41,7 @@ from bot.core.announcements import (
     status_line,
 )
 from bot.core.guild_settings import GuildSettings
+from bot.core.limits import quoted
 from bot.core.models import LIVE_STATUSES, Run, RunKind, RunStatus, Session, Usage
 from bot.core.prompts import subagent_context
 from bot.core.session_queries import SessionQueries
@@ -142,6 +143,15 @@ def _origin_of(run: Run) -> Origin:
     return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")
 
 
+@contextlib.contextmanager
+def _skipped_if_bad(what: str, **row: object) -> Iterator[None]:
+    """Start-up goes on past one row it cannot use (say, a corrupt deadline): the row is logged and skipped."""
+    try:
+        yield
+    except Exception:
+        log.exception("startup_row_skipped", what=what, **row)
+
+
 def _total(before: Usage, turn: Usage) -> Usage:
     """Usage of a run over all its turns; a cost stays unknown once any turn's cost is unknown."""
     if before.requests == 0:
@@ -210,9 +220,11 @@ class Orchestrator:
         await self._interrupt_leftover_runs()
         self._timers.start()
         for key, when in await self.sessions.archive_schedule():
-            self._timers.at(f"archive:{key}", when, self._archive, key)
+            with _skipped_if_bad("archive_deadline", session_key=key, archive_at=when):
+                self._timers.at(f"archive:{key}", when, self._archive, key)
         for binding in await self.bindings.all():
-            self._schedule_binding_deadline(binding)
+            with _skipped_if_bad("thread_binding", binding=repr(binding)):
+                self._schedule_binding_deadline(binding)
         self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
 
     async def close(self) -> None:
@@ -333,7 +345,7 @@ class Orchestrator:
             return refused
         child = await self.queries.own_child(caller.session.key, session_key)
         if child is None:
-            return {"status": "error", "error": f"Unknown session {session_key!r}: not one of your sub-agents."}
+            return {"status": "error", "error": f"Unknown session '{quoted(session_key)}': not one of your sub-agents."}
         return {"sessionKey": session_key, "messages": await self.queries.history(session_key, limit, include_tools)}
 
     async def tool_sessions_send(self, caller: Caller, session_key: str, message: str) -> dict[str, Any]:
@@ -341,7 +353,7 @@ class Orchestrator:
             return refused
         child = await self.queries.own_child(caller.session.key, session_key)
         if child is None:
-            return {"status": "error", "error": f"Unknown session {session_key!r}: not one of your sub-agents."}
+            return {"status": "error", "error": f"Unknown session '{quoted(session_key)}': not one of your sub-agents."}
         if child.archived_at is not None:
             return {"status": "error", "error": f"Session {session_key} is archived."}
         latest = await self.runs.latest_for_session(session_key)
