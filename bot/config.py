@@ -121,14 +121,16 @@ class AgentsConfig(_Section):
 
 
 AUTO_ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
+MAX_LIFETIME_HOURS = 365 * 24  # the longest idle or max-age lifetime of a thread binding
+LifetimeHours = Annotated[float, Field(ge=0, le=MAX_LIFETIME_HOURS)]
 
 
 class ThreadBindingSettings(_Section):
     """``[session.thread_bindings]``: the global defaults for thread-bound sessions."""
 
     enabled: bool = True
-    idle_hours: Annotated[float, Field(ge=0)] = 24
-    max_age_hours: Annotated[float, Field(ge=0)] = 0
+    idle_hours: LifetimeHours = 24
+    max_age_hours: LifetimeHours = 0
     spawn_subagent_sessions: bool = False
     auto_archive_minutes: Literal[60, 1440, 4320, 10080] = 60
     archive_on_expiry: bool = False
@@ -138,8 +140,8 @@ class ThreadBindingOverrides(_Section):
     """``[channels.discord.thread_bindings]``: Discord's overrides of the global defaults (unset = inherit)."""
 
     enabled: bool | None = None
-    idle_hours: Annotated[float, Field(ge=0)] | None = None
-    max_age_hours: Annotated[float, Field(ge=0)] | None = None
+    idle_hours: LifetimeHours | None = None
+    max_age_hours: LifetimeHours | None = None
     spawn_subagent_sessions: bool | None = None
     auto_archive_minutes: Literal[60, 1440, 4320, 10080] | None = None
     archive_on_expiry: bool | None = None

@@ -8,8 +8,10 @@ import discord
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
+from bot.core.limits import has_visible_text, shortened
 from bot.core.orchestrator import ChatRequest, Origin, UserError
 from bot.discord_adapter.conversations import conversation_for
+from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 
 _CHAT_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 
@@ -30,8 +32,12 @@ class ChatCog(commands.Cog):
                 message.channel.id, self._without_my_mention(message.content), self._origin(message)
             )
         except UserError as error:
-            await message.reply(f"⚠️ {error}", mention_author=False)
+            await self._refuse(message, error)
             return True
+
+    @staticmethod
+    async def _refuse(message: discord.Message, error: UserError) -> None:
+        await message.reply(shortened(f"⚠️ {error}", DISCORD_MESSAGE_LIMIT), mention_author=False)
 
     def _origin(self, message: discord.Message) -> Origin:
         guild_id = message.guild.id if message.guild else None
@@ -59,13 +65,13 @@ class ChatCog(commands.Cog):
         if not self._addressed_to_me(message):
             return
         text = self._without_my_mention(message.content)
-        if not text:
+        if not has_visible_text(text):
             await message.reply("Mention me with a message, e.g. `@me summarise the plan`.", mention_author=False)
             return
         try:
             await self.bot.orchestrator.chat(ChatRequest(text=text, origin=self._origin(message)))
         except UserError as error:
-            await message.reply(f"⚠️ {error}", mention_author=False)
+            await self._refuse(message, error)
 
 
 async def setup(bot: ThreadboundBot) -> None:

@@ -10,6 +10,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
+from bot.config import MAX_LIFETIME_HOURS
 from bot.core.orchestrator import UserError
 from bot.discord_adapter.replies import send_text
 
@@ -34,8 +35,8 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         self,
         interaction: discord.Interaction,
         enabled: bool | None = None,
-        idle_hours: app_commands.Range[float, 0, 8760] | None = None,
-        max_age_hours: app_commands.Range[float, 0, 8760] | None = None,
+        idle_hours: app_commands.Range[float, 0, MAX_LIFETIME_HOURS] | None = None,
+        max_age_hours: app_commands.Range[float, 0, MAX_LIFETIME_HOURS] | None = None,
         spawn_subagent_sessions: bool | None = None,
         auto_archive_minutes: Literal[60, 1440, 4320, 10080] | None = None,
         moderator_role: discord.Role | None = None,

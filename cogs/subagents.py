@@ -49,9 +49,9 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         accepted = await self.bot.orchestrator.spawn(
             SpawnRequest(agent_id=agent, task=task, model=model, thinking=thinking, thread=thread, origin=origin)
         )
-        await interaction.followup.send(
+        await send_text(
+            interaction,
             f"Spawned subagent {accepted.agent_id} (session {accepted.session_key}, run {accepted.short_run_id}).",
-            ephemeral=True,
         )
 
     @spawn.autocomplete("agent")

@@ -65,6 +65,15 @@ def test_out_of_range_value_names_key():
     assert "greater than or equal to 1" in message
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["[session.thread_bindings]\nidle_hours = 8761\n", "[channels.discord.thread_bindings]\nmax_age_hours = 1e12\n"],
+)
+def test_binding_lifetimes_are_bounded_at_365_days(text):
+    message = error_for(text)
+    assert "thread_bindings." in message and "less than or equal to 8760" in message
+
+
 def test_negative_timeout_names_key():
     assert "'agents.defaults.subagents.run_timeout_seconds'" in error_for(
         "[agents.defaults.subagents]\nrun_timeout_seconds = -1\n"

@@ -18,6 +18,7 @@ from tests.core_support import (
     outbox_payloads,
     running_core,
     settle,
+    text,
     tool_returns,
     user_texts,
 )
@@ -150,6 +151,32 @@ async def _caller(core):
     main_session = await core.sessions.get("agent:main:discord:channel:100")
     chat_run = (await core.runs.for_session(main_session.key))[-1]
     return Caller(session=main_session, run_id=chat_run.id)
+
+
+async def test_tool_refusals_quote_long_input_cut_and_invisible_messages_are_empty(tmp_path):
+    main = Script(
+        ("sessions_spawn", {"task": "job", "agentId": "worker"}),
+        ("subagents", {"action": "kill", "target": "z" * 6000}),
+        ("subagents", {"action": "steer", "target": "1", "message": "\u200b\u2060"}),
+        ("subagents", {"action": "x" * 6000}),
+        ("sessions_send", {"sessionKey": "agent:worker:" + "k" * 6000, "message": "hi"}),
+        ("sessions_send", {"sessionKey": "agent:worker:x", "message": "\u3164\u00a0"}),
+        ("sessions_spawn", {"task": "\u200b", "agentId": "worker"}),
+    )
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=text("ok")), CONFIG) as core:
+        await chat_and_wait(core)
+        await settle(core, lambda: _any_completion(core))
+        kinds = [row[0] for row in await core._db.fetch_all("SELECT kind FROM runs ORDER BY created_at")]
+
+    assert main.results[1:] == [
+        {"status": "error", "error": "Unknown subagent id: " + "z" * 79 + "…"},
+        {"status": "error", "error": "Message must not be empty."},
+        {"status": "error", "error": f'Unknown action "{"x" * 79}…". Use "list", "kill" or "steer".'},
+        {"status": "error", "error": f"Unknown session 'agent:worker:{'k' * 66}…': not one of your sub-agents."},
+        {"status": "error", "error": "Message must not be empty."},
+        {"status": "error", "error": "Task must not be empty."},
+    ]
+    assert kinds == ["chat", "spawn"]
 
 
 async def test_kill_through_the_tool_cascades_and_announces_nothing(tmp_path):

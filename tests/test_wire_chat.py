@@ -102,7 +102,7 @@ async def test_the_main_agent_knows_what_its_sub_agents_found_without_an_extra_t
     assert sum("Finding: the capital is Paris." in m["content"] for m in sent if m["role"] == "user") == 1
 
 
-async def test_a_result_that_arrives_during_a_main_turn_reaches_that_turn(world):
+async def test_a_result_that_arrives_during_a_main_turn_joins_the_history_after_it(world):
     world.llm.enqueue(Step.hang(then=Step.calls([("agents_list", {})])))
     world.llm.default = researcher_or_history
     await world.start_bot()
@@ -112,10 +112,16 @@ async def test_a_result_that_arrives_during_a_main_turn_reaches_that_turn(world)
     await world.llm.wait_hanging(1)
     run_id = await spawn(world, task="Find the capital")
     await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert world.rows("SELECT COUNT(*) FROM run_inbox WHERE status = 'pending'") == [(1,)]
 
     world.llm.release()
     await world.discord.wait_for_message(world.channel, replies_to(world, question))
-    after_tool = world.llm.requests[-1]["messages"]
-    assert after_tool[-2]["role"] == "tool" and "Finding: the capital is Paris." in after_tool[-1]["content"]
     await world.quiescent()
+    turn = [r for r in world.llm.requests if "Subagent Context" not in r["messages"][0]["content"]]
+    assert len(turn) == 2 and all("Finding" not in str(r["messages"]) for r in turn)  # the turn went on unaltered
     assert world.rows("SELECT COUNT(*) FROM run_inbox WHERE status = 'pending'") == [(0,)]
+
+    later = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> so?")
+    await world.discord.wait_for_message(world.channel, replies_to(world, later))
+    users = [m["content"] for m in world.llm.requests[-1]["messages"] if m["role"] == "user"]
+    assert users[0] == "think it over" and "Finding: the capital is Paris." in users[1] and users[2] == "so?"

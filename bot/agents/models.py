@@ -17,6 +17,7 @@ from pydantic_ai.settings import ModelSettings
 
 from bot.agents.offline import OFFLINE_MODEL_REFERENCE, offline_model
 from bot.config import ProviderConfig
+from bot.core.limits import quoted
 
 SDK_MAX_RETRIES = 1
 ANTHROPIC_MAX_TOKENS = 8192
@@ -51,7 +52,9 @@ class ModelFactory:
     def resolve(self, reference: str) -> ResolvedModel:
         provider_name, _, model_name = reference.partition("/")
         if not provider_name or not model_name:
-            raise UnknownModelError(f"Model {reference!r} must look like '<provider>/<model>', e.g. 'openai/gpt-4o-mini'.")
+            raise UnknownModelError(
+                f"Model '{quoted(reference)}' must look like '<provider>/<model>', e.g. 'openai/gpt-4o-mini'."
+            )
         if self.offline:
             reference = OFFLINE_MODEL_REFERENCE
         if reference not in self._cache:
@@ -64,7 +67,8 @@ class ModelFactory:
         provider = self._providers.get(provider_name)
         if provider is None:
             raise UnknownModelError(
-                f"Unknown model '{provider_name}/{model_name}': no provider named {provider_name!r} is configured "
+                f"Unknown model '{quoted(f'{provider_name}/{model_name}')}': no provider named "
+                f"'{quoted(provider_name)}' is configured "
                 f"(configured: {', '.join(sorted(self._providers))})."
             )
         api_key = self._environ.get(provider.api_key_env) if provider.api_key_env else None

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_ai import RunContext, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
+from bot.core.limits import EmptyText, TextTooLong, checked_text, quoted
 from bot.core.models import Session
 from bot.core.spawn_policy import SpawnArgs
 from bot.core.tool_policy import (
@@ -61,8 +62,21 @@ def _error(message: str) -> dict[str, Any]:
 
 
 def _validation_message(tool: str, error: ValidationError) -> str:
-    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors())
+    problems = "; ".join(
+        f"{quoted('.'.join(map(str, e['loc']))) or 'arguments'}: {e['msg']}" for e in error.errors()
+    )
     return f"Invalid arguments for {tool}: {problems}"
+
+
+def _message_error(message: str) -> dict[str, Any] | None:
+    """What an agent sends or steers with follows the same text rule as people's messages."""
+    try:
+        checked_text(message, limit=MAX_MESSAGE_CHARS)
+    except EmptyText:
+        return _error("Message must not be empty.")
+    except TextTooLong as long:
+        return _error(f"Message too long ({long.length} chars, max {MAX_MESSAGE_CHARS}).")
+    return None
 
 
 class _SpawnArgsModel(BaseModel):
@@ -127,8 +141,8 @@ async def sessions_history(
 
 
 async def sessions_send(ctx: RunContext[ToolDeps], sessionKey: str, message: str) -> dict[str, Any]:  # noqa: N803
-    if len(message) > MAX_MESSAGE_CHARS:
-        return _error(f"Message too long ({len(message)} chars, max {MAX_MESSAGE_CHARS}).")
+    if refused := _message_error(message):
+        return refused
     return await ctx.deps.control.tool_sessions_send(ctx.deps.caller, sessionKey, message)
 
 
@@ -136,9 +150,9 @@ async def subagents(
     ctx: RunContext[ToolDeps], action: str, target: str | None = None, message: str | None = None
 ) -> dict[str, Any]:
     if action not in ("list", "kill", "steer"):
-        return _error(f'Unknown action "{action}". Use "list", "kill" or "steer".')
-    if message is not None and len(message) > MAX_MESSAGE_CHARS:
-        return _error(f"Message too long ({len(message)} chars, max {MAX_MESSAGE_CHARS}).")
+        return _error(f'Unknown action "{quoted(action)}". Use "list", "kill" or "steer".')
+    if action == "steer" and message is not None and (refused := _message_error(message)):
+        return refused
     return await ctx.deps.control.tool_subagents(ctx.deps.caller, action, target, message)
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 
 from bot.config import ThreadBindingSettings
 from bot.core.control import Actor, RunControl
-from bot.core.durations import format_duration, parse_duration
+from bot.core.durations import LONGEST, DurationTooLong, format_duration, parse_duration
+from bot.core.limits import quoted
 from bot.core.orchestrator import Orchestrator, SessionArchived, UserError
 from bot.core.session_queries import ChildRow
 from bot.core.threads import (
@@ -20,6 +20,7 @@ from bot.core.threads import (
     intro_text,
     thread_name,
 )
+from bot.core.timers import instant
 from storage.bindings import Binding
 
 UNFOCUS_FAREWELL = "⚙️ Thread unfocused. Messages here will no longer be routed."
@@ -27,7 +28,7 @@ NOT_FOCUSED = "ℹ️ This conversation is not currently focused."
 
 
 def _iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return instant(timestamp).strftime("%Y-%m-%d %H:%M UTC")
 
 
 class BindingControl:
@@ -137,9 +138,10 @@ class BindingControl:
             return f"ℹ️ {name} active ({format_duration(seconds)}, {when} at {_iso(start + seconds)})."
         try:
             new = parse_duration(value)
-        except ValueError:
+        except ValueError as invalid:
+            longest = f" The longest is {LONGEST}." if isinstance(invalid, DurationTooLong) else ""
             raise UserError(
-                f"Invalid duration {value!r}. Usage: /session {which} <duration|off> "
+                f"Invalid duration '{quoted(value)}'.{longest} Usage: /session {which} <duration|off> "
                 f"(example: /session {which} 24h, 90m or off)."
             ) from None
         await self._may_manage(actor, binding, "update session lifecycle settings for")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from bot.core.limits import EmptyText, TextTooLong, checked_text, has_visible_text
 from bot.core.models import RunKind, RunStatus
 from bot.core.orchestrator import Orchestrator, UserError, main_session_key
 from bot.core.session_queries import ChildRow
@@ -25,12 +26,12 @@ log = structlog.get_logger(__name__)
 
 
 def _message_text(message: str, verb: str) -> str:
-    text = message.strip()
-    if not text:
-        raise UserError(f"{verb} needs a message.")
-    if len(text) > MAX_STEER_CHARS:
-        raise UserError(f"Message too long ({len(text)} chars, max {MAX_STEER_CHARS}).")
-    return text
+    try:
+        return checked_text(message, limit=MAX_STEER_CHARS)
+    except EmptyText:
+        raise UserError(f"{verb} needs a message.") from None
+    except TextTooLong as long:
+        raise UserError(f"Message too long ({long.length} chars, max {MAX_STEER_CHARS}).") from None
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class RunControl:
         )
 
     async def resolve(self, conversation: str, target: str) -> ChildRow:
-        if not target or not target.strip():
+        if not has_visible_text(target):
             raise UserError("Missing subagent id.")
         queries = self._orchestrator.queries
         try:

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -43,6 +43,7 @@ from bot.core.announcements import (
     status_line,
 )
 from bot.core.guild_settings import GuildSettings
+from bot.core.limits import quoted
 from bot.core.models import LIVE_STATUSES, Run, RunKind, RunStatus, Session, Usage
 from bot.core.prompts import subagent_context
 from bot.core.session_queries import SessionQueries
@@ -155,6 +156,15 @@ def _origin_of(run: Run) -> Origin:
     return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")
 
 
+@contextlib.contextmanager
+def _skipped_if_bad(what: str, **row: object) -> Iterator[None]:
+    """Start-up goes on past one row it cannot use (say, a corrupt deadline): the row is logged and skipped."""
+    try:
+        yield
+    except Exception:
+        log.exception("startup_row_skipped", what=what, **row)
+
+
 def _total(before: Usage, turn: Usage) -> Usage:
     """Usage of a run over all its turns; a cost stays unknown once any turn's cost is unknown."""
     if before.requests == 0:
@@ -225,9 +235,11 @@ class Orchestrator:
         await self._interrupt_leftover_runs()
         self._timers.start()
         for key, when in await self.sessions.archive_schedule():
-            self._timers.at(f"archive:{key}", when, self._archive, key)
+            with _skipped_if_bad("archive_deadline", session_key=key, archive_at=when):
+                self._timers.at(f"archive:{key}", when, self._archive, key)
         for binding in await self.bindings.all():
-            self._schedule_binding_deadline(binding)
+            with _skipped_if_bad("thread_binding", binding=repr(binding)):
+                self._schedule_binding_deadline(binding)
             if binding.ends_with_run_id is not None:
                 await self._end_run_bindings(binding.ends_with_run_id)
         self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
@@ -358,7 +370,7 @@ class Orchestrator:
             return refused
         child = await self.queries.own_child(caller.session.key, session_key)
         if child is None:
-            return {"status": "error", "error": f"Unknown session {session_key!r}: not one of your sub-agents."}
+            return {"status": "error", "error": f"Unknown session '{quoted(session_key)}': not one of your sub-agents."}
         return {"sessionKey": session_key, "messages": await self.queries.history(session_key, limit, include_tools)}
 
     async def tool_sessions_send(self, caller: Caller, session_key: str, message: str) -> dict[str, Any]:
@@ -366,7 +378,7 @@ class Orchestrator:
             return refused
         child = await self.queries.own_child(caller.session.key, session_key)
         if child is None:
-            return {"status": "error", "error": f"Unknown session {session_key!r}: not one of your sub-agents."}
+            return {"status": "error", "error": f"Unknown session '{quoted(session_key)}': not one of your sub-agents."}
         latest = await self.runs.latest_for_session(session_key)
         if latest is not None and latest.status is RunStatus.WAITING_CHILDREN:
             return {"status": "error", "error": f"Session {session_key} is waiting on its children; message them."}
@@ -783,7 +795,10 @@ class Orchestrator:
         )
         token = self._cancellations.setdefault(run.id, CancellationToken())
         try:
-            outcome = await run_agent(request, on_step=persist, drain=drain, cancellation=token)
+            # A main turn is not redirected by results that arrive meanwhile (they are already posted for
+            # people); they join its session's history when it ends. A sub-agent reads its inbox at every step.
+            inbox = drain if session.kind == "subagent" else None
+            outcome = await run_agent(request, on_step=persist, drain=inbox, cancellation=token)
         finally:
             self._cancellations.pop(run.id, None)
         return replace(outcome, usage=_total(before, outcome.usage))
@@ -909,8 +924,8 @@ class Orchestrator:
 
     async def _tell_main_agent(self, tx: aiosqlite.Connection, run: Run, session: Session, now: float) -> None:
         """A sub-agent's result that was posted for people also becomes context of the conversation's main
-        agent, without starting a turn: a main turn in progress reads it at its next model request; otherwise it
-        joins the main session's history, for the next turn."""
+        agent, for its next turn, without starting one: it joins the main session's history now, or — while a
+        main turn is in progress, so as not to split that turn's messages — as that turn ends."""
         requester = await self.sessions.get(session.requester_session_key) if session.kind == "subagent" else None
         if requester is None or requester.kind != "main":
             return
@@ -922,7 +937,7 @@ class Orchestrator:
             await self._remember(tx, requester.key, [event])
 
     async def _keep_unread_results(self, tx: aiosqlite.Connection, run_id: str, session_key: str, now: float) -> None:
-        """Results that reached a main turn after its last model request are kept in the session's history."""
+        """Results that arrived while a main turn ran are added to the session's history after that turn."""
         events = [content for source, content in await self.inbox.take_pending(tx, run_id, now) if source]
         if events:
             await self._remember(tx, session_key, events)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic_ai.messages import TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
+from bot.core.limits import quoted
 from bot.core.models import Run, RunStatus, Session
 from storage.runs import RunRepository
 from storage.sessions import SessionRepository
@@ -122,38 +123,40 @@ class SessionQueries:
     def resolve_target(rows: list[ChildRow], token: str) -> ChildRow:
         """Index (``#3``/``3``), ``last``, session key, exact label, unique label prefix, unique run-id prefix."""
         token = token.strip()
+        shown = quoted(token)
         if token == "last":
             if not rows:
                 raise LookupError("Unknown subagent id: last")
             return max(rows, key=lambda r: r.run.created_at if r.run else 0)
         digits = token.removeprefix("#")
-        if digits.isdigit():
-            index = int(digits)
-            if not 1 <= index <= len(rows):
-                raise LookupError(f"Invalid subagent index: {token}")
-            return rows[index - 1]
+        if digits.isdecimal():
+            number = digits.lstrip("0")
+            # Compared by length first: int() refuses numbers of more than 4,300 digits.
+            if len(number) > len(str(len(rows))) or not 1 <= int(number or "0") <= len(rows):
+                raise LookupError(f"Invalid subagent index: {shown}")
+            return rows[int(number) - 1]
         if ":" in token:
             for row in rows:
                 if row.session.key == token:
                     return row
-            raise LookupError(f"Unknown subagent session: {token}")
+            raise LookupError(f"Unknown subagent session: {shown}")
         lowered = token.lower()
         exact = [r for r in rows if r.label.lower() == lowered]
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:
-            raise LookupError(f"Ambiguous subagent label: {token}")
+            raise LookupError(f"Ambiguous subagent label: {shown}")
         prefixed = [r for r in rows if r.label.lower().startswith(lowered)]
         if len(prefixed) == 1:
             return prefixed[0]
         if len(prefixed) > 1:
-            raise LookupError(f"Ambiguous subagent label prefix: {token}")
+            raise LookupError(f"Ambiguous subagent label prefix: {shown}")
         by_run = [r for r in rows if r.run is not None and r.run.id.startswith(lowered)]
         if len(by_run) == 1:
             return by_run[0]
         if len(by_run) > 1:
-            raise LookupError(f"Ambiguous run id prefix: {token}")
-        raise LookupError(f"Unknown subagent id: {token}")
+            raise LookupError(f"Ambiguous run id prefix: {shown}")
+        raise LookupError(f"Unknown subagent id: {shown}")
 
     async def assistant_texts(self, session_key: str) -> list[str]:
         return [entry["text"] for entry in await self.history(session_key, 10_000, False) if entry["role"] == "assistant"]

@@ -20,6 +20,7 @@ from bot.config import (
     Config,
     ThreadBindingSettings,
 )
+from bot.core.limits import EmptyText, TextTooLong, checked_text, has_visible_text, quoted
 from bot.core.models import Run, Session
 from bot.core.threads import binding_gate
 
@@ -66,12 +67,14 @@ class SpawnPlan:
 
 
 def check_text(text: str, *, what: str, limit: int) -> str:
-    stripped = text.strip()
-    if not stripped:
-        raise SpawnRefused("error", f"{what} must not be empty.")
-    if len(stripped) > limit:
-        raise SpawnRefused("error", f"{what} is too long ({len(stripped):,} characters; the limit is {limit:,}).")
-    return stripped
+    try:
+        return checked_text(text, limit=limit)
+    except EmptyText:
+        raise SpawnRefused("error", f"{what} must not be empty.") from None
+    except TextTooLong as long:
+        raise SpawnRefused(
+            "error", f"{what} is too long ({long.length:,} characters; the limit is {limit:,})."
+        ) from None
 
 
 def _first(*values):
@@ -112,11 +115,11 @@ class SpawnPolicy:
         requester_agent = agents.list.get(requester.agent_id, AgentConfig())
 
         task = check_text(args.task, what="Task", limit=MAX_TASK_CHARS)
-        label = args.label.strip()[:MAX_LABEL_CHARS] or None if args.label else None
+        label = args.label.strip()[:MAX_LABEL_CHARS] if args.label and has_visible_text(args.label) else None
         if args.agent_id is not None and not AGENT_ID_PATTERN.match(args.agent_id):
             raise SpawnRefused(
                 "error",
-                f'Invalid agentId "{args.agent_id}". Agent IDs must match [a-z0-9][a-z0-9_-]{{0,63}}. '
+                f'Invalid agentId "{quoted(args.agent_id)}". Agent IDs must match [a-z0-9][a-z0-9_-]{{0,63}}. '
                 "Use agents_list to discover valid targets.",
             )
         mode = self._mode(args)
@@ -220,11 +223,11 @@ class SpawnPolicy:
     @staticmethod
     def _mode(args: SpawnArgs) -> str:
         if args.mode not in (None, "run", "session"):
-            raise SpawnRefused("error", f'Invalid mode "{args.mode}". Use "run" or "session".')
+            raise SpawnRefused("error", f'Invalid mode "{quoted(args.mode)}". Use "run" or "session".')
         if args.cleanup not in ("keep", "delete"):
-            raise SpawnRefused("error", f'Invalid cleanup "{args.cleanup}". Use "keep" or "delete".')
+            raise SpawnRefused("error", f'Invalid cleanup "{quoted(args.cleanup)}". Use "keep" or "delete".')
         if args.sandbox not in ("inherit", "require"):
-            raise SpawnRefused("error", f'Invalid sandbox "{args.sandbox}". Use "inherit" or "require".')
+            raise SpawnRefused("error", f'Invalid sandbox "{quoted(args.sandbox)}". Use "inherit" or "require".')
         mode = args.mode or ("session" if args.thread else "run")
         if mode == "session" and not args.thread:
             raise SpawnRefused(
@@ -243,14 +246,16 @@ class SpawnPolicy:
         if level is None:
             return None
         if level not in THINKING_LEVELS:
-            raise SpawnRefused("error", f'Invalid thinking level "{level}". Use one of: {", ".join(THINKING_LEVELS)}.')
+            raise SpawnRefused(
+                "error", f'Invalid thinking level "{quoted(level)}". Use one of: {", ".join(THINKING_LEVELS)}.'
+            )
         if level != "off" and not model.supports_thinking:
             if not explicit:
                 return None
             provider = model.reference.partition("/")[0]
             raise SpawnRefused(
                 "error",
-                f"Model {model.reference} does not support thinking levels. If it does, set "
+                f"Model {quoted(model.reference)} does not support thinking levels. If it does, set "
                 f"supports_thinking = true under [providers.{provider}].",
             )
         return level

@@ -9,9 +9,25 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
+import structlog
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.date import DateTrigger
+
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+LATEST = datetime.max.replace(tzinfo=UTC)
+
+log = structlog.get_logger(__name__)
+
+
+def instant(when: float) -> datetime:
+    """``when`` (epoch seconds) as a UTC datetime, or the nearest one a datetime can hold: a deadline past the
+    calendar's end (e.g. a row written before lifetimes were bounded) is never reached, one before its start has
+    passed. Neither raises, so one such row cannot stop a timer from being set or the bot from starting."""
+    try:
+        return datetime.fromtimestamp(when, UTC)
+    except (OverflowError, ValueError, OSError):
+        return EARLIEST if when < 0 else LATEST
 
 
 class Timers:
@@ -26,10 +42,14 @@ class Timers:
             self._scheduler.shutdown(wait=False)
 
     def at(self, job_id: str, when: float, callback: Callable[..., Awaitable[None]], *args: object) -> None:
-        """Run ``callback(*args)`` at ``when`` (epoch seconds); a past time runs at once."""
+        """Run ``callback(*args)`` at ``when`` (epoch seconds); a past time runs at once, one a datetime cannot
+        hold is clamped to the nearest that it can (and logged)."""
+        run_date = instant(when)
+        if run_date in (EARLIEST, LATEST):
+            log.warning("timer_clamped", job_id=job_id, when=when, run_date=run_date.isoformat())
         self._scheduler.add_job(
             callback,
-            DateTrigger(run_date=datetime.fromtimestamp(when, UTC)),
+            DateTrigger(run_date=run_date),
             args=args,
             id=job_id,
             replace_existing=True,

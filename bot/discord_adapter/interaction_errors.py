@@ -7,13 +7,17 @@ import discord
 import structlog
 from discord import app_commands
 
+from bot.core.limits import shortened
 from bot.core.orchestrator import UserError
+from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 
 log = structlog.get_logger(__name__)
 
 
 async def send_ephemeral(interaction: discord.Interaction, text: str) -> None:
-    """Reply privately whether or not the interaction was already acknowledged."""
+    """Reply privately whether or not the interaction was already acknowledged; a reply longer than Discord
+    accepts is cut (Discord would reject it, leaving the user on "thinking…")."""
+    text = shortened(text, DISCORD_MESSAGE_LIMIT)
     allowed = discord.AllowedMentions.none()
     if not interaction.response.is_done():
         await interaction.response.send_message(text, ephemeral=True, allowed_mentions=allowed)
