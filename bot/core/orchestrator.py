@@ -567,12 +567,15 @@ class Orchestrator:
     async def _end_run_bindings(self, run_id: str) -> None:
         """A run-mode spawn's thread binding ends with its run: once the run's announcement is delivered (so the
         result lands in the thread first), or at once when there is nothing left to deliver."""
+        bindings = await self.bindings.ending_with(run_id)
+        if not bindings:
+            return
         run = await self.runs.get(run_id)
         if run is None or not run.status.is_terminal:
             return
         if any(row.status == "pending" for row in await self.outbox.for_run(run_id)):
             return
-        for binding in await self.bindings.ending_with(run_id):
+        for binding in bindings:
             await self.unbind(binding.thread_id, farewell=farewell_text("run-ended", 0))
 
     def _schedule_binding_deadline(self, binding: Binding) -> None:
