@@ -1,6 +1,8 @@
 """``python -m bot --config FILE [--check]``: validate the config, or run the bot.
 
-Configuration and environment problems print one line naming what to fix, and exit 1; never a traceback.
+Configuration and environment problems, a rejected token, and a Discord that answers the log-in with an error
+print one line naming what to fix, and exit 1; never a traceback. An unreachable Discord is waited out (see
+``ThreadboundBot.start``).
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ import asyncio
 import os
 import sys
 
+import aiohttp
 import discord
 
 from bot.config import ConfigError, check_secrets, load_config, secret_values
+from bot.discord_adapter.failures import short_reason
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -49,12 +53,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         asyncio.run(_run(config, token))
     except discord.LoginFailure:
-        print(f"threadbound: Discord rejected the bot token in {config.discord.token_env}.", file=sys.stderr)
+        print(f"threadbound: Discord rejected the token in {config.discord.token_env} (401).", file=sys.stderr)
         return 1
     except discord.PrivilegedIntentsRequired:
         print(
             "threadbound: enable the Message Content intent for this bot in the Discord Developer Portal "
             "(Bot → Privileged Gateway Intents).",
+            file=sys.stderr,
+        )
+        return 1
+    except (discord.HTTPException, aiohttp.ClientError) as error:
+        print(
+            f"threadbound: could not start: Discord at {config.discord.api_base_url}: {short_reason(error)}.",
             file=sys.stderr,
         )
         return 1

@@ -1,5 +1,6 @@
-"""The bot: a ``commands.Bot`` whose ``setup_hook`` opens storage, starts the core and the delivery worker,
-loads the cogs one by one, and syncs the command schema (after discord.py's ``advanced_startup`` example)."""
+"""The bot: a ``commands.Bot`` that logs in (waiting out an unreachable Discord), then in ``setup_hook`` opens
+storage, starts the core and the delivery worker, loads the cogs one by one, and syncs the command schema
+(after discord.py's ``advanced_startup`` example)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from bot.core.control import Actor, RunControl
 from bot.core.orchestrator import Orchestrator
 from bot.discord_adapter.conversations import actor_of
 from bot.discord_adapter.delivery import DeliveryWorker
+from bot.discord_adapter.failures import backoff_delay, is_transient, short_reason
 from bot.discord_adapter.interaction_errors import ThreadboundTree
 from bot.discord_adapter.persona import WebhookPersona
 from bot.discord_adapter.run_buttons import RunButton
@@ -36,6 +38,7 @@ INITIAL_EXTENSIONS = (
     "cogs.subagents", "cogs.stop", "cogs.focus", "cogs.settings", "cogs.chat", "cogs.threads"
 )
 COMMAND_SCHEMA_KEY = "command_schema_sha256"
+LOGIN_RETRY_MAX_DELAY = 60.0
 
 
 def point_at_discord(config: Config) -> None:
@@ -55,6 +58,7 @@ def bot_intents() -> discord.Intents:
 
 class ThreadboundBot(commands.Bot):
     def __init__(self, config: Config, *, retry_base_delay: float = 2.0, guild_ready_timeout: float = 2.0) -> None:
+        """``retry_base_delay``: the first wait before retrying Discord (log-in and delivery), doubling after."""
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=bot_intents(),
@@ -66,6 +70,7 @@ class ThreadboundBot(commands.Bot):
         )
         self.config = config
         self._retry_base_delay = retry_base_delay
+        self._setup_began = False
         self._db: Database | None = None
         self._orchestrator: Orchestrator | None = None
         self._delivery: DeliveryWorker | None = None
@@ -99,10 +104,42 @@ class ThreadboundBot(commands.Bot):
         return actor_of(interaction, roles)
 
     async def start(self, token: str, *, reconnect: bool = True) -> None:
+        """discord.py's ``start`` (log in, then connect; ``connect`` retries gateway drops itself), with the
+        log-in retried while Discord cannot be reached."""
         point_at_discord(self.config)
-        await super().start(token, reconnect=reconnect)
+        await self._log_in(token)
+        await self.connect(reconnect=reconnect)
+
+    async def _log_in(self, token: str) -> None:
+        """Retry a log-in that failed transiently (DNS, refused connection, 5xx, 429) forever, with capped
+        exponential backoff and one line per attempt: a bot started before the network is up comes up by itself.
+        A rejected token or any other answer is raised, as is any failure once ``setup_hook`` has begun (running
+        it twice would start everything twice)."""
+        attempt = 0
+        while True:
+            try:
+                await self.login(token)
+                return
+            except Exception as error:
+                if not is_transient(error) or self._setup_began:
+                    raise
+                attempt += 1
+                delay = backoff_delay(self._retry_base_delay, attempt, LOGIN_RETRY_MAX_DELAY)
+                log.warning(
+                    f"cannot reach Discord at {self.config.discord.api_base_url}: {short_reason(error)}; "
+                    f"retrying in {delay:g}s"
+                )
+                await self._discard_http_session()
+                await asyncio.sleep(delay)
+
+    async def _discard_http_session(self) -> None:
+        """discord.py opens a fresh HTTP session at every log-in, on a connector the session owns: close the failed
+        attempt's session (and with it the connector) and let the next attempt create both anew."""
+        await self.http.close()
+        self.http.connector = discord.utils.MISSING
 
     async def setup_hook(self) -> None:
+        self._setup_began = True
         self._db = await Database.open(self.config.storage.path)
         models = ModelFactory(self.config.providers)
         if models.offline:

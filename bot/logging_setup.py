@@ -29,6 +29,17 @@ class SecretRedactor:
         return {key: self._clean(value) for key, value in event_dict.items()}
 
 
+class WithoutVoiceSupportWarnings(logging.Filter):
+    """discord.py warns at every start that the optional voice packages (PyNaCl, davey) are missing; this bot
+    has no voice, so the warnings only alarm. Everything else ``discord.client`` logs passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "voice will NOT be supported" not in record.getMessage()
+
+
+VOICE_WARNINGS_FILTER = WithoutVoiceSupportWarnings()
+
+
 def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
     use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     shared: list[Processor] = [
@@ -59,5 +70,6 @@ def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
     root.handlers = [handler]
     root.setLevel(level.upper())
     logging.getLogger("discord.http").setLevel(logging.WARNING)
+    logging.getLogger("discord.client").addFilter(VOICE_WARNINGS_FILTER)
     for noisy in ("httpx", "httpcore", "openai", "anthropic", "aiosqlite"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

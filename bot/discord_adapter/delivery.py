@@ -16,11 +16,11 @@ import io
 import time
 from collections.abc import Awaitable, Callable
 
-import aiohttp
 import discord
 import structlog
 
 from bot.core.announcements import Announcement
+from bot.discord_adapter.failures import backoff_delay, is_transient
 from bot.discord_adapter.persona import (
     PersonaTransientError,
     PersonaUnavailable,
@@ -40,11 +40,7 @@ def nonce_for(idempotency_key: str, part: int) -> str:
 
 
 def _is_transient(error: BaseException) -> bool:
-    if isinstance(error, PersonaTransientError):
-        return True
-    if isinstance(error, discord.HTTPException):
-        return error.status >= 500 or error.status == 429
-    return isinstance(error, (aiohttp.ClientError, OSError, asyncio.TimeoutError))
+    return isinstance(error, PersonaTransientError) or is_transient(error)
 
 
 class DeliveryWorker:
@@ -113,7 +109,7 @@ class DeliveryWorker:
         except Exception as error:
             attempts = row.attempts + 1
             if _is_transient(error):
-                delay = min(self._max_delay, self._base_delay * 2 ** (attempts - 1))
+                delay = backoff_delay(self._base_delay, attempts, self._max_delay)
                 await self._outbox.schedule_retry(row.id, attempts, self._clock() + delay, repr(error))
                 bound.warning("delivery_retry_scheduled", attempts=attempts, delay=delay, error=repr(error))
             else:

@@ -663,12 +663,14 @@ class FakeDiscord:
 
     # ---------------------------------------------------------------------------------------------- lifecycle
 
-    async def start(self) -> None:
+    async def start(self, port: int = 0) -> None:
+        """Listen on ``port`` (0: an ephemeral one). A stopped fake can start again on its old port, with its
+        state intact: Discord coming back after an outage."""
         app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         self._add_routes(app)
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, '127.0.0.1', 0)
+        site = web.TCPSite(self._runner, '127.0.0.1', port)
         await site.start()
         self._port = self._runner.addresses[0][1]
         log.debug('fake discord listening on %s', self.base_url)
