@@ -113,6 +113,7 @@ class ThreadboundBot(commands.Bot):
             self,
             self._orchestrator.outbox,
             on_delivered=self._orchestrator.announcement_delivered,
+            give_up_after=self.config.discord.delivery_give_up_after,
             persona=self._persona,
             base_delay=self._retry_base_delay,
         )

@@ -846,6 +846,8 @@ class Orchestrator:
 
     async def _enqueue_announcement(self, tx: aiosqlite.Connection, run: Run, session: Session, ended: float) -> None:
         announcement = announcement_for(run, session, ended_at=ended)
+        if (binding := await self.bindings.get(run.channel_id)) is not None:
+            announcement.fallback_channel_id = binding.parent_channel_id
         await self.outbox.enqueue(
             tx,
             key=idempotency_key(run),
