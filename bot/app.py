@@ -150,6 +150,8 @@ class ThreadboundBot(commands.Bot):
             self,
             self._orchestrator.outbox,
             on_delivered=self._orchestrator.announcement_delivered,
+            on_failed=self._orchestrator.announcement_delivered,
+            give_up_after=self.config.discord.delivery_give_up_after,
             persona=self._persona,
             base_delay=self._retry_base_delay,
         )

@@ -15,12 +15,15 @@ from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
+
+from bot.core.durations import MAX_LIFETIME_HOURS, parse_duration
 
 AGENT_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -29,6 +32,23 @@ ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max
 
 class ConfigError(Exception):
     """A configuration problem, worded for the person who has to fix the file or the environment."""
+
+
+def _positive_duration(value: object) -> float:
+    """A duration written as people type it (``"24h"``, ``"90m"``, ``"1d"``, ``"30s"``), in seconds."""
+    example = '"24h", "90m" or "1d"'
+    if not isinstance(value, str):
+        raise ValueError(f"must be a duration in quotes such as {example}, not {value!r}")
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a duration; write it like {example}") from None
+    if seconds <= 0:
+        raise ValueError(f"must be longer than zero, like {example} (there is no retrying forever)")
+    return seconds
+
+
+Duration = Annotated[float, BeforeValidator(_positive_duration)]
 
 
 class _Section(BaseModel):
@@ -44,6 +64,7 @@ class DiscordConfig(_Section):
     status_messages: bool = True
     route_bot_messages: bool = False
     max_active_runs_per_member: Annotated[int, Field(ge=0)] = 5
+    delivery_give_up_after: Duration = 24 * 3600.0
 
 
 class StorageConfig(_Section):
@@ -121,7 +142,6 @@ class AgentsConfig(_Section):
 
 
 AUTO_ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
-MAX_LIFETIME_HOURS = 365 * 24  # the longest idle or max-age lifetime of a thread binding
 LifetimeHours = Annotated[float, Field(ge=0, le=MAX_LIFETIME_HOURS)]
 
 

@@ -10,7 +10,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
-from bot.config import MAX_LIFETIME_HOURS
+from bot.core.durations import MAX_LIFETIME_HOURS
 from bot.core.orchestrator import UserError
 from bot.discord_adapter.replies import send_text
 

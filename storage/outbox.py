@@ -1,18 +1,26 @@
 """Outbox repository: durable rows for everything that must reach Discord, delivered at least once by the
-worker and made exactly-once by the idempotency key (unique here, and sent to Discord as the message nonce)."""
+worker and made exactly-once by the idempotency key (unique here, and sent to Discord as the message nonce).
+
+Rows of one channel are delivered oldest first; different channels independently. A row that cannot be
+delivered ends ``failed`` in the same transaction that adds the notice telling its requester (``notice`` says
+where that row goes), so a crash can neither lose the notice nor send it twice.
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Literal
 
 import aiosqlite
 
 from storage.db import Database
 
+NoticeVia = Literal["parent_channel", "dm"]
+
 _COLUMNS = (
     "id, idempotency_key, run_id, channel_id, payload_json, status, parts_sent, message_ids_json, attempts, "
-    "next_attempt_at, last_error, created_at, delivered_at"
+    "next_attempt_at, last_error, created_at, delivered_at, first_failed_at, notice"
 )
 
 
@@ -31,6 +39,18 @@ class OutboxRow:
     last_error: str | None
     created_at: float
     delivered_at: float | None
+    first_failed_at: float | None
+    notice: NoticeVia | None  # None: an announcement; else a notice that another row failed, and where
+
+
+@dataclass(frozen=True)
+class NewNotice:
+    """The row that tells a failed row's requester, added together with the failure."""
+
+    key: str
+    channel_id: int
+    via: NoticeVia
+    payload_json: str
 
 
 def _from_row(row: aiosqlite.Row) -> OutboxRow:
@@ -43,27 +63,39 @@ class OutboxRepository:
         self._db = db
 
     async def enqueue(
-        self, tx: aiosqlite.Connection, *, key: str, run_id: str | None, channel_id: int, payload_json: str, now: float
+        self,
+        tx: aiosqlite.Connection,
+        *,
+        key: str,
+        run_id: str | None,
+        channel_id: int,
+        payload_json: str,
+        now: float,
+        notice: NoticeVia | None = None,
     ) -> bool:
         """Add a row unless one with this key exists; returns whether a row was added."""
         cursor = await tx.execute(
             "INSERT OR IGNORE INTO outbox (idempotency_key, run_id, channel_id, payload_json, next_attempt_at, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (key, run_id, channel_id, payload_json, now, now),
+            "created_at, notice) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (key, run_id, channel_id, payload_json, now, now, notice),
         )
         return cursor.rowcount == 1
 
-    async def due(self, now: float, limit: int = 20) -> list[OutboxRow]:
+    async def heads(self) -> list[tuple[int, float]]:
+        """``(channel_id, next_attempt_at)`` of each channel's oldest pending row, the soonest due first."""
         rows = await self._db.fetch_all(
-            f"SELECT {_COLUMNS} FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? "
-            "ORDER BY next_attempt_at, id LIMIT ?",
-            (now, limit),
+            "SELECT channel_id, next_attempt_at FROM outbox WHERE id IN "
+            "(SELECT MIN(id) FROM outbox WHERE status = 'pending' GROUP BY channel_id) ORDER BY next_attempt_at"
         )
-        return [_from_row(row) for row in rows]
+        return [(row[0], row[1]) for row in rows]
 
-    async def next_attempt_at(self) -> float | None:
-        row = await self._db.fetch_one("SELECT MIN(next_attempt_at) FROM outbox WHERE status = 'pending'")
-        return row[0] if row else None
+    async def head(self, channel_id: int) -> OutboxRow | None:
+        """The channel's oldest pending row: later rows of the channel wait for it."""
+        row = await self._db.fetch_one(
+            f"SELECT {_COLUMNS} FROM outbox WHERE status = 'pending' AND channel_id = ? ORDER BY id LIMIT 1",
+            (channel_id,),
+        )
+        return _from_row(row) if row else None
 
     async def retry_pending_now(self, now: float) -> int:
         """Make every undelivered row due at once (a fresh process need not wait out an old backoff)."""
@@ -84,20 +116,30 @@ class OutboxRepository:
         async with self._db.transaction() as tx:
             await tx.execute("UPDATE outbox SET status = 'delivered', delivered_at = ? WHERE id = ?", (now, row_id))
 
-    async def schedule_retry(self, row_id: int, attempts: int, next_attempt_at: float, error: str) -> None:
+    async def schedule_retry(self, row_id: int, attempts: int, next_attempt_at: float, error: str, now: float) -> None:
+        """Try again later; the first failure's time is kept, since the give-up bound counts from it."""
         async with self._db.transaction() as tx:
             await tx.execute(
-                "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
-                (attempts, next_attempt_at, error, row_id),
+                "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, "
+                "first_failed_at = COALESCE(first_failed_at, ?) WHERE id = ?",
+                (attempts, next_attempt_at, error, now, row_id),
             )
 
-    async def mark_failed(self, row_id: int, attempts: int, error: str) -> None:
+    async def mark_failed(
+        self, row: OutboxRow, attempts: int, error: str, notice: NewNotice | None, now: float
+    ) -> None:
+        """End ``row`` as failed and, in the same transaction, add the notice that tells its requester."""
         async with self._db.transaction() as tx:
             await tx.execute(
-                "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ? WHERE id = ?",
-                (attempts, error, row_id),
+                "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, "
+                "first_failed_at = COALESCE(first_failed_at, ?) WHERE id = ?",
+                (attempts, error, now, row.id),
             )
+            if notice is not None:
+                await self.enqueue(tx, key=notice.key, run_id=row.run_id, channel_id=notice.channel_id,
+                                   payload_json=notice.payload_json, now=now, notice=notice.via)
 
     async def for_run(self, run_id: str) -> list[OutboxRow]:
+        """The run's announcement and the notices about it, oldest first."""
         rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM outbox WHERE run_id = ? ORDER BY id", (run_id,))
         return [_from_row(row) for row in rows]

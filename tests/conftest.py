@@ -58,6 +58,7 @@ class World:
     channel: object = None
     alice: FakeUser = None
     extra_config: str = ""
+    discord_extra: str = ""  # more keys of the [discord] table
     offline: bool = False
     status_messages: bool = True
     moderator_role_ids: list[int] = field(default_factory=list)
@@ -77,6 +78,7 @@ gateway_url = "{self.discord.gateway_url}"
 {f"dev_guild_id = {self.guild.id}" if self.guild_commands else ""}
 status_messages = {str(self.status_messages).lower()}
 moderator_role_ids = {self.moderator_role_ids}
+{self.discord_extra}
 [storage]
 path = "{self.db_path}"
 [logging]

@@ -132,3 +132,19 @@ def test_missing_secret_names_variable_and_key():
 def test_subagent_limits_out_of_range_are_config_errors(key, value, message):
     error = error_for(f"[agents.defaults.subagents]\n{key} = {value}\n")
     assert f"'agents.defaults.subagents.{key}'" in error and message in error
+
+
+def test_delivery_give_up_after_is_a_duration_defaulting_to_a_day():
+    assert parse_config("").discord.delivery_give_up_after == 24 * 3600
+    assert parse_config('[discord]\ndelivery_give_up_after = "90m"\n').discord.delivery_give_up_after == 90 * 60
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("86400", 'must be a duration in quotes such as "24h", "90m" or "1d", not 86400'),
+    ('"soon"', "'soon' is not a duration; write it like \"24h\", \"90m\" or \"1d\""),
+    ('"off"', 'must be longer than zero, like "24h", "90m" or "1d" (there is no retrying forever)'),
+])
+def test_delivery_give_up_after_rejects_what_is_not_a_positive_duration(value, message):
+    assert error_for(f"[discord]\ndelivery_give_up_after = {value}\n") == (
+        f"config.toml: 'discord.delivery_give_up_after': {message}"
+    )

@@ -1,4 +1,5 @@
-"""Announcements arrive exactly once: through Discord errors, lost answers, and restarts of the bot."""
+"""Announcements arrive exactly once: through Discord errors, lost answers, and restarts of the bot; one
+channel's trouble does not delay another's; and when one cannot arrive, its requester is told once."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import signal
 import sys
 
 import pytest
+from structlog.testing import capture_logs
 
 from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
+from tests.test_wire_control import command
+from tests.test_wire_persona import THREADS_ON, WEBHOOK_EXECUTE, thread_spawn
 
 MESSAGES_ROUTE = r"^/channels/\d+/messages$"
 
@@ -29,6 +33,13 @@ async def spawn_and_get_run_id(world, task="Summarise the plan") -> str:
 
 def announcements(world, run_id):
     return [m for m in world.bot_messages() if announcement_for(run_id)(m)]
+
+
+def notice_about(run_id):
+    """Predicate: the notice telling the requester that the run's announcement could not be posted."""
+    return lambda message: "could not be posted" in message["content"] and f"/subagents log {run_id}" in (
+        message["content"]
+    )
 
 
 async def wait_for_outbox(world, predicate, timeout=10.0):
@@ -56,8 +67,8 @@ async def test_three_500s_after_commit_still_post_exactly_once(world):
     assert len(world.discord.requests_matching("POST", MESSAGES_ROUTE)) == 4
 
 
-async def test_worker_backs_off_on_503_and_the_nonce_prevents_a_duplicate(world):
-    """503s are not retried by discord.py: our worker retries later with the same nonce."""
+async def test_worker_backs_off_on_503_and_reads_the_channel_back_instead_of_posting_again(world):
+    """503s are not retried by discord.py: our worker retries later, and first finds the part Discord created."""
     world.llm.reply("final answer")
     await world.start_bot()
     world.discord.inject_failure("POST", MESSAGES_ROUTE, 503, times=2, after_commit=True)
@@ -65,25 +76,46 @@ async def test_worker_backs_off_on_503_and_the_nonce_prevents_a_duplicate(world)
     run_id = await spawn_and_get_run_id(world)
     row = await wait_for_outbox(world, lambda row: row[0] == "delivered")
 
-    assert row == ("delivered", 2)
+    assert row == ("delivered", 1)
     assert len(announcements(world, run_id)) == 1
+    assert len(world.discord.requests_matching("POST", MESSAGES_ROUTE)) == 1
+    assert world.discord.requests_matching("GET", MESSAGES_ROUTE)  # the read-back
 
 
-async def test_permanent_error_fails_the_row_without_retrying(world):
+async def test_permanent_error_fails_the_row_without_retrying_and_tells_the_requester_by_dm(world):
+    """The channel is inaccessible (Missing Access): no retry; Alice learns it by DM, and so does `info`."""
     world.llm.reply("final answer")
     await world.start_bot()
-    world.discord.inject_failure("POST", MESSAGES_ROUTE, 403, times=1, code=50001, message="Missing Access")
+    channel_posts = rf"^/channels/{world.channel.id}/messages$"
+    world.discord.inject_failure("POST", channel_posts, 403, times=1, code=50001, message="Missing Access")
 
-    await spawn_and_get_run_id(world)
+    run_id = await spawn_and_get_run_id(world)
     row = await wait_for_outbox(world, lambda row: row[0] != "pending")
 
     assert row == ("failed", 1)
-    assert world.rows("SELECT last_error FROM outbox")[0][0].startswith("Forbidden(")
-    assert len(world.discord.requests_matching("POST", MESSAGES_ROUTE)) == 1
+    assert world.rows("SELECT last_error FROM outbox")[0][0] == (
+        "Discord answered 403 Forbidden (error code: 50001): Missing Access"
+    )
+    assert len(world.discord.requests_matching("POST", channel_posts)) == 1
+    notice = await world.discord.wait_for_message(world.discord.add_dm_channel(world.alice), notice_about(run_id))
+    assert notice["content"] == (
+        f"<@{world.alice.id}> ⚠️ The result of subagent **researcher** could not be posted in "
+        f"<#{world.channel.id}>: Discord answered 403 Forbidden (error code: 50001): Missing Access. "
+        f"`/subagents info {run_id}` and `/subagents log {run_id}`, used where you started it, show the result."
+    )
+    await world.quiescent()
+    assert world.rows("SELECT status, notice FROM outbox ORDER BY id") == [("failed", None), ("delivered", "dm")]
+    info = await command(world, world.alice, "subagents info", target=run_id)
+    assert ("Delivery: failed after 1 attempt(s): Discord answered 403 Forbidden (error code: 50001): Missing "
+            "Access. The requester was told by DM.") in info
+    assert announcements(world, run_id) == []
 
 
-async def test_undelivered_announcement_is_posted_once_after_restart(world):
-    """The bot stops while its announcement is undelivered (Discord even created it, but the answer was lost)."""
+@pytest.mark.parametrize("long_and_busy", [False, True], ids=["brief-restart", "down-past-the-nonce-window"])
+async def test_undelivered_announcement_is_posted_once_after_restart(world, long_and_busy):
+    """The bot stops while its announcement is undelivered (Discord even created it, but the answer was lost),
+    possibly for longer than Discord remembers nonces while people keep talking: the restarted bot finds the
+    message in the channel instead of posting it again."""
     world.llm.reply("final answer")
     bot = await world.start_bot(retry_base_delay=60)
     world.discord.inject_failure("POST", MESSAGES_ROUTE, 503, times=1, after_commit=True)
@@ -92,12 +124,19 @@ async def test_undelivered_announcement_is_posted_once_after_restart(world):
     await wait_for_outbox(world, lambda row: row == ("pending", 1))
     await world.stop_bot(bot)
     assert len(announcements(world, run_id)) == 1  # created on Discord's side, unknown to the bot
+    [posted] = announcements(world, run_id)
+    if long_and_busy:
+        world.discord.advance_time(world.discord.nonce_window + 60)
+        for number in range(150):
+            await world.discord.send_user_message(world.alice, world.channel, f"chatter {number}")
 
     await world.start_bot()
     await wait_for_outbox(world, lambda row: row[0] == "delivered")
 
     assert len(announcements(world, run_id)) == 1
-    assert world.rows("SELECT status FROM runs") == [("completed",)]
+    assert announcements(world, run_id) == [posted]
+    assert world.rows("SELECT message_ids_json FROM outbox") == [(f"[{posted['id']}]",)]
+    assert len(world.discord.requests_matching("POST", MESSAGES_ROUTE)) == 1
 
 
 async def test_undelivered_announcement_never_sent_is_posted_after_restart(world):
@@ -151,3 +190,144 @@ async def test_bot_killed_mid_run_announces_interrupted_once_after_restart(world
     assert world.rows("SELECT status FROM runs") == [("interrupted",)]
     await wait_for_outbox(world, lambda row: row[0] == "delivered")
     assert len(announcements(world, run_id)) == 1
+
+
+async def test_a_rate_limited_channel_does_not_hold_up_another_channels_announcement(world):
+    other = world.discord.add_text_channel(world.guild, "other")
+    await world.start_bot()
+    first_channel_posts = rf"^/channels/{world.channel.id}/messages$"
+    world.discord.inject_failure("POST", first_channel_posts, 429, times=1, retry_after=60)
+
+    first = await spawn_and_get_run_id(world, "First")
+    await world.discord.wait_for_request("POST", first_channel_posts)  # discord.py now waits out the 429
+    inter = await world.discord.slash(world.alice, other, "subagents spawn", agent="researcher", task="Second")
+    second = spawned_run_id(await world.discord.wait_followup(inter))
+    await world.discord.wait_for_message(other, announcement_for(second))
+
+    await world.until("SELECT channel_id, status FROM outbox ORDER BY id",
+                      [(world.channel.id, "pending"), (other.id, "delivered")])
+    assert announcements(world, first) == []
+
+
+async def test_delivery_gives_up_after_the_bound_and_tells_the_requester_by_dm(world):
+    world.discord_extra = 'delivery_give_up_after = "0.5s"'
+    world.llm.reply("final answer")
+    await world.start_bot()
+    channel_posts = rf"^/channels/{world.channel.id}/messages$"
+    world.discord.inject_failure("POST", channel_posts, 503, times=1000)
+
+    run_id = await spawn_and_get_run_id(world)
+    notice = await world.discord.wait_for_message(world.discord.add_dm_channel(world.alice), notice_about(run_id))
+
+    [(status, attempts, error)] = world.rows("SELECT status, attempts, last_error FROM outbox WHERE notice IS NULL")
+    assert status == "failed" and attempts > 1
+    assert error.startswith("gave up after ") and error.endswith(
+        " of retries, the last one: Discord answered 503 Service Unavailable (error code: 0): 503: Service Unavailable"
+    )
+    assert f"<@{world.alice.id}> ⚠️ The result of subagent **researcher** could not be posted" in notice["content"]
+    assert error in notice["content"]
+    assert len(world.discord.requests_matching("POST", channel_posts)) == attempts
+    await world.quiescent()
+    info = await command(world, world.alice, "subagents info", target=run_id)
+    assert f"Delivery: failed after {attempts} attempt(s): {error}. The requester was told by DM." in info
+    assert announcements(world, run_id) == []
+
+
+async def test_a_deleted_threads_announcement_is_noticed_in_the_parent_channel(world):
+    world.extra_config = THREADS_ON
+    world.llm.hang()
+    await world.start_bot()
+    run_id = await thread_spawn(world, "Doomed")
+    await world.llm.wait_hanging(1)
+    thread = world.discord.threads(world.channel)[0]
+    world.discord.inject_failure("POST", WEBHOOK_EXECUTE, 503, times=1000)
+    world.llm.release()
+
+    await wait_for_outbox(world, lambda row: row[0] == "pending" and row[1] >= 1)
+    world.discord.delete_channel(thread)
+    world.discord.clear_failures()
+    notice = await world.discord.wait_for_message(world.channel, notice_about(run_id))
+
+    assert notice["content"].startswith(
+        f"<@{world.alice.id}> ⚠️ The result of subagent **researcher** could not be posted in <#{thread.id}>: "
+        "Discord answered 404 Not Found (error code: 10003): Unknown Channel."
+    )
+    assert notice["author"]["id"] == str(world.discord.bot_user_id)
+    await world.quiescent()
+    assert world.rows("SELECT status, notice FROM outbox ORDER BY id") == [
+        ("failed", None), ("delivered", "parent_channel")
+    ]
+    assert len([m for m in world.discord.channel_messages(world.channel) if notice_about(run_id)(m)]) == 1
+    info = await command(world, world.alice, "subagents info", target=run_id)
+    assert "Unknown Channel. The requester was told in " + f"<#{world.channel.id}>." in info
+
+
+async def test_a_thread_deleted_while_its_run_works_gets_the_notice_in_the_parent_channel(world):
+    world.extra_config = THREADS_ON
+    world.llm.hang()
+    await world.start_bot()
+    run_id = await thread_spawn(world, "Short-lived")
+    await world.llm.wait_hanging(1)
+    thread = world.discord.threads(world.channel)[0]
+    world.discord.delete_channel(thread)
+    await world.until("SELECT COUNT(*) FROM thread_bindings", [(0,)])  # unbound before the result exists
+
+    world.llm.release()
+    notice = await world.discord.wait_for_message(world.channel, notice_about(run_id))
+
+    assert notice["content"].startswith(f"<@{world.alice.id}> ⚠️ The result of subagent **researcher** could not "
+                                        f"be posted in <#{thread.id}>: Discord answered 404 Not Found")
+    await world.quiescent()
+    assert world.rows("SELECT status, notice FROM outbox ORDER BY id") == [("failed", None),
+                                                                           ("delivered", "parent_channel")]
+
+
+async def test_a_gone_channel_is_told_by_dm_exactly_once_across_a_restart(world):
+    """The channel is deleted while the run works; the DM notice is created but its answer lost; the bot stays
+    down past Discord's nonce window. Alice gets the notice once."""
+    doomed = world.discord.add_text_channel(world.guild, "doomed")
+    dm = world.discord.add_dm_channel(world.alice)
+    world.llm.hang()
+    bot = await world.start_bot(retry_base_delay=60)
+    inter = await world.discord.slash(world.alice, doomed, "subagents spawn", agent="researcher", task="Vanish")
+    run_id = spawned_run_id(await world.discord.wait_followup(inter))
+    await world.llm.wait_hanging(1)
+    world.discord.delete_channel(doomed)
+    world.discord.inject_failure("POST", rf"^/channels/{dm.id}/messages$", 503, times=1, after_commit=True)
+    world.llm.release()
+
+    await world.until("SELECT status, notice, attempts FROM outbox ORDER BY id",
+                      [("failed", None, 1), ("pending", "dm", 1)])
+    await world.stop_bot(bot)
+    assert len([m for m in world.discord.channel_messages(dm) if notice_about(run_id)(m)]) == 1
+    world.discord.advance_time(world.discord.nonce_window + 60)
+
+    await world.start_bot()
+    await world.quiescent()
+
+    notices = [m for m in world.discord.channel_messages(dm) if notice_about(run_id)(m)]
+    assert len(notices) == 1
+    assert f"could not be posted in <#{doomed.id}>: Discord answered 404 Not Found (error code: 10003): " \
+        "Unknown Channel." in notices[0]["content"]
+    assert world.rows("SELECT status, notice FROM outbox ORDER BY id") == [("failed", None), ("delivered", "dm")]
+
+
+async def test_a_requester_who_cannot_be_told_is_logged_at_error_level_and_info_says_so(world):
+    """The channel is gone and Alice refuses DMs: the error log is the last resort."""
+    world.alice.accepts_dms = False
+    world.llm.reply("final answer")
+    await world.start_bot()
+    world.discord.inject_failure("POST", rf"^/channels/{world.channel.id}/messages$", 404, code=10003,
+                                 message="Unknown Channel")
+
+    with capture_logs() as logs:
+        run_id = await spawn_and_get_run_id(world)
+        await world.until("SELECT status, notice, last_error FROM outbox ORDER BY id", [
+            ("failed", None, "Discord answered 404 Not Found (error code: 10003): Unknown Channel"),
+            ("failed", "dm", "Discord answered 403 Forbidden (error code: 50007): Cannot send messages to this user"),
+        ])
+        info = await command(world, world.alice, "subagents info", target=run_id)
+
+    assert "Unknown Channel. The requester could not be told (see the bot's error log)." in info
+    failures = [(e["log_level"], e["requester_told_via"]) for e in logs if e["event"] == "delivery_failed"]
+    assert failures == [("error", "dm"), ("error", None)]

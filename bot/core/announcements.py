@@ -27,6 +27,7 @@ class Announcement(BaseModel):
     mention_user_id: int | None = None
     reply_to_message_id: int | None = None
     stats_line: str | None = None
+    fallback_channel_id: int | None = None  # a bound thread's parent: where to say so if the thread is gone
 
 
 def status_line(status: RunStatus, error: str | None) -> str:

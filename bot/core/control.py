@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from bot.core.delivery_state import delivery_state
 from bot.core.limits import EmptyText, TextTooLong, checked_text, has_visible_text
 from bot.core.models import RunKind, RunStatus
 from bot.core.orchestrator import Orchestrator, UserError, main_session_key
@@ -103,9 +104,7 @@ class RunControl:
         if row.run is not None:
             rows = await self._orchestrator.outbox.for_run(row.run.id)
             if rows:
-                last = rows[-1]
-                delivery = {"pending": f"pending (attempts: {last.attempts})", "delivered": "delivered",
-                            "failed": f"failed: {last.last_error}"}[last.status]
+                delivery = delivery_state(rows)
             elif row.run.status is RunStatus.KILLED:
                 delivery = "none (killed runs announce nothing)"
             elif row.run.status.is_terminal:

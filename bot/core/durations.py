@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 
-from bot.config import MAX_LIFETIME_HOURS
-
 OFF_WORDS = frozenset({"off", "0", "disable", "disabled", "none"})
+MAX_LIFETIME_HOURS = 365 * 24  # the longest idle or max-age lifetime of a thread binding
 MAX_DURATION_SECONDS = MAX_LIFETIME_HOURS * 3600
 LONGEST = f"{MAX_LIFETIME_HOURS // 24}d"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

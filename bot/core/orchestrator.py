@@ -573,7 +573,7 @@ class Orchestrator:
         run = await self.runs.get(run_id)
         if run is None or not run.status.is_terminal:
             return
-        if any(row.status == "pending" for row in await self.outbox.for_run(run_id)):
+        if any(row.status == "pending" and row.notice is None for row in await self.outbox.for_run(run_id)):
             return
         for binding in bindings:
             await self.unbind(binding.thread_id, farewell=farewell_text("run-ended", 0))
@@ -875,8 +875,9 @@ class Orchestrator:
             target_session = await self.sessions.get(target.session_key) if target else None
             if target is None or target_session is None or target_session.kind == "main":
                 if not silent:
-                    await self._enqueue_announcement(tx, run, session, now)
-                    await self._tell_main_agent(tx, run, session, now)
+                    requester = await self.sessions.get(session.requester_session_key or "")
+                    await self._enqueue_announcement(tx, run, session, requester, now)
+                    await self._tell_main_agent(tx, run, session, requester, now)
                     followups.append(self._notify_outbox)
                 elif session.cleanup == "delete":
                     followups.append(lambda: self._background(self._archive(session.key)))
@@ -925,12 +926,13 @@ class Orchestrator:
             )
         )
 
-    async def _tell_main_agent(self, tx: aiosqlite.Connection, run: Run, session: Session, now: float) -> None:
+    async def _tell_main_agent(
+        self, tx: aiosqlite.Connection, run: Run, session: Session, requester: Session | None, now: float
+    ) -> None:
         """A sub-agent's result that was posted for people also becomes context of the conversation's main
         agent, for its next turn, without starting one: it joins the main session's history now, or — while a
         main turn is in progress, so as not to split that turn's messages — as that turn ends."""
-        requester = await self.sessions.get(session.requester_session_key) if session.kind == "subagent" else None
-        if requester is None or requester.kind != "main":
+        if session.kind != "subagent" or requester is None or requester.kind != "main":
             return
         event = self._completion_event(run, session, now, posted=True)
         live = await self.runs.first_live(tx, requester.key)
@@ -949,8 +951,14 @@ class Orchestrator:
         context = ModelRequest(parts=[UserPromptPart(internal_context.wrap(events))])
         await self.transcripts.append(tx, session_key, None, [context])
 
-    async def _enqueue_announcement(self, tx: aiosqlite.Connection, run: Run, session: Session, ended: float) -> None:
+    async def _enqueue_announcement(
+        self, tx: aiosqlite.Connection, run: Run, session: Session, requester: Session | None, ended: float
+    ) -> None:
+        """The announcement, with the conversation's own channel to fall back on when the run answers in a
+        thread (should the thread be gone by then)."""
         announcement = announcement_for(run, session, ended_at=ended)
+        if requester is not None and requester.channel_id != run.channel_id:
+            announcement.fallback_channel_id = requester.channel_id
         await self.outbox.enqueue(
             tx,
             key=idempotency_key(run),
@@ -1019,8 +1027,8 @@ class Orchestrator:
             log.info("session_archived", session_key=session_key)
 
     async def announcement_delivered(self, run_id: str) -> None:
-        """The delivery worker posted a run's announcement: a run-mode thread's binding ends now, and then a
-        ``cleanup: delete`` session is archived."""
+        """The delivery worker is done with a run's announcement (posted it, or gave up and told the requester):
+        a run-mode thread's binding ends now, and then a ``cleanup: delete`` session is archived."""
         run = await self.runs.get(run_id)
         session = await self.sessions.get(run.session_key) if run else None
         if session is None:

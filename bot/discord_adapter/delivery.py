@@ -1,10 +1,13 @@
-"""The delivery worker: posts outbox rows to Discord exactly once.
+"""The delivery worker: posts outbox rows to Discord exactly once, each channel on its own.
 
-Each part of a row is sent with a nonce derived from the row's idempotency key (discord.py adds
-``enforce_nonce``), so a retry after a lost answer returns the message Discord already created instead of
-posting a duplicate. Parts already sent are recorded, so a restart resumes where delivery stopped.
-Transient failures (5xx, 429, network) are retried with exponential backoff; permanent ones (unknown
-channel, missing access, bad request) end the row as failed and are logged.
+Each channel's rows go out oldest first, in a task of that channel's own, so a channel that is rate-limited,
+backing off or failing delays nothing posted elsewhere (at most ``MAX_CHANNELS`` channels at once). Each part is
+sent with a nonce derived from the row's idempotency key (discord.py adds ``enforce_nonce``); a part that may
+already exist — a retry, or a row an earlier process left — is first looked for in the channel (``read_back``),
+because the nonce de-duplicates for a few minutes only. Parts sent are recorded, so a restart resumes where
+delivery stopped. Transient failures (5xx, 429, network) are retried with exponential backoff until
+``give_up_after`` has passed since the first one; then, or at once on a permanent failure (unknown channel,
+missing access, bad request), the row ends failed and its requester is told (``notices``).
 """
 
 from __future__ import annotations
@@ -20,18 +23,22 @@ import discord
 import structlog
 
 from bot.core.announcements import Announcement
-from bot.discord_adapter.failures import backoff_delay, is_transient
+from bot.core.stats import format_runtime
+from bot.discord_adapter.failures import NETWORK_ERRORS, backoff_delay, describe_error, is_transient
+from bot.discord_adapter.notices import FailureNotices
 from bot.discord_adapter.persona import (
     PersonaTransientError,
     PersonaUnavailable,
     WebhookPersona,
 )
+from bot.discord_adapter.read_back import find_posted
 from bot.discord_adapter.render import OutgoingMessage, render
 from storage.outbox import OutboxRepository, OutboxRow
 
 log = structlog.get_logger(__name__)
 
 NONCE_LENGTH = 25
+MAX_CHANNELS = 10
 
 
 def nonce_for(idempotency_key: str, part: int) -> str:
@@ -50,6 +57,8 @@ class DeliveryWorker:
         outbox: OutboxRepository,
         *,
         on_delivered: Callable[[str], Awaitable[None]],
+        give_up_after: float,
+        on_failed: Callable[[str], Awaitable[None]] | None = None,
         persona: WebhookPersona | None = None,
         clock: Callable[[], float] = time.time,
         base_delay: float = 2.0,
@@ -58,13 +67,17 @@ class DeliveryWorker:
         self._client = client
         self._outbox = outbox
         self._on_delivered = on_delivered
+        self._on_failed = on_failed
+        self._give_up_after = give_up_after
         self._persona = persona
+        self._notices = FailureNotices(client)
         self._started_at = clock()
         self._clock = clock
         self._base_delay = base_delay
         self._max_delay = max_delay
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._channels: dict[int, asyncio.Task[None]] = {}
 
     def wake(self) -> None:
         self._wake.set()
@@ -75,27 +88,54 @@ class DeliveryWorker:
         self._task = asyncio.create_task(self._loop(), name="outbox-delivery")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        tasks = [task for task in (self._task, *self._channels.values()) if task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+                await task
+        self._task = None
 
     async def _loop(self) -> None:
         while True:
             self._wake.clear()
             try:
-                for row in await self._outbox.due(self._clock()):
-                    await self._deliver(row)
-                next_at = await self._outbox.next_attempt_at()
+                next_at = await self._start_due_channels()
             except Exception:
                 log.exception("outbox_loop_failed")
                 next_at = self._clock() + self._base_delay
-            if next_at is not None and next_at <= self._clock():
-                continue
-            timeout = None if next_at is None else next_at - self._clock()
+            timeout = None if next_at is None else max(0.0, next_at - self._clock())
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
+
+    async def _start_due_channels(self) -> float | None:
+        """Start delivering each idle channel whose oldest row is due; return when the next one will be due.
+        A channel already delivering wakes the loop when it stops, so it is not waited for here."""
+        now = self._clock()
+        next_at: float | None = None
+        for channel_id, due_at in await self._outbox.heads():
+            if channel_id in self._channels:
+                continue
+            if due_at > now:
+                next_at = due_at if next_at is None else min(next_at, due_at)
+            elif len(self._channels) < MAX_CHANNELS:
+                task = asyncio.create_task(self._drain(channel_id), name=f"outbox-channel-{channel_id}")
+                self._channels[channel_id] = task
+                task.add_done_callback(lambda _, channel_id=channel_id: self._drained(channel_id))
+        return next_at
+
+    def _drained(self, channel_id: int) -> None:
+        self._channels.pop(channel_id, None)
+        self._wake.set()
+
+    async def _drain(self, channel_id: int) -> None:
+        """Deliver the channel's rows oldest first, until none is left or the oldest must wait (backoff)."""
+        try:
+            while (row := await self._outbox.head(channel_id)) is not None and row.next_attempt_at <= self._clock():
+                await self._deliver(row)
+        except Exception:
+            log.exception("outbox_channel_failed", channel_id=channel_id)
+            await asyncio.sleep(self._base_delay)  # then the loop starts this channel again
 
     async def _deliver(self, row: OutboxRow) -> None:
         bound = log.bind(outbox_id=row.id, run_id=row.run_id, channel_id=row.channel_id)
@@ -107,27 +147,57 @@ class DeliveryWorker:
                 message_ids.append(await self._post(row, announcement, messages[index], index))
                 await self._outbox.record_part(row.id, index + 1, message_ids)
         except Exception as error:
-            attempts = row.attempts + 1
-            if _is_transient(error):
-                delay = backoff_delay(self._base_delay, attempts, self._max_delay)
-                await self._outbox.schedule_retry(row.id, attempts, self._clock() + delay, repr(error))
-                bound.warning("delivery_retry_scheduled", attempts=attempts, delay=delay, error=repr(error))
-            else:
-                await self._outbox.mark_failed(row.id, attempts, repr(error))
-                bound.error("delivery_failed", attempts=attempts, error=repr(error))
+            await self._attempt_failed(row, announcement, error, bound)
             return
         await self._outbox.mark_delivered(row.id, self._clock())
         bound.info("delivered", message_ids=message_ids)
-        if row.run_id is not None:
+        if row.run_id is not None and row.notice is None:
             await self._on_delivered(row.run_id)
 
+    async def _attempt_failed(
+        self, row: OutboxRow, announcement: Announcement, error: Exception, bound: structlog.BoundLogger
+    ) -> None:
+        """Retry a transient failure until the give-up bound has passed; then, or on a permanent failure, end
+        the row as failed together with the notice that tells its requester."""
+        attempts, now, reason = row.attempts + 1, self._clock(), describe_error(error)
+        transient = _is_transient(error)
+        if transient:
+            failing_for = now - (row.first_failed_at if row.first_failed_at is not None else now)
+            if failing_for < self._give_up_after:
+                await self._retry(row, attempts, reason, bound)
+                return
+            reason = f"gave up after {format_runtime(failing_for)} of retries, the last one: {reason}"
+        try:
+            notice = await self._notices.for_failed(row, announcement, reason, permanent=not transient)
+        except (discord.HTTPException, *NETWORK_ERRORS) as notice_error:
+            if _is_transient(notice_error):
+                await self._retry(row, attempts, describe_error(notice_error), bound)
+                return
+            bound.warning("notice_dm_refused", error=describe_error(notice_error))
+            notice = None
+        await self._outbox.mark_failed(row, attempts, reason, notice, now)
+        bound.error("delivery_failed", attempts=attempts, error=reason,
+                    requester_told_via=notice.via if notice else None)
+        if notice is not None:
+            self.wake()
+        if row.run_id is not None and row.notice is None and self._on_failed is not None:
+            await self._on_failed(row.run_id)
+
+    async def _retry(self, row: OutboxRow, attempts: int, reason: str, bound: structlog.BoundLogger) -> None:
+        delay = backoff_delay(self._base_delay, attempts, self._max_delay)
+        now = self._clock()
+        await self._outbox.schedule_retry(row.id, attempts, now + delay, reason, now)
+        bound.warning("delivery_retry_scheduled", attempts=attempts, delay=delay, error=reason)
+
     async def _post(self, row: OutboxRow, announcement: Announcement, message: OutgoingMessage, index: int) -> int:
-        """Post one part: as the sub-agent's persona in a bound thread when possible, else as the bot."""
+        """Post one part — unless it may already exist and the channel shows it does — as the sub-agent's
+        persona in a bound thread when possible, else as the bot."""
+        may_exist = row.attempts > 0 or row.created_at < self._started_at
+        if may_exist and (posted := await find_posted(self._client, row.channel_id, message.content,
+                                                      since=row.created_at)):
+            return posted
         target = await self._persona.target(row.channel_id) if self._persona and not message.attachment else None
         if target is not None:
-            may_exist = row.attempts > 0 or row.created_at < self._started_at
-            if may_exist and (posted := await self._persona.find_posted(target, message.content)):
-                return posted
             try:
                 return await self._persona.post(
                     target, message.content, f"🤖 {announcement.agent_label}", announcement.mention_user_id

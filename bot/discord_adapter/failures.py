@@ -13,13 +13,16 @@ import aiohttp
 import discord
 
 
+NETWORK_ERRORS = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
+
+
 def is_transient(error: BaseException) -> bool:
     """5xx, 429 and network failures pass; a malformed URL, a bad token or any other answer will not."""
     if isinstance(error, discord.HTTPException):
         return error.status >= 500 or error.status == 429
     if isinstance(error, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
         return False
-    return isinstance(error, (aiohttp.ClientError, OSError, asyncio.TimeoutError))
+    return isinstance(error, NETWORK_ERRORS)
 
 
 def backoff_delay(base: float, attempt: int, cap: float) -> float:
@@ -40,3 +43,12 @@ def short_reason(error: BaseException) -> str:
     if isinstance(error, asyncio.TimeoutError):
         return "timed out"
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def describe_error(error: BaseException) -> str:
+    """A failure in words for people (``/subagents info``, notices), not a Python repr."""
+    if isinstance(error, discord.HTTPException):
+        return f"Discord answered {error}"
+    if isinstance(error, NETWORK_ERRORS):
+        return f"Discord could not be reached ({short_reason(error)})"
+    return str(error) or type(error).__name__

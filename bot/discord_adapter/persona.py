@@ -2,13 +2,13 @@
 channel, falling back to the bot's identity when webhooks are not permitted.
 
 Webhook execution takes no nonce, so exactly-once is kept another way: the request is made without library
-retries (a lost answer is retried by the delivery worker, not blindly), and a part that may already have been
-posted — a retry, or a row inherited from an earlier process — is first looked for among the thread's recent
-messages from that webhook.
+retries (a lost answer is retried by the delivery worker, not blindly), and the worker reads the thread back
+before re-sending a part that may exist (``read_back``), as it does for the bot's own posts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
@@ -20,8 +20,8 @@ from storage.bindings import BindingRepository
 from storage.webhooks import WebhookRepository
 
 WEBHOOK_NAME = "threadbound agents"
-READ_BACK_LIMIT = 50
 NO_WEBHOOK_RETRY_SECONDS = 600
+UNKNOWN_WEBHOOK = 10015
 
 log = structlog.get_logger(__name__)
 
@@ -48,6 +48,7 @@ class WebhookPersona:
         self._webhooks = webhooks
         self._bindings = bindings
         self._refused: dict[int, float] = {}
+        self._creating: dict[int, asyncio.Lock] = {}
         self._session: aiohttp.ClientSession | None = None
 
     async def close(self) -> None:
@@ -60,9 +61,10 @@ class WebhookPersona:
         if binding is None or binding.parent_channel_id is None:
             return None
         parent = binding.parent_channel_id
-        if time.monotonic() < self._refused.get(parent, 0):
-            return None
-        stored = await self._webhooks.get(parent) or await self._create(parent)
+        async with self._creating.setdefault(parent, asyncio.Lock()):  # threads of one parent share a webhook
+            if time.monotonic() < self._refused.get(parent, 0):
+                return None
+            stored = await self._webhooks.get(parent) or await self._create(parent)
         return PersonaTarget(parent, channel_id, *stored) if stored else None
 
     async def _create(self, parent: int) -> tuple[int, str] | None:
@@ -76,13 +78,6 @@ class WebhookPersona:
         await self._webhooks.put(parent, int(payload["id"]), payload["token"])
         return int(payload["id"]), payload["token"]
 
-    async def find_posted(self, target: PersonaTarget, content: str) -> int | None:
-        """The id of a recent message this webhook already posted with exactly ``content``, if any."""
-        for message in await self._client.http.logs_from(target.thread_id, READ_BACK_LIMIT):
-            if str(message.get("webhook_id")) == str(target.webhook_id) and message.get("content") == content:
-                return int(message["id"])
-        return None
-
     async def post(self, target: PersonaTarget, content: str, username: str, mention_user_id: int | None) -> int:
         if self._session is None:
             self._session = aiohttp.ClientSession()
@@ -95,11 +90,12 @@ class WebhookPersona:
             ) as response:
                 if response.status == 200:
                     return int((await response.json(content_type=None))["id"])
-                if response.status == 404:
+                if response.status == 404 and (await response.json(content_type=None)).get("code") == UNKNOWN_WEBHOOK:
                     await self._webhooks.forget(target.parent_channel_id)
                     raise PersonaUnavailable("webhook deleted")
                 if response.status >= 500 or response.status == 429:
-                    raise PersonaTransientError(f"webhook answered {response.status}")
+                    raise PersonaTransientError(f"the persona webhook answered {response.status}")
                 raise PersonaUnavailable(f"webhook answered {response.status}: {await response.text()}")
         except aiohttp.ClientError as error:
-            raise PersonaTransientError(repr(error)) from None
+            unreachable = f"the persona webhook could not be reached ({type(error).__name__})"
+            raise PersonaTransientError(unreachable) from None

@@ -31,8 +31,10 @@ Wire details discord.py 2.7.1 depends on (each one broke login or parsing when m
 * discord.py asks for ``compress=zlib-stream`` but accepts uncompressed TEXT frames, which is what we send.
 
 Behaviour beyond the happy path, so tests catch what real Discord would reject: callbacks later than
-``interaction_ack_deadline`` (404 10062) or repeated (400 40060); nonce dedupe with ``enforce_nonce``;
-content over 2000 chars or empty messages (400); archived/locked threads (400 50083); missing bot permissions
+``interaction_ack_deadline`` (404 10062) or repeated (400 40060); nonce dedupe with ``enforce_nonce`` for
+``nonce_window`` on the fake clock (fetched messages carry no nonce, as on Discord);
+content over 2000 chars or empty messages (400); archived/locked threads (400 50083); DMs to a user who refuses
+them (403 50007, ``FakeUser.accepts_dms``); missing bot permissions
 (403 50013, guild-level permissions only, no channel overwrites); MESSAGE_CONTENT intent blanking of content;
 invalid command names/descriptions on sync (400 50035). Unknown routes answer 404 and are listed in
 ``fake.unhandled_requests`` so missing routes are obvious.
@@ -197,6 +199,11 @@ def _json_response(data: Any, status: int = 200, headers: dict[str, str] | None 
     return web.Response(status=status, body=json.dumps(data).encode(), headers=all_headers)
 
 
+def _as_fetched(msg: dict[str, Any]) -> dict[str, Any]:
+    """A message as a fetch returns it: Discord echoes a nonce only in the create answer and the gateway event."""
+    return {key: value for key, value in msg.items() if key != 'nonce'}
+
+
 def _iso(dt: datetime) -> str:
     return dt.isoformat()
 
@@ -224,6 +231,7 @@ class FakeUser:
     name: str
     bot: bool = False
     global_name: str | None = None
+    accepts_dms: bool = True  # False: the user's privacy settings refuse DMs from the bot (403 50007)
 
     @property
     def mention(self) -> str:
@@ -1682,6 +1690,7 @@ class FakeDiscord:
             msg['referenced_message'] = copy.deepcopy(referenced)
         if webhook is not None:
             msg['webhook_id'] = str(webhook.id)
+            msg['application_id'] = str(webhook.application_id)  # application-owned webhooks say whose they are
         if inter is not None:
             # Interaction replies come from the application's webhook.
             msg['webhook_id'] = str(self.application_id)
@@ -2479,14 +2488,16 @@ class FakeDiscord:
             msgs = [m for m in msgs if int(m['id']) < int(request.query['before'])]
         if 'after' in request.query:
             msgs = [m for m in msgs if int(m['id']) > int(request.query['after'])]
-            return _json_response(list(reversed(msgs[:limit])))
-        return _json_response(list(reversed(msgs[-limit:])))  # newest first, like Discord
+            return _json_response([_as_fetched(m) for m in reversed(msgs[:limit])])
+        return _json_response([_as_fetched(m) for m in reversed(msgs[-limit:])])  # newest first, like Discord
 
     async def _h_create_message(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)
         body = request[_BODY] or {}
         files = request[_FILES]
         self._require_bot_permission(channel, PERM_SEND_THREADS if channel.is_thread else PERM_SEND)
+        if channel.type == CH_DM and not all(self.users[uid].accepts_dms for uid in channel.recipient_ids):
+            raise _ApiError(403, 50007, 'Cannot send messages to this user')
         nonce = body.get('nonce')
         if nonce is not None and body.get('enforce_nonce'):
             existing = self._find_by_nonce(channel.id, self.bot.id, nonce)
@@ -2499,7 +2510,7 @@ class FakeDiscord:
 
     async def _h_get_message(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)
-        return _json_response(self._message_or_404(channel.id, request.match_info['message_id']))
+        return _json_response(_as_fetched(self._message_or_404(channel.id, request.match_info['message_id'])))
 
     async def _h_edit_message(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)
