@@ -28,7 +28,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         idle_hours="Unbind a thread after this many quiet hours (0 = never)",
         max_age_hours="Unbind a thread this many hours after binding (0 = never)",
         spawn_subagent_sessions="Allow spawning sub-agents into new threads",
-        auto_archive_minutes="Discord auto-archive for threads the bot creates",
+        auto_archive_minutes="The least Discord auto-archive for threads the bot creates",
         moderator_role="Members with this role may kill and steer anyone's runs",
     )
     async def thread_bindings(
