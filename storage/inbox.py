@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import aiosqlite
 
+from storage.runs import LIVE_SQL
+
 
 class InboxRepository:
     async def add(
@@ -13,6 +15,16 @@ class InboxRepository:
             "INSERT INTO run_inbox (run_id, source_run_id, content, created_at) VALUES (?, ?, ?, ?)",
             (run_id, source_run_id, content, now),
         )
+
+    async def add_steer(self, tx: aiosqlite.Connection, *, run_id: str, content: str, now: float) -> bool:
+        """A person's (or agent's) message for ``run_id``, only while the run is live; False if it has ended, so
+        the message can go elsewhere instead of waiting in an inbox nobody reads."""
+        cursor = await tx.execute(
+            "INSERT INTO run_inbox (run_id, source_run_id, content, created_at) SELECT ?, NULL, ?, ? "
+            f"WHERE EXISTS (SELECT 1 FROM runs WHERE id = ? AND status IN {LIVE_SQL})",
+            (run_id, content, now, run_id),
+        )
+        return cursor.rowcount == 1
 
     async def take_pending(self, tx: aiosqlite.Connection, run_id: str, now: float) -> list[tuple[str, str]]:
         """Mark every pending message of ``run_id`` consumed and return them as (source run id, content)."""

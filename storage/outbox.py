@@ -117,12 +117,17 @@ class OutboxRepository:
             await tx.execute("UPDATE outbox SET status = 'delivered', delivered_at = ? WHERE id = ?", (now, row_id))
 
     async def schedule_retry(self, row_id: int, attempts: int, next_attempt_at: float, error: str, now: float) -> None:
-        """Try again later; the first failure's time is kept, since the give-up bound counts from it."""
+        """Try again later. The give-up bound counts from the first failure — for the rows waiting behind this
+        one in its channel too, so the last of them is not told days after the first."""
         async with self._db.transaction() as tx:
             await tx.execute(
-                "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, "
-                "first_failed_at = COALESCE(first_failed_at, ?) WHERE id = ?",
-                (attempts, next_attempt_at, error, now, row_id),
+                "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
+                (attempts, next_attempt_at, error, row_id),
+            )
+            await tx.execute(
+                "UPDATE outbox SET first_failed_at = COALESCE(first_failed_at, ?) WHERE status = 'pending' "
+                "AND channel_id = (SELECT channel_id FROM outbox WHERE id = ?)",
+                (now, row_id),
             )
 
     async def mark_failed(
@@ -138,6 +143,16 @@ class OutboxRepository:
             if notice is not None:
                 await self.enqueue(tx, key=notice.key, run_id=row.run_id, channel_id=notice.channel_id,
                                    payload_json=notice.payload_json, now=now, notice=notice.via)
+
+    async def posted_in_channel(self, channel_id: int, *, since: float) -> set[int]:
+        """Ids of the messages any row recorded posting in ``channel_id`` (rows still going on, or done since
+        ``since``): a read-back must not take one of them for another part."""
+        rows = await self._db.fetch_all(
+            "SELECT message_ids_json FROM outbox WHERE channel_id = ? AND parts_sent > 0 "
+            "AND (delivered_at IS NULL OR delivered_at >= ?)",
+            (channel_id, since),
+        )
+        return {message_id for row in rows for message_id in json.loads(row[0])}
 
     async def for_run(self, run_id: str) -> list[OutboxRow]:
         """The run's announcement and the notices about it, oldest first."""

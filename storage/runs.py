@@ -14,7 +14,7 @@ _COLUMNS = (
     "guild_id, channel_id, source_message_id, created_at, started_at, ended_at, error, result_text, "
     "input_tokens, output_tokens, requests, tool_calls, cost"
 )
-_LIVE = "('" + "', '".join(sorted(status.value for status in LIVE_STATUSES)) + "')"
+LIVE_SQL = "('" + "', '".join(sorted(status.value for status in LIVE_STATUSES)) + "')"  # for `status IN ...`
 
 
 def _from_row(row: aiosqlite.Row) -> Run:
@@ -89,7 +89,7 @@ class RunRepository:
         Its usage is left as recorded: what a run spent stays counted however it ends."""
         cursor = await tx.execute(
             "UPDATE runs SET status = ?, ended_at = ?, result_text = COALESCE(?, result_text), error = ? "
-            f"WHERE id = ? AND status IN {_LIVE}",
+            f"WHERE id = ? AND status IN {LIVE_SQL}",
             (status.value, ended_at, result_text, error, run_id),
         )
         return cursor.rowcount == 1
@@ -103,12 +103,12 @@ class RunRepository:
         )
 
     async def list_live(self) -> list[Run]:
-        rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM runs WHERE status IN {_LIVE} ORDER BY created_at")
+        rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM runs WHERE status IN {LIVE_SQL} ORDER BY created_at")
         return [_from_row(row) for row in rows]
 
     async def count_unsettled_children(self, run_id: str, tx: aiosqlite.Connection | None = None) -> int:
         """Children this run spawned that are still queued, running, or waiting on their own children."""
-        sql, params = f"SELECT COUNT(*) FROM runs WHERE parent_run_id = ? AND status IN {_LIVE}", (run_id,)
+        sql, params = f"SELECT COUNT(*) FROM runs WHERE parent_run_id = ? AND status IN {LIVE_SQL}", (run_id,)
         if tx is None:
             row = await self._db.fetch_one(sql, params)
         else:
@@ -126,7 +126,7 @@ class RunRepository:
             "SELECT COUNT(*) FROM sessions s JOIN runs r ON r.session_key = s.key "
             "WHERE s.requester_session_key = ? AND r.created_at = "
             "(SELECT MAX(created_at) FROM runs WHERE session_key = s.key) "
-            f"AND r.status IN {_LIVE} AND {who}",
+            f"AND r.status IN {LIVE_SQL} AND {who}",
             (session_key, *([member_id] if member_id is not None else [])),
         )
         return row[0] if row else 0
@@ -140,10 +140,10 @@ class RunRepository:
         )
         return [row[0] for row in rows]
 
-    async def first_live(self, tx: aiosqlite.Connection, session_key: str) -> Run | None:
-        """The session's oldest live run: the one that reads its inbox soonest."""
+    async def running_in(self, tx: aiosqlite.Connection, session_key: str) -> Run | None:
+        """The session's run in progress, if any (a main session runs one turn at a time)."""
         row = await (await tx.execute(
-            f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? AND status IN {_LIVE} ORDER BY created_at LIMIT 1",
+            f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? AND status = 'running' ORDER BY created_at LIMIT 1",
             (session_key,),
         )).fetchone()
         return _from_row(row) if row else None
@@ -154,7 +154,7 @@ class RunRepository:
             "WITH RECURSIVE tree(id, level) AS (SELECT id, 0 FROM runs WHERE id = ? "
             "UNION ALL SELECT runs.id, tree.level + 1 FROM runs JOIN tree ON runs.parent_run_id = tree.id) "
             f"SELECT {', '.join('runs.' + c.strip() for c in _COLUMNS.split(','))} FROM runs JOIN tree USING (id) "
-            f"WHERE runs.status IN {_LIVE} ORDER BY tree.level DESC",
+            f"WHERE runs.status IN {LIVE_SQL} ORDER BY tree.level DESC",
             (run_id,),
         )
         return [_from_row(row) for row in rows]

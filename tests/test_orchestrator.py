@@ -182,3 +182,14 @@ async def test_chat_keeps_history_across_restart(tmp_path):
     assert payload["kind"] == "reply" and payload["reply_to_message_id"] == 1
     await orchestrator.close()
     await db.close()
+
+
+async def test_a_steer_that_arrives_after_the_run_ended_is_refused_not_left_unread(tmp_path):
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=text("done")))
+    accepted = await orchestrator.spawn(spawn_request())
+    await settled(orchestrator, accepted.run_id)
+
+    assert await orchestrator.steer(accepted.run_id, "too late") is False
+    assert await db.fetch_all("SELECT * FROM run_inbox") == []
+    await orchestrator.close()
+    await db.close()

@@ -125,3 +125,23 @@ async def test_a_result_that_arrives_during_a_main_turn_joins_the_history_after_
     await world.discord.wait_for_message(world.channel, replies_to(world, later))
     users = [m["content"] for m in world.llm.requests[-1]["messages"] if m["role"] == "user"]
     assert users[0] == "think it over" and "Finding: the capital is Paris." in users[1] and users[2] == "so?"
+
+
+async def test_a_result_waiting_for_a_main_turn_survives_a_restart_that_interrupts_the_turn(world):
+    world.llm.enqueue(Step.hang())
+    world.llm.default = researcher_or_history
+    bot = await world.start_bot()
+    await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> think it over")
+    await world.llm.wait_hanging(1)
+    run_id = await spawn(world, task="Find the capital")
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert world.rows("SELECT COUNT(*) FROM run_inbox WHERE status = 'pending'") == [(1,)]
+
+    await world.stop_bot(bot)  # the main turn is cut short by the restart
+    await world.start_bot()
+    await world.until("SELECT COUNT(*) FROM run_inbox WHERE status = 'pending'", [(0,)])
+
+    later = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> so?")
+    await world.discord.wait_for_message(world.channel, replies_to(world, later))
+    users = [m["content"] for m in world.llm.requests[-1]["messages"] if m["role"] == "user"]
+    assert sum("Finding: the capital is Paris." in text for text in users) == 1 and users[-1] == "so?"

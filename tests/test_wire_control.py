@@ -289,3 +289,24 @@ async def test_an_older_session_still_resolves_by_its_session_key_or_run_id(worl
     assert (await command(world, bob, "subagents send", target=session_key, message="mine?")).startswith(
         "⚠️ You can only send runs you started"
     )
+
+
+async def test_an_archived_session_from_hours_ago_can_be_read_but_takes_no_more_messages(world):
+    world.extra_config = "[agents.defaults.subagents]\narchive_after_minutes = 0.005\n"
+    world.llm.reply("the old answer")
+    await world.start_bot()
+    run_id = await spawn(world, task="Ancient job")
+    await world.until("SELECT archived_at IS NOT NULL FROM sessions WHERE kind = 'subagent'", [(1,)])
+    with contextlib.closing(sqlite3.connect(world.db_path)) as db, db:  # it all happened three hours ago
+        db.execute("UPDATE runs SET created_at = created_at - 10800, started_at = started_at - 10800, "
+                   "ended_at = ended_at - 10800")
+        db.execute("UPDATE sessions SET archived_at = archived_at - 7200")
+    session_key = world.rows("SELECT key FROM sessions WHERE kind = 'subagent'")[0][0]
+
+    assert f"Run: {run_id_full(world, run_id)}" in await command(world, world.alice, "subagents info", target=run_id)
+    log = await command(world, world.alice, "subagents log", target=session_key)
+    assert log.splitlines()[1:] == ["User: Ancient job", "Assistant: the old answer"]
+    refused = await command(world, world.alice, "subagents send", target=session_key, message="still there?")
+    assert refused == (f"⚠️ Session {session_key} was archived 2h0m ago and takes no more messages. Spawn a new "
+                       "sub-agent to go on (its transcript stays readable with /subagents log).")
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(1,)]

@@ -134,6 +134,7 @@ async def test_undelivered_announcement_is_posted_once_after_restart(world, long
     await wait_for_outbox(world, lambda row: row[0] == "delivered")
 
     assert len(announcements(world, run_id)) == 1
+    assert world.rows("SELECT status FROM runs") == [("completed",)]
     assert announcements(world, run_id) == [posted]
     assert world.rows("SELECT message_ids_json FROM outbox") == [(f"[{posted['id']}]",)]
     assert len(world.discord.requests_matching("POST", MESSAGES_ROUTE)) == 1
@@ -331,3 +332,41 @@ async def test_a_requester_who_cannot_be_told_is_logged_at_error_level_and_info_
     assert "Unknown Channel. The requester could not be told (see the bot's error log)." in info
     failures = [(e["log_level"], e["requester_told_via"]) for e in logs if e["event"] == "delivery_failed"]
     assert failures == [("error", "dm"), ("error", None)]
+
+
+async def test_a_retried_reply_is_not_mistaken_for_an_earlier_reply_with_the_same_words(world):
+    world.llm.default = "Sure, done."
+    await world.start_bot()
+    bot_id = world.discord.bot_user_id
+    first = await world.discord.send_user_message(world.alice, world.channel, f"<@{bot_id}> tidy the notes")
+    await world.discord.wait_for_message(world.channel, lambda m: (m.get("message_reference") or {}).get(
+        "message_id") == first["id"])
+    await wait_for_outbox(world, lambda row: row[0] == "delivered")
+    world.discord.inject_failure("POST", MESSAGES_ROUTE, 503)  # the second reply's first post is not created
+
+    second = await world.discord.send_user_message(world.alice, world.channel, f"<@{bot_id}> and the todo list")
+    reply = await world.discord.wait_for_message(world.channel, lambda m: (m.get("message_reference") or {}).get(
+        "message_id") == second["id"], timeout=10)
+
+    assert reply["content"] == "Sure, done."
+    await world.quiescent()
+    replies = [m for m in world.bot_messages() if m["content"] == "Sure, done."]
+    assert len(replies) == 2
+    assert world.rows("SELECT status, attempts FROM outbox ORDER BY id") == [("delivered", 0), ("delivered", 1)]
+    assert len({ids for (ids,) in world.rows("SELECT message_ids_json FROM outbox")}) == 2
+
+
+async def test_rows_waiting_behind_a_failing_row_count_their_give_up_bound_from_its_failure(world):
+    world.discord_extra = 'delivery_give_up_after = "1h"'
+    world.discord.inject_failure("POST", MESSAGES_ROUTE, 503, times=10_000)
+    await world.start_bot()
+    await spawn_and_get_run_id(world, "First")
+    await spawn_and_get_run_id(world, "Second")
+
+    async def second_waits_as_failing():
+        while world.rows("SELECT attempts, first_failed_at IS NOT NULL FROM outbox ORDER BY id")[1:] != [(0, 1)]:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(second_waits_as_failing(), 10)  # never tried, yet its clock runs with the first's
+    first_failed, second_failed = [at for (at,) in world.rows("SELECT first_failed_at FROM outbox ORDER BY id")]
+    assert second_failed - first_failed < 5

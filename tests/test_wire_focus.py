@@ -142,6 +142,8 @@ async def test_a_focused_thread_keeps_routing_message_after_message_and_after_a_
     assert await ask(world, thread, "third?") == "again: third?"
     await world.quiescent()
     assert world.rows("SELECT thread_id, bound_by FROM thread_bindings") == bound
+    main_history = "SELECT COUNT(*) FROM transcript_messages WHERE session_key LIKE 'agent:main:discord:%'"
+    assert world.rows(main_history) == [(2,)]  # the two spawn results; the thread's replies stay in the thread
 
 
 async def test_focusing_someone_elses_run_needs_its_owner_or_a_moderator(world):

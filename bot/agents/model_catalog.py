@@ -18,12 +18,12 @@ from openai import APIError, APIStatusError, AsyncOpenAI
 from pydantic_ai.models.openai import OpenAIChatModel
 
 from bot.agents.models import ResolvedModel
+from bot.core.limits import quoted
 
 CACHE_SECONDS = 300.0
 LIST_TIMEOUT_SECONDS = 5.0
 NO_LIST_STATUSES = frozenset({404, 405, 501})
 SHOWN_MODELS = 20
-SHOWN_REFERENCE_CHARS = 80
 
 log = structlog.get_logger(__name__)
 
@@ -87,7 +87,7 @@ async def _ask(provider: str, client: AsyncOpenAI) -> frozenset[str] | None:
 
 
 def _not_served(reference: str, provider: str, served: frozenset[str]) -> str:
-    shown = reference if len(reference) <= SHOWN_REFERENCE_CHARS else reference[:SHOWN_REFERENCE_CHARS] + "…"
+    shown = quoted(reference)
     names = sorted(served)
     listed = ", ".join(names[:SHOWN_MODELS])
     if len(names) > SHOWN_MODELS:

@@ -180,7 +180,8 @@ class RunControl:
             raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
         await self.authorize(actor, row, "steer", text[:200])
         self._last_steer[key] = now
-        await self._orchestrator.steer(row.run.id, text)
+        if not await self._orchestrator.steer(row.run.id, text):
+            raise UserError(f"{row.label} is already finished.")
         return f"steered {row.label} (run {row.run.id[:8]})."
 
     async def send(self, actor: Actor, conversation: str, target: str, message: str) -> str:
@@ -189,9 +190,9 @@ class RunControl:
         text = _message_text(message, "Send")
         await self.authorize(actor, row, "send", text[:200])
         orchestrator = self._orchestrator
-        if row.run is not None and not row.run.status.is_terminal:
-            before = await orchestrator.queries.assistant_texts(row.session.key)
-            await orchestrator.steer(row.run.id, text)
+        live = row.run is not None and not row.run.status.is_terminal
+        before = await orchestrator.queries.assistant_texts(row.session.key) if live else []
+        if live and await orchestrator.steer(row.run.id, text):
             reply = await orchestrator.wait_for(
                 lambda: self._new_reply(row.session.key, len(before)), self._send_wait
             )
@@ -225,7 +226,7 @@ class RunControl:
         ]
         stopped = 0
         for run in turns:
-            stopped += len(await self._orchestrator.kill(run.id)) - 1  # the sub-agents its cascade stopped
+            stopped += sum(killed.id != run.id for killed in await self._orchestrator.kill(run.id))  # its cascade
         rows = [
             r for r in await self.rows(conversation)
             if r.run is not None and not r.run.status.is_terminal

@@ -38,6 +38,7 @@ from bot.config import Config
 from bot.core import internal_context
 from bot.core.announcements import (
     INTERRUPTED_REASON,
+    Announcement,
     announcement_for,
     idempotency_key,
     status_line,
@@ -304,7 +305,7 @@ class Orchestrator:
         async with self._db.transaction() as tx:
             for run in subtree:
                 await self.runs.finish(tx, run.id, RunStatus.KILLED, now, result_text=partials[run.id], error="killed")
-                if run.kind is RunKind.CHAT and run.status is RunStatus.QUEUED:  # (a running turn does it as it ends)
+                if run.kind is RunKind.CHAT:
                     await self._keep_unread_results(tx, run.id, run.session_key, now)
             for run in subtree:
                 if run.parent_run_id and run.parent_run_id not in killed_ids:
@@ -383,8 +384,8 @@ class Orchestrator:
         if latest is not None and latest.status is RunStatus.WAITING_CHILDREN:
             return {"status": "error", "error": f"Session {session_key} is waiting on its children; message them."}
         if latest is not None and latest.status in (RunStatus.QUEUED, RunStatus.RUNNING):
-            await self.steer(latest.id, message)
-            return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
+            if await self.steer(latest.id, message):
+                return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
         try:
             run_id = await self.follow_up(child, message, latest, parent_run_id=caller.run_id)
         except SessionArchived as archived:
@@ -416,7 +417,8 @@ class Orchestrator:
             return {"status": "error", "error": "steer needs a message."}
         if row.run.status is RunStatus.WAITING_CHILDREN:
             return {"status": "error", "error": f"{row.label} is waiting on its children; steer them instead."}
-        await self.steer(row.run.id, message.strip())
+        if not await self.steer(row.run.id, message.strip()):
+            return {"status": "error", "error": f"{row.label} is already finished."}
         return {"status": "ok", "result": f"steered {row.label} (run {row.run.id[:8]})."}
 
     # -- spawning --------------------------------------------------------------------------------------------
@@ -544,9 +546,8 @@ class Orchestrator:
         self._schedule_binding_deadline(replace(binding, last_activity_at=now))
         session = await self.sessions.get(binding.session_key)
         latest = await self.runs.latest_for_session(binding.session_key)
-        if latest is not None and not latest.status.is_terminal:
-            await self.steer(latest.id, message)  # a waiting run reads it with its children's results
-        else:
+        live = latest is not None and not latest.status.is_terminal
+        if not (live and await self.steer(latest.id, message)):
             await self.follow_up(session, message, latest, origin=origin)
         return True
 
@@ -678,11 +679,13 @@ class Orchestrator:
             sandboxed=self._config.agents.list[agent_id].sandboxed,
         )
 
-    async def steer(self, run_id: str, message: str) -> None:
-        """Queue a message for a live run; it reaches the model at the run's next request (``AgentRun.enqueue``)."""
+    async def steer(self, run_id: str, message: str) -> bool:
+        """Queue a message for a live run; it reaches the model at the run's next request (``AgentRun.enqueue``),
+        or, for a run waiting on its children, with their results. False if the run ended meanwhile."""
         async with self._db.transaction() as tx:
-            await self.inbox.add(tx, run_id=run_id, source_run_id=None, content=message, now=self._clock())
-        log.info("run_steered", run_id=run_id)
+            steered = await self.inbox.add_steer(tx, run_id=run_id, content=message, now=self._clock())
+        log.info("run_steered" if steered else "steer_too_late", run_id=run_id)
+        return steered
 
     async def follow_up(
         self, session: Session, message: str, previous: Run | None, parent_run_id: str | None = None,
@@ -876,8 +879,9 @@ class Orchestrator:
             if target is None or target_session is None or target_session.kind == "main":
                 if not silent:
                     requester = await self.sessions.get(session.requester_session_key or "")
-                    await self._enqueue_announcement(tx, run, session, requester, now)
-                    await self._tell_main_agent(tx, run, session, requester, now)
+                    announcement = await self._enqueue_announcement(tx, run, session, requester, now)
+                    if announcement.kind == "completion":
+                        await self._tell_main_agent(tx, run, session, requester, now)
                     followups.append(self._notify_outbox)
                 elif session.cleanup == "delete":
                     followups.append(lambda: self._background(self._archive(session.key)))
@@ -931,18 +935,20 @@ class Orchestrator:
     ) -> None:
         """A sub-agent's result that was posted for people also becomes context of the conversation's main
         agent, for its next turn, without starting one: it joins the main session's history now, or — while a
-        main turn is in progress, so as not to split that turn's messages — as that turn ends."""
+        main turn is in progress, so as not to split that turn's messages — as that turn ends. (Replies in a
+        focused thread are that thread's conversation, not results: they stay out.)"""
         if session.kind != "subagent" or requester is None or requester.kind != "main":
             return
         event = self._completion_event(run, session, now, posted=True)
-        live = await self.runs.first_live(tx, requester.key)
-        if live is not None:
-            await self.inbox.add(tx, run_id=live.id, source_run_id=run.id, content=event, now=now)
-        else:
+        turn = await self.runs.running_in(tx, requester.key)
+        if turn is not None:
+            await self.inbox.add(tx, run_id=turn.id, source_run_id=run.id, content=event, now=now)
+        else:  # a queued turn loads the history when it starts, so it sees this
             await self._remember(tx, requester.key, [event])
 
     async def _keep_unread_results(self, tx: aiosqlite.Connection, run_id: str, session_key: str, now: float) -> None:
-        """Results that arrived while a main turn ran are added to the session's history after that turn."""
+        """Results that arrived while a main turn ran are added to the session's history after that turn, however
+        it ends (settled, killed, or interrupted by a restart)."""
         events = [content for source, content in await self.inbox.take_pending(tx, run_id, now) if source]
         if events:
             await self._remember(tx, session_key, events)
@@ -953,7 +959,7 @@ class Orchestrator:
 
     async def _enqueue_announcement(
         self, tx: aiosqlite.Connection, run: Run, session: Session, requester: Session | None, ended: float
-    ) -> None:
+    ) -> Announcement:
         """The announcement, with the conversation's own channel to fall back on when the run answers in a
         thread (should the thread be gone by then)."""
         announcement = announcement_for(run, session, ended_at=ended)
@@ -967,6 +973,7 @@ class Orchestrator:
             payload_json=announcement.model_dump_json(),
             now=ended,
         )
+        return announcement
 
     def _after_commit(self, followups: list[Callable[[], None]]) -> None:
         for followup in followups:
@@ -1054,6 +1061,8 @@ class Orchestrator:
                     tx, run.id, RunStatus.INTERRUPTED, now, result_text=partial, error=INTERRUPTED_REASON
                 ):
                     continue
+                if run.kind is RunKind.CHAT:
+                    await self._keep_unread_results(tx, run.id, run.session_key, now)
                 if run.parent_run_id not in live_ids:
                     interrupted = replace(run, status=RunStatus.INTERRUPTED, ended_at=now, error=INTERRUPTED_REASON,
                                           result_text=partial)

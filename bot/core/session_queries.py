@@ -99,8 +99,9 @@ class SessionQueries:
         return active + recent
 
     async def any_child(self, requester_key: str, token: str) -> ChildRow | None:
-        """A child of any age that is not archived, named by its full session key or a unique prefix of one of
-        its run ids (the numbered list only covers the last 30 minutes; ids do not expire)."""
+        """A child of any age, named by its full session key or a unique prefix of one of its run ids (the
+        numbered list only covers the last 30 minutes; ids do not expire). An archived one is found too: it can
+        still be read, and refuses new messages itself."""
         token = token.strip()
         if ":" in token:
             session = await self.own_child(requester_key, token)
@@ -111,9 +112,7 @@ class SessionQueries:
             session = await self._sessions.get(keys[0]) if keys else None
         else:
             session = None
-        if session is None or session.archived_at is not None:
-            return None
-        return await self._row(session)
+        return await self._row(session) if session is not None else None
 
     async def own_child(self, requester_key: str, session_key: str) -> Session | None:
         session = await self._sessions.get(session_key)

@@ -31,7 +31,7 @@ from bot.discord_adapter.persona import (
     PersonaUnavailable,
     WebhookPersona,
 )
-from bot.discord_adapter.read_back import find_posted
+from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted
 from bot.discord_adapter.render import OutgoingMessage, render
 from storage.outbox import OutboxRepository, OutboxRow
 
@@ -193,9 +193,13 @@ class DeliveryWorker:
         """Post one part — unless it may already exist and the channel shows it does — as the sub-agent's
         persona in a bound thread when possible, else as the bot."""
         may_exist = row.attempts > 0 or row.created_at < self._started_at
-        if may_exist and (posted := await find_posted(self._client, row.channel_id, message.content,
-                                                      since=row.created_at)):
-            return posted
+        if may_exist:
+            taken = await self._outbox.posted_in_channel(row.channel_id, since=row.created_at - CLOCK_SKEW_SECONDS)
+            reply_to = announcement.reply_to_message_id if index == 0 else None
+            posted = await find_posted(self._client, row.channel_id, message.content, since=row.created_at,
+                                       taken=taken, reply_to=reply_to)
+            if posted is not None:
+                return posted
         target = await self._persona.target(row.channel_id) if self._persona and not message.attachment else None
         if target is not None:
             try:

@@ -27,14 +27,31 @@ def _ours(client: discord.Client, message: dict) -> bool:
     return message.get("application_id") == str(client.application_id)
 
 
-async def find_posted(client: discord.Client, channel_id: int, content: str, *, since: float) -> int | None:
+def _answers(message: dict, reply_to: int | None) -> bool:
+    """A reply the bot posts itself points at the message it answers (a webhook's post cannot)."""
+    if reply_to is None or message.get("webhook_id") is not None:
+        return True
+    return str((message.get("message_reference") or {}).get("message_id")) == str(reply_to)
+
+
+async def find_posted(
+    client: discord.Client, channel_id: int, content: str, *, since: float, taken: set[int],
+    reply_to: int | None = None,
+) -> int | None:
     """The id of the first message in ``channel_id`` posted by us after ``since`` (epoch seconds) with exactly
-    ``content``, or ``None``."""
+    ``content`` — not one already recorded as another part or row (``taken``: the same words can be two
+    answers), and, for a reply, answering ``reply_to`` — or ``None``. A channel whose history the bot may not
+    read cannot tell: ``None``, and the caller posts (the nonce still guards its first minutes)."""
     after = discord.utils.time_snowflake(datetime.fromtimestamp(since - CLOCK_SKEW_SECONDS, UTC))
     for _ in range(MAX_PAGES):
-        page = await client.http.logs_from(channel_id, PAGE_SIZE, after=after)
+        try:
+            page = await client.http.logs_from(channel_id, PAGE_SIZE, after=after)
+        except discord.Forbidden:
+            log.warning("read_back_unavailable", channel_id=channel_id, reason="cannot read the channel's history")
+            return None
         for message in sorted(page, key=lambda m: int(m["id"])):
-            if message.get("content") == content and _ours(client, message):
+            if (message.get("content") == content and int(message["id"]) not in taken and _ours(client, message)
+                    and _answers(message, reply_to)):
                 return int(message["id"])
         if len(page) < PAGE_SIZE:
             return None

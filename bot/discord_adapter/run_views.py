@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from bot.core.control import Listing
 from bot.core.internal_context import strip_internal_context
+from bot.core.limits import quoted
 from bot.core.session_queries import ChildRow
 from bot.core.stats import format_runtime, format_tokens
 
@@ -54,8 +55,7 @@ def _preview(result: str | None) -> str:
     """The start of a run's result (a killed or interrupted run's is its partial output); ``—`` while live."""
     if result is None:
         return "—"
-    text = " ".join((strip_internal_context(result) or "(internal context)").split())
-    return text if len(text) <= RESULT_PREVIEW_CHARS else text[: RESULT_PREVIEW_CHARS - 1] + "…"
+    return quoted(strip_internal_context(result) or "(internal context)", RESULT_PREVIEW_CHARS)
 
 
 def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: float | None = None) -> str:
