@@ -234,13 +234,18 @@ async def test_delivery_gives_up_after_the_bound_and_tells_the_requester_by_dm(w
     assert announcements(world, run_id) == []
 
 
-async def test_a_deleted_threads_announcement_is_noticed_in_the_parent_channel(world):
+async def working_in_a_thread(world, task):
+    """A sub-agent spawned into its own thread, still working (the model hangs until released)."""
     world.extra_config = THREADS_ON
     world.llm.hang()
     await world.start_bot()
-    run_id = await thread_spawn(world, "Doomed")
+    run_id = await thread_spawn(world, task)
     await world.llm.wait_hanging(1)
-    thread = world.discord.threads(world.channel)[0]
+    return run_id, world.discord.threads(world.channel)[0]
+
+
+async def test_a_deleted_threads_announcement_is_noticed_in_the_parent_channel(world):
+    run_id, thread = await working_in_a_thread(world, "Doomed")
     world.discord.inject_failure("POST", WEBHOOK_EXECUTE, 503, times=1000)
     world.llm.release()
 
@@ -264,12 +269,7 @@ async def test_a_deleted_threads_announcement_is_noticed_in_the_parent_channel(w
 
 
 async def test_a_thread_deleted_while_its_run_works_gets_the_notice_in_the_parent_channel(world):
-    world.extra_config = THREADS_ON
-    world.llm.hang()
-    await world.start_bot()
-    run_id = await thread_spawn(world, "Short-lived")
-    await world.llm.wait_hanging(1)
-    thread = world.discord.threads(world.channel)[0]
+    run_id, thread = await working_in_a_thread(world, "Short-lived")
     world.discord.delete_channel(thread)
     await world.until("SELECT COUNT(*) FROM thread_bindings", [(0,)])  # unbound before the result exists
 

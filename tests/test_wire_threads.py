@@ -24,6 +24,21 @@ async def answered(world, channel, message):
     await world.quiescent()
 
 
+def echo(body):
+    """The fake model answers with the last thing it was told."""
+    return "echo: " + body["messages"][-1]["content"]
+
+
+async def echoing_thread(world):
+    """A session-mode thread whose sub-agent echoes what it is told, settled after its first answer."""
+    world.extra_config = THREADS_ON
+    world.llm.default = echo
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+    return thread
+
+
 def in_thread(world, thread_id):
     return [m for m in world.discord.channel_messages(thread_id)]
 
@@ -117,7 +132,7 @@ async def test_archiving_or_deleting_the_thread_unbinds_at_once_without_a_farewe
 
 async def test_binding_and_its_deadline_survive_a_restart(world):
     world.extra_config = "[session.thread_bindings]\nspawn_subagent_sessions = true\nidle_hours = 0.0006\n"
-    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
+    world.llm.default = echo
     bot = await world.start_bot()
     _, thread = await spawn_into_thread(world)
     await world.quiescent()
@@ -132,7 +147,7 @@ async def test_binding_and_its_deadline_survive_a_restart(world):
 
 async def test_routing_still_works_after_a_restart(world):
     world.extra_config = THREADS_ON
-    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
+    world.llm.default = echo
     bot = await world.start_bot()
     _, thread = await spawn_into_thread(world)
     await world.quiescent()
@@ -226,11 +241,7 @@ async def test_a_thread_deleted_while_the_bot_was_down_is_unbound_at_start_up(wo
 
 
 async def test_other_bots_are_not_routed_unless_configured(world):
-    world.extra_config = THREADS_ON
-    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
-    await world.start_bot()
-    _, thread = await spawn_into_thread(world)
-    await world.quiescent()
+    thread = await echoing_thread(world)
     requests = len(world.llm.requests)
     other_bot = world.discord.add_user("otherbot", bot=True)
     world.discord.add_member(world.guild, other_bot)
@@ -348,11 +359,7 @@ async def test_a_killed_run_mode_thread_run_ends_its_binding_with_the_farewell(w
 
 
 async def test_discords_own_auto_archive_does_not_end_the_binding(world):
-    world.extra_config = THREADS_ON
-    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
-    await world.start_bot()
-    _, thread = await spawn_into_thread(world)
-    await world.quiescent()
+    thread = await echoing_thread(world)
     assert thread.auto_archive_duration == 1440  # the smallest duration covering the 24 h idle timeout
 
     world.discord.advance_time(1441 * 60)  # a quiet day: Discord archives the thread by itself
@@ -394,7 +401,7 @@ async def test_a_longer_idle_timeout_gets_a_longer_auto_archive_and_the_setting_
 
 async def test_a_bound_session_mode_session_is_not_archived_until_its_thread_lets_go(world):
     world.extra_config = THREADS_ON + "[agents.defaults.subagents]\narchive_after_minutes = 0.005\n"
-    world.llm.default = lambda body: "echo: " + body["messages"][-1]["content"]
+    world.llm.default = echo
     await world.start_bot()
     _, thread = await spawn_into_thread(world)
     await world.quiescent()
