@@ -34,9 +34,7 @@ from storage.webhooks import WebhookRepository
 
 log = structlog.get_logger(__name__)
 
-INITIAL_EXTENSIONS = (
-    "cogs.subagents", "cogs.stop", "cogs.focus", "cogs.settings", "cogs.chat", "cogs.threads"
-)
+INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.stop", "cogs.focus", "cogs.settings", "cogs.chat", "cogs.threads")
 COMMAND_SCHEMA_KEY = "command_schema_sha256"
 LOGIN_RETRY_MAX_DELAY = 60.0
 

@@ -15,7 +15,9 @@ from bot.discord_adapter.replies import send_text
 def parent_conversation(interaction: discord.Interaction) -> str:
     """Targets are the sub-agents of the channel: inside a thread, of the thread's parent channel."""
     channel = interaction.channel
-    channel_id = channel.parent_id if isinstance(channel, discord.Thread) and channel.parent_id else interaction.channel_id
+    channel_id = (
+        channel.parent_id if isinstance(channel, discord.Thread) and channel.parent_id else interaction.channel_id
+    )
     return conversation_for(channel_id=channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id)
 
 

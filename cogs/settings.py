@@ -46,14 +46,16 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
             raise UserError("You need the Manage Server permission to view or change these settings.")
         settings = self.bot.orchestrator.guild_settings
         changes = {
-            key: value for key, value in {
+            key: value
+            for key, value in {
                 "enabled": enabled,
                 "idle_hours": idle_hours,
                 "max_age_hours": max_age_hours,
                 "spawn_subagent_sessions": spawn_subagent_sessions,
                 "auto_archive_minutes": auto_archive_minutes,
                 "moderator_role_id": moderator_role.id if moderator_role else None,
-            }.items() if value is not None
+            }.items()
+            if value is not None
         }
         await settings.update(interaction.guild_id, changes, actor_user_id=interaction.user.id)
         effective = await settings.effective(interaction.guild_id)

@@ -20,7 +20,6 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         self.bot = bot
         super().__init__()
 
-
     @app_commands.command(name="spawn", description="Start a sub-agent on a task; its result is posted here")
     @app_commands.describe(
         agent="Agent id from the config, e.g. main",
@@ -73,8 +72,11 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         await send_text(interaction, render_info(row, delivery=details.delivery, transcript_messages=details.messages))
 
     @app_commands.command(name="log", description="The last messages of a sub-agent's transcript")
-    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'",
-                           limit="How many messages (1–200, default 20)", tools="Include tool calls and results")
+    @app_commands.describe(
+        target="List number, label, run id prefix, session key, or 'last'",
+        limit="How many messages (1–200, default 20)",
+        tools="Include tool calls and results",
+    )
     async def log(
         self,
         interaction: discord.Interaction,
@@ -108,8 +110,10 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         await send_text(interaction, reply)
 
     @app_commands.command(name="steer", description="Redirect a running sub-agent at its next step")
-    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'",
-                           message="The new direction (up to 4,000 characters)")
+    @app_commands.describe(
+        target="List number, label, run id prefix, session key, or 'last'",
+        message="The new direction (up to 4,000 characters)",
+    )
     async def steer(self, interaction: discord.Interaction, target: str, message: str) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)

@@ -27,6 +27,13 @@ class AuditRepository:
             await tx.execute(
                 "INSERT INTO audit_log (guild_id, actor_user_id, target_user_id, action, run_id, detail, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (entry.guild_id, entry.actor_user_id, entry.target_user_id, entry.action, entry.run_id, entry.detail,
-                 entry.created_at),
+                (
+                    entry.guild_id,
+                    entry.actor_user_id,
+                    entry.target_user_id,
+                    entry.action,
+                    entry.run_id,
+                    entry.detail,
+                    entry.created_at,
+                ),
             )

@@ -45,8 +45,15 @@ class BindingRepository:
         await tx.execute(
             f"INSERT OR REPLACE INTO thread_bindings ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                binding.thread_id, binding.parent_channel_id, binding.guild_id, binding.session_key, binding.bound_by,
-                binding.bound_at, binding.last_activity_at, binding.idle_seconds, binding.max_age_seconds,
+                binding.thread_id,
+                binding.parent_channel_id,
+                binding.guild_id,
+                binding.session_key,
+                binding.bound_by,
+                binding.bound_at,
+                binding.last_activity_at,
+                binding.idle_seconds,
+                binding.max_age_seconds,
                 binding.ends_with_run_id,
             ),
         )
@@ -56,15 +63,11 @@ class BindingRepository:
         return Binding(*row) if row else None
 
     async def for_session(self, session_key: str) -> list[Binding]:
-        rows = await self._db.fetch_all(
-            f"SELECT {_COLUMNS} FROM thread_bindings WHERE session_key = ?", (session_key,)
-        )
+        rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings WHERE session_key = ?", (session_key,))
         return [Binding(*row) for row in rows]
 
     async def ending_with(self, run_id: str) -> list[Binding]:
-        rows = await self._db.fetch_all(
-            f"SELECT {_COLUMNS} FROM thread_bindings WHERE ends_with_run_id = ?", (run_id,)
-        )
+        rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings WHERE ends_with_run_id = ?", (run_id,))
         return [Binding(*row) for row in rows]
 
     async def all(self) -> list[Binding]:
@@ -77,7 +80,8 @@ class BindingRepository:
     async def remove(self, thread_id: int) -> Binding | None:
         """Delete the binding of ``thread_id``; returns it, or ``None`` if there was none."""
         async with self._db.transaction() as tx:
-            cursor = await tx.execute(f"DELETE FROM thread_bindings WHERE thread_id = ? RETURNING {_COLUMNS}",
-                                      (thread_id,))
+            cursor = await tx.execute(
+                f"DELETE FROM thread_bindings WHERE thread_id = ? RETURNING {_COLUMNS}", (thread_id,)
+            )
             row = await cursor.fetchone()
         return Binding(*row) if row else None

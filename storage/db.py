@@ -57,7 +57,9 @@ class Database:
         return database
 
     async def _migrate(self) -> None:
-        await self._conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT)")
+        await self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT)"
+        )
         applied = {row[0] for row in await self._conn.execute_fetchall("SELECT version FROM schema_migrations")}
         for version, name, sql in _migrations():
             if version in applied:

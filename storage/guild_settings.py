@@ -6,8 +6,14 @@ from typing import Any
 
 from storage.db import Database
 
-FIELDS = ("enabled", "idle_hours", "max_age_hours", "spawn_subagent_sessions", "auto_archive_minutes",
-          "moderator_role_id")
+FIELDS = (
+    "enabled",
+    "idle_hours",
+    "max_age_hours",
+    "spawn_subagent_sessions",
+    "auto_archive_minutes",
+    "moderator_role_id",
+)
 _BOOLEANS = ("enabled", "spawn_subagent_sessions")
 
 
@@ -17,8 +23,9 @@ class GuildSettingsRepository:
 
     async def get(self, guild_id: int) -> dict[str, Any]:
         """The values this server set, by field (fields it never set are absent)."""
-        row = await self._db.fetch_one(f"SELECT {', '.join(FIELDS)} FROM guild_settings WHERE guild_id = ?",
-                                       (guild_id,))
+        row = await self._db.fetch_one(
+            f"SELECT {', '.join(FIELDS)} FROM guild_settings WHERE guild_id = ?", (guild_id,)
+        )
         if row is None:
             return {}
         values = {name: row[name] for name in FIELDS if row[name] is not None}

@@ -8,9 +8,7 @@ from storage.runs import LIVE_SQL
 
 
 class InboxRepository:
-    async def add(
-        self, tx: aiosqlite.Connection, *, run_id: str, source_run_id: str, content: str, now: float
-    ) -> None:
+    async def add(self, tx: aiosqlite.Connection, *, run_id: str, source_run_id: str, content: str, now: float) -> None:
         await tx.execute(
             "INSERT INTO run_inbox (run_id, source_run_id, content, created_at) VALUES (?, ?, ?, ?)",
             (run_id, source_run_id, content, now),

@@ -54,7 +54,7 @@ class NewNotice:
 
 
 def _from_row(row: aiosqlite.Row) -> OutboxRow:
-    values = {name: row[name] for name in row.keys() if name != "message_ids_json"}
+    values = {name: value for name, value in zip(row.keys(), row, strict=True) if name != "message_ids_json"}
     return OutboxRow(**values, message_ids=json.loads(row["message_ids_json"]))
 
 
@@ -141,8 +141,15 @@ class OutboxRepository:
                 (attempts, error, now, row.id),
             )
             if notice is not None:
-                await self.enqueue(tx, key=notice.key, run_id=row.run_id, channel_id=notice.channel_id,
-                                   payload_json=notice.payload_json, now=now, notice=notice.via)
+                await self.enqueue(
+                    tx,
+                    key=notice.key,
+                    run_id=row.run_id,
+                    channel_id=notice.channel_id,
+                    payload_json=notice.payload_json,
+                    now=now,
+                    notice=notice.via,
+                )
 
     async def posted_in_channel(self, channel_id: int, *, since: float) -> set[int]:
         """Ids of the messages any row recorded posting in ``channel_id`` (rows still going on, or done since

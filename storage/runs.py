@@ -19,14 +19,30 @@ LIVE_SQL = "('" + "', '".join(sorted(status.value for status in LIVE_STATUSES)) 
 
 def _from_row(row: aiosqlite.Row) -> Run:
     return Run(
-        id=row["id"], session_key=row["session_key"], parent_run_id=row["parent_run_id"], kind=RunKind(row["kind"]),
-        status=RunStatus(row["status"]), task=row["task"], model=row["model"], thinking=row["thinking"],
-        timeout_seconds=row["timeout_seconds"], requester_user_id=row["requester_user_id"], guild_id=row["guild_id"],
-        channel_id=row["channel_id"], source_message_id=row["source_message_id"], created_at=row["created_at"],
-        started_at=row["started_at"], ended_at=row["ended_at"], error=row["error"], result_text=row["result_text"],
+        id=row["id"],
+        session_key=row["session_key"],
+        parent_run_id=row["parent_run_id"],
+        kind=RunKind(row["kind"]),
+        status=RunStatus(row["status"]),
+        task=row["task"],
+        model=row["model"],
+        thinking=row["thinking"],
+        timeout_seconds=row["timeout_seconds"],
+        requester_user_id=row["requester_user_id"],
+        guild_id=row["guild_id"],
+        channel_id=row["channel_id"],
+        source_message_id=row["source_message_id"],
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        error=row["error"],
+        result_text=row["result_text"],
         usage=Usage(
-            input_tokens=row["input_tokens"], output_tokens=row["output_tokens"], requests=row["requests"],
-            tool_calls=row["tool_calls"], cost=Decimal(row["cost"]) if row["cost"] is not None else None,
+            input_tokens=row["input_tokens"],
+            output_tokens=row["output_tokens"],
+            requests=row["requests"],
+            tool_calls=row["tool_calls"],
+            cost=Decimal(row["cost"]) if row["cost"] is not None else None,
         ),
     )
 
@@ -41,9 +57,20 @@ class RunRepository:
             "requester_user_id, guild_id, channel_id, source_message_id, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                run.id, run.session_key, run.parent_run_id, run.kind.value, run.status.value, run.task, run.model,
-                run.thinking, run.timeout_seconds, run.requester_user_id, run.guild_id, run.channel_id,
-                run.source_message_id, run.created_at,
+                run.id,
+                run.session_key,
+                run.parent_run_id,
+                run.kind.value,
+                run.status.value,
+                run.task,
+                run.model,
+                run.thinking,
+                run.timeout_seconds,
+                run.requester_user_id,
+                run.guild_id,
+                run.channel_id,
+                run.source_message_id,
+                run.created_at,
             ),
         )
 
@@ -65,7 +92,12 @@ class RunRepository:
         return cursor.rowcount == 1
 
     async def set_status(
-        self, tx: aiosqlite.Connection, run_id: str, expected: RunStatus, status: RunStatus, *,
+        self,
+        tx: aiosqlite.Connection,
+        run_id: str,
+        expected: RunStatus,
+        status: RunStatus,
+        *,
         result_text: str | None = None,
     ) -> bool:
         """A guarded live-state change (running ⇄ waiting_children); False if the run was not in ``expected``."""
@@ -98,8 +130,14 @@ class RunRepository:
         """The run's usage so far, over all its turns (written as it is spent, at every step)."""
         await tx.execute(
             "UPDATE runs SET input_tokens = ?, output_tokens = ?, requests = ?, tool_calls = ?, cost = ? WHERE id = ?",
-            (usage.input_tokens, usage.output_tokens, usage.requests, usage.tool_calls,
-             str(usage.cost) if usage.cost is not None else None, run_id),
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.requests,
+                usage.tool_calls,
+                str(usage.cost) if usage.cost is not None else None,
+                run_id,
+            ),
         )
 
     async def list_live(self) -> list[Run]:
@@ -118,9 +156,13 @@ class RunRepository:
     async def count_active_children(self, session_key: str, *, member_id: int | None = None) -> int:
         """Child sessions of ``session_key`` whose latest run is live. Without ``member_id``: those an agent
         spawned (the children cap); with it: those running for that member, however started (the member cap)."""
-        who = "r.requester_user_id = ?" if member_id is not None else (
-            "EXISTS (SELECT 1 FROM runs spawn WHERE spawn.session_key = s.key AND spawn.kind = 'spawn' "
-            "AND spawn.parent_run_id IS NOT NULL)"
+        who = (
+            "r.requester_user_id = ?"
+            if member_id is not None
+            else (
+                "EXISTS (SELECT 1 FROM runs spawn WHERE spawn.session_key = s.key AND spawn.kind = 'spawn' "
+                "AND spawn.parent_run_id IS NOT NULL)"
+            )
         )
         row = await self._db.fetch_one(
             "SELECT COUNT(*) FROM sessions s JOIN runs r ON r.session_key = s.key "
@@ -142,10 +184,12 @@ class RunRepository:
 
     async def running_in(self, tx: aiosqlite.Connection, session_key: str) -> Run | None:
         """The session's run in progress, if any (a main session runs one turn at a time)."""
-        row = await (await tx.execute(
-            f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? AND status = 'running' ORDER BY created_at LIMIT 1",
-            (session_key,),
-        )).fetchone()
+        row = await (
+            await tx.execute(
+                f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? AND status = 'running' ORDER BY created_at LIMIT 1",
+                (session_key,),
+            )
+        ).fetchone()
         return _from_row(row) if row else None
 
     async def live_subtree(self, run_id: str) -> list[Run]:

@@ -14,7 +14,7 @@ _COLUMNS = (
 
 
 def _from_row(row: aiosqlite.Row) -> Session:
-    values = {name: row[name] for name in row.keys()}
+    values = dict(zip(row.keys(), row, strict=True))
     return Session(**{**values, "sandboxed": bool(values["sandboxed"])})
 
 
@@ -27,10 +27,24 @@ class SessionRepository:
         await tx.execute(
             f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 18)})",
             (
-                session.key, session.agent_id, session.kind, session.depth, session.role,
-                session.requester_session_key, session.label, session.guild_id, session.channel_id,
-                session.owner_user_id, session.created_at, session.control_scope, session.task, session.mode, session.cleanup, int(session.sandboxed),
-                session.archive_at, session.archived_at,
+                session.key,
+                session.agent_id,
+                session.kind,
+                session.depth,
+                session.role,
+                session.requester_session_key,
+                session.label,
+                session.guild_id,
+                session.channel_id,
+                session.owner_user_id,
+                session.created_at,
+                session.control_scope,
+                session.task,
+                session.mode,
+                session.cleanup,
+                int(session.sandboxed),
+                session.archive_at,
+                session.archived_at,
             ),
         )
 

@@ -42,7 +42,9 @@ class TranscriptRepository:
         return _load(rows)
 
     async def for_run(self, run_id: str) -> list[ModelMessage]:
-        rows = await self._db.fetch_all("SELECT message_json FROM transcript_messages WHERE run_id = ? ORDER BY id", (run_id,))
+        rows = await self._db.fetch_all(
+            "SELECT message_json FROM transcript_messages WHERE run_id = ? ORDER BY id", (run_id,)
+        )
         return _load(rows)
 
     async def count(self, session_key: str) -> int:

@@ -10,8 +10,9 @@ class WebhookRepository:
         self._db = db
 
     async def get(self, channel_id: int) -> tuple[int, str] | None:
-        row = await self._db.fetch_one("SELECT webhook_id, token FROM channel_webhooks WHERE channel_id = ?",
-                                       (channel_id,))
+        row = await self._db.fetch_one(
+            "SELECT webhook_id, token FROM channel_webhooks WHERE channel_id = ?", (channel_id,)
+        )
         return (row[0], row[1]) if row else None
 
     async def put(self, channel_id: int, webhook_id: int, token: str) -> None:

@@ -136,6 +136,7 @@ api_key_env = "TB_TEST_API_KEY"
 
     async def until(self, sql: str, expected: list[tuple], timeout: float = 5.0) -> None:
         """Poll the bot's database until ``sql`` returns ``expected`` (state changes have no event to await)."""
+
         async def poll() -> None:
             while self.rows(sql) != expected:
                 await asyncio.sleep(0.02)
@@ -144,6 +145,7 @@ api_key_env = "TB_TEST_API_KEY"
 
     async def quiescent(self, timeout: float = 10.0) -> None:
         """Wait until no run is live and no announcement is pending: nothing more can reach Discord."""
+
         async def poll() -> None:
             while self.rows(
                 "SELECT (SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running', 'waiting_children')) + "
@@ -160,7 +162,8 @@ api_key_env = "TB_TEST_API_KEY"
         """What the bot posted in the channel, live status messages aside."""
         status = self.status_message_ids()
         return [
-            m for m in self.discord.channel_messages(self.channel)
+            m
+            for m in self.discord.channel_messages(self.channel)
             if m["author"]["id"] == str(self.discord.bot_user_id) and m["id"] not in status
         ]
 
@@ -187,6 +190,7 @@ def announcement_for(run_id_prefix: str):
 def answer_to(message: dict):
     """Predicate: the bot's answer to ``message`` — a reply to it, or (in a bound thread, where the sub-agent
     posts under its persona through a webhook, which cannot reply) the next post by a webhook."""
+
     def matches(candidate: dict) -> bool:
         if (candidate.get("message_reference") or {}).get("message_id") == message["id"]:
             return True

@@ -93,6 +93,7 @@ async def outbox_payloads(orchestrator: Orchestrator) -> list[dict]:
 
 async def settle(orchestrator: Orchestrator, predicate: Callable[[], object], timeout: float = 10) -> None:
     """Poll the database until ``predicate()`` (an awaitable check) holds; runs may be blocked on purpose."""
+
     async def loop() -> None:
         while not await predicate():
             await asyncio.sleep(0.01)

@@ -110,5 +110,7 @@ async def test_archived_session_refuses_follow_ups(tmp_path):
         answer = await core.tool_sessions_send(Caller(main, "none"), accepted.session_key, "more?")
         assert answer["status"] == "error"
         assert answer["error"].startswith(f"Session {accepted.session_key} was archived ")
-        assert answer["error"].endswith("takes no more messages. Spawn a new sub-agent to go on "
-                                        "(its transcript stays readable with /subagents log).")
+        assert answer["error"].endswith(
+            "takes no more messages. Spawn a new sub-agent to go on "
+            "(its transcript stays readable with /subagents log)."
+        )

@@ -107,15 +107,15 @@ def test_invalid_toml_is_reported():
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(ConfigError, match="not found; copy config.example.toml"):
+    with pytest.raises(ConfigError, match=r"not found; copy config.example.toml"):
         load_config(tmp_path / "nope.toml")
 
 
 def test_missing_secret_names_variable_and_key():
     config = parse_config('[providers.openai]\ntype = "openai"\napi_key_env = "OPENAI_API_KEY"\n')
-    with pytest.raises(ConfigError, match="DISCORD_TOKEN is not set .named by discord.token_env"):
+    with pytest.raises(ConfigError, match=r"DISCORD_TOKEN is not set .named by discord.token_env"):
         check_secrets(config, {})
-    with pytest.raises(ConfigError, match="OPENAI_API_KEY is not set .named by providers.openai.api_key_env"):
+    with pytest.raises(ConfigError, match=r"OPENAI_API_KEY is not set .named by providers.openai.api_key_env"):
         check_secrets(config, {"DISCORD_TOKEN": "t"})
     check_secrets(config, {"DISCORD_TOKEN": "t", "OPENAI_API_KEY": "k"})
 
@@ -139,11 +139,14 @@ def test_delivery_give_up_after_is_a_duration_defaulting_to_a_day():
     assert parse_config('[discord]\ndelivery_give_up_after = "90m"\n').discord.delivery_give_up_after == 90 * 60
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("86400", 'must be a duration in quotes such as "24h", "90m" or "1d", not 86400'),
-    ('"soon"', "'soon' is not a duration; write it like \"24h\", \"90m\" or \"1d\""),
-    ('"off"', 'must be longer than zero, like "24h", "90m" or "1d" (there is no retrying forever)'),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("86400", 'must be a duration in quotes such as "24h", "90m" or "1d", not 86400'),
+        ('"soon"', '\'soon\' is not a duration; write it like "24h", "90m" or "1d"'),
+        ('"off"', 'must be longer than zero, like "24h", "90m" or "1d" (there is no retrying forever)'),
+    ],
+)
 def test_delivery_give_up_after_rejects_what_is_not_a_positive_duration(value, message):
     assert error_for(f"[discord]\ndelivery_give_up_after = {value}\n") == (
         f"config.toml: 'discord.delivery_give_up_after': {message}"

@@ -7,8 +7,19 @@ from bot.core.durations import LONGEST, MAX_DURATION_SECONDS, DurationTooLong, f
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("90m", 5400), ("2h", 7200), ("1d", 86400), ("3", 10800), ("1.5", 5400), ("45s", 45),
-     ("off", 0), ("0", 0), ("disable", 0), ("none", 0), (" 2H ", 7200)],
+    [
+        ("90m", 5400),
+        ("2h", 7200),
+        ("1d", 86400),
+        ("3", 10800),
+        ("1.5", 5400),
+        ("45s", 45),
+        ("off", 0),
+        ("0", 0),
+        ("disable", 0),
+        ("none", 0),
+        (" 2H ", 7200),
+    ],
 )
 def test_parse(text, seconds):
     assert parse_duration(text) == seconds

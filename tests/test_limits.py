@@ -10,11 +10,27 @@ from bot.core.timers import EARLIEST, LATEST, instant
 @pytest.mark.parametrize(
     "text",
     [
-        "", "   \n\t", "\u200b\u200b", "\u2060", "\u200c\u200d", "\ufeff", "\u00ad", "\u202e",  # format (Cf)
-        "\u00a0\u3000", "\u2002\u205f", "\u2028\u2029",  # space and line/paragraph separators (Zs, Zl, Zp)
-        "\u0301", "\ufe0f", "\u034f",  # combining marks with nothing to combine with (Mn)
-        "\u3164", "\u115f\u1160", "\uffa0", "\u2800",  # Hangul fillers and the Braille blank
-        "\U000e0020\U000e007f", "\u2065", "\ufff0",  # tags and unassigned default-ignorable code points
+        "",
+        "   \n\t",
+        "\u200b\u200b",
+        "\u2060",
+        "\u200c\u200d",
+        "\ufeff",
+        "\u00ad",
+        "\u202e",  # format (Cf)
+        "\u00a0\u3000",
+        "\u2002\u205f",
+        "\u2028\u2029",  # space and line/paragraph separators (Zs, Zl, Zp)
+        "\u0301",
+        "\ufe0f",
+        "\u034f",  # combining marks with nothing to combine with (Mn)
+        "\u3164",
+        "\u115f\u1160",
+        "\uffa0",
+        "\u2800",  # Hangul fillers and the Braille blank
+        "\U000e0020\U000e007f",
+        "\u2065",
+        "\ufff0",  # tags and unassigned default-ignorable code points
     ],
 )
 def test_text_without_a_visible_character_is_empty(text):

@@ -32,7 +32,9 @@ def test_thinking_support_follows_the_model_unless_the_provider_says_otherwise()
 
 
 def test_unknown_provider_and_malformed_reference():
-    with pytest.raises(UnknownModelError, match="no provider named 'nowhere' is configured .configured: anthropic, local, openai."):
+    with pytest.raises(
+        UnknownModelError, match=r"no provider named 'nowhere' is configured .configured: anthropic, local, openai."
+    ):
         factory().resolve("nowhere/x")
     with pytest.raises(UnknownModelError, match="must look like '<provider>/<model>'"):
         factory().resolve("gpt-4o")

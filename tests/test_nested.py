@@ -62,9 +62,7 @@ class Planner:
         prompts = user_texts(last_request(messages))
         self.requests.append(prompts)
         if prompts and internal_context.BEGIN in prompts[-1]:
-            results = sorted(
-                line for line in prompts[-1].splitlines() if line.startswith("result of ")
-            )
+            results = sorted(line for line in prompts[-1].splitlines() if line.startswith("result of "))
             return ModelResponse(parts=[TextPart("Synthesis: " + "; ".join(results))])
         if tool_returns(messages):
             return ModelResponse(parts=[TextPart("Waiting for my workers.")])
@@ -112,14 +110,18 @@ async def test_orchestrator_fans_out_waits_and_synthesises_once(tmp_path):
         assert [row.status for row in listed] == ["waiting on 3 children"]
         main = await core.sessions.get("agent:main:discord:channel:100")
         busy = await core.tool_sessions_send(Caller(main, listed[0].run.parent_run_id), listed[0].session.key, "hi")
-        assert busy == {"status": "error",
-                        "error": f"Session {listed[0].session.key} is waiting on its children; message them."}
+        assert busy == {
+            "status": "error",
+            "error": f"Session {listed[0].session.key} is waiting on its children; message them.",
+        }
 
         workers.release.set()
 
         async def all_done():
             return await statuses(core) == {
-                "main": ["completed"], "planner": ["completed"], "worker": ["completed"] * 3
+                "main": ["completed"],
+                "planner": ["completed"],
+                "worker": ["completed"] * 3,
             }
 
         await settle(core, all_done)
@@ -178,8 +180,13 @@ async def test_nothing_internal_reaches_the_announcement_payload_unstripped(tmp_
 
     echo = internal_context.wrap(["[Internal task completion event]\nsecret: 1"])
     announcement = Announcement(
-        kind="completion", status=RunStatus.COMPLETED, status_line="completed successfully",
-        body=f"Here you go.\n{echo}\nBye.", agent_label="planner", run_id="r" * 32, session_key="k",
+        kind="completion",
+        status=RunStatus.COMPLETED,
+        status_line="completed successfully",
+        body=f"Here you go.\n{echo}\nBye.",
+        agent_label="planner",
+        run_id="r" * 32,
+        session_key="k",
     )
     content = "\n".join(message.content for message in render(announcement))
     assert "Here you go." in content and "Bye." in content
@@ -259,7 +266,8 @@ async def test_late_child_of_a_finished_run_goes_to_the_requesters_requester(tmp
         await settle(core, worker_done)
         payloads = await outbox_payloads(core)
         assert [(p["agent_label"], p["status"]) for p in payloads if p["kind"] == "completion"] == [
-            ("planner", "failed"), ("worker", "completed")
+            ("planner", "failed"),
+            ("worker", "completed"),
         ]
         inbox = await core._db.fetch_all("SELECT COUNT(*) FROM run_inbox")
         assert inbox[0][0] == 0

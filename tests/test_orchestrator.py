@@ -130,7 +130,7 @@ async def test_restart_interrupts_leftover_runs_once(tmp_path):
     await db.close()
 
     for _ in range(2):
-        db, orchestrator, woke = await make(tmp_path, ScriptedModels(default=text("x")))
+        db, orchestrator, _woke = await make(tmp_path, ScriptedModels(default=text("x")))
         run = await orchestrator.runs.get(accepted.run_id)
         assert run.status is RunStatus.INTERRUPTED
         rows = await orchestrator.outbox.for_run(run.id)

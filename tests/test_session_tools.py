@@ -48,16 +48,28 @@ async def test_main_agent_gets_every_session_tool_and_refusals_come_back_as_data
         await chat_and_wait(core)
         assert (await core._db.fetch_one("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'"))[0] == 0
 
-    assert script.tools == ["agents_list", "sessions_history", "sessions_list", "sessions_send", "sessions_spawn",
-                            "subagents"]
-    assert script.results[0] == {"status": "error", "error": 'sessions_spawn does not support "channel". Use '
-                                 '"message" or "sessions_send" for channel delivery.'}
+    assert script.tools == [
+        "agents_list",
+        "sessions_history",
+        "sessions_list",
+        "sessions_send",
+        "sessions_spawn",
+        "subagents",
+    ]
+    assert script.results[0] == {
+        "status": "error",
+        "error": 'sessions_spawn does not support "channel". Use "message" or "sessions_send" for channel delivery.',
+    }
     assert script.results[1]["status"] == "error" and script.results[1]["error"].startswith('Invalid agentId "Nope"')
     assert script.results[2]["status"] == "error" and "runTimeoutSeconds" in script.results[2]["error"]
     assert script.results[3] == {
-        "requester": "main", "allowAny": True,
-        "agents": [{"id": "leafy", "name": "leafy", "sandboxed": False}, {"id": "main", "name": "main", "sandboxed": False},
-                   {"id": "worker", "name": "worker", "sandboxed": False}],
+        "requester": "main",
+        "allowAny": True,
+        "agents": [
+            {"id": "leafy", "name": "leafy", "sandboxed": False},
+            {"id": "main", "name": "main", "sandboxed": False},
+            {"id": "worker", "name": "worker", "sandboxed": False},
+        ],
     }
 
 
@@ -207,8 +219,10 @@ async def test_sessions_history_and_send_on_own_children_only(tmp_path):
         child_key = main.results[0]["childSessionKey"]
 
         history = await core.tool_sessions_history(caller, child_key, 20, False)
-        assert history["messages"] == [{"role": "user", "text": "remember 42"},
-                                       {"role": "assistant", "text": "first answer"}]
+        assert history["messages"] == [
+            {"role": "user", "text": "remember 42"},
+            {"role": "assistant", "text": "first answer"},
+        ]
         assert (await core.tool_sessions_history(caller, "agent:main:other", 20, False))["status"] == "error"
 
         sent = await core.tool_sessions_send(caller, child_key, "and now?")
@@ -235,7 +249,10 @@ async def test_lane_never_runs_more_than_max_concurrent_and_announces_each_once(
         running -= 1
         return ModelResponse(parts=[TextPart("ok")])
 
-    config = CONFIG.replace("max_spawn_depth = 2", "max_spawn_depth = 2\nmax_concurrent = 2\nmax_children_per_agent = 20")
+    config = CONFIG.replace(
+        "max_spawn_depth = 2", "max_spawn_depth = 2\nmax_concurrent = 2\nmax_children_per_agent = 20"
+    )
+
     def main(messages, info):
         if tool_returns(messages):
             return ModelResponse(parts=[TextPart("spawned twenty")])
@@ -264,8 +281,9 @@ async def test_a_leaf_session_controls_nothing_even_if_a_tool_reaches_it(tmp_pat
 
     config = CONFIG.replace("max_spawn_depth = 2", "max_spawn_depth = 1")
     main = Script(("sessions_spawn", {"task": "t", "agentId": "worker"}))
-    async with running_core(tmp_path, ScriptedModels(main=main, worker=lambda m, i: ModelResponse(
-            parts=[TextPart("ok")])), config) as core:
+    async with running_core(
+        tmp_path, ScriptedModels(main=main, worker=lambda m, i: ModelResponse(parts=[TextPart("ok")])), config
+    ) as core:
         await chat_and_wait(core)
         leaf = await core.sessions.get(main.results[0]["childSessionKey"])
         assert (leaf.role, leaf.control_scope) == ("leaf", "none")
@@ -276,5 +294,7 @@ async def test_a_leaf_session_controls_nothing_even_if_a_tool_reaches_it(tmp_pat
         assert await core.tool_sessions_send(caller, "agent:main:x", "hi") == refused
         assert await core.tool_sessions_history(caller, "agent:main:x", 5, False) == refused
         spawn = await core.tool_spawn(caller, SpawnArgs(task="more"))
-        assert spawn == {"status": "forbidden",
-                         "error": "sessions_spawn is not allowed at this depth (current depth: 1, max: 1)"}
+        assert spawn == {
+            "status": "forbidden",
+            "error": "sessions_spawn is not allowed at this depth (current depth: 1, max: 1)",
+        }

@@ -32,16 +32,37 @@ MODELS = ScriptedModels(base=text("x"), coder=text("x"), fast=text("x"))
 
 def session(agent="main", depth=0, sandboxed=False) -> Session:
     return Session(
-        key=f"agent:{agent}:test", agent_id=agent, kind="main" if depth == 0 else "subagent", depth=depth,
-        role="main" if depth == 0 else "orchestrator", requester_session_key=None, label=None, guild_id=1,
-        channel_id=2, owner_user_id=3, created_at=0, sandboxed=sandboxed,
+        key=f"agent:{agent}:test",
+        agent_id=agent,
+        kind="main" if depth == 0 else "subagent",
+        depth=depth,
+        role="main" if depth == 0 else "orchestrator",
+        requester_session_key=None,
+        label=None,
+        guild_id=1,
+        channel_id=2,
+        owner_user_id=3,
+        created_at=0,
+        sandboxed=sandboxed,
     )
 
 
 def caller_run(model="test/base", thinking=None) -> Run:
-    return Run(id="r", session_key="k", kind=RunKind.CHAT, status=RunStatus.RUNNING, task="t", model=model,
-               thinking=thinking, timeout_seconds=0, requester_user_id=3, guild_id=1, channel_id=2,
-               source_message_id=None, created_at=0)
+    return Run(
+        id="r",
+        session_key="k",
+        kind=RunKind.CHAT,
+        status=RunStatus.RUNNING,
+        task="t",
+        model=model,
+        thinking=thinking,
+        timeout_seconds=0,
+        requester_user_id=3,
+        guild_id=1,
+        channel_id=2,
+        source_message_id=None,
+        created_at=0,
+    )
 
 
 def plan(args: SpawnArgs, requester: Session | None = None, *, active=0, by_user=False, config=CONFIG):
@@ -60,41 +81,115 @@ def refusal(args: SpawnArgs, requester: Session | None = None, **kw) -> tuple[st
 @pytest.mark.parametrize(
     ("args", "requester", "kw", "expected"),
     [
-        (SpawnArgs(task="x", agent_id="Bad!"), None, {},
-         ("error", 'Invalid agentId "Bad!". Agent IDs must match [a-z0-9][a-z0-9_-]{0,63}. '
-                   "Use agents_list to discover valid targets.")),
-        (SpawnArgs(task="x", mode="session"), None, {},
-         ("error", 'mode="session" requires thread=true so the subagent can stay bound to a thread.')),
-        (SpawnArgs(task="x", thread=True), None, {},
-         ("error", "Discord thread-bound subagent spawns are disabled "
-                   "(set channels.discord.thread_bindings.spawn_subagent_sessions = true to enable).")),
-        (SpawnArgs(task="x", thread=True), None, {"config": CONFIG + "[session.thread_bindings]\nenabled = false\n"},
-         ("error", "Discord thread bindings are disabled (set channels.discord.thread_bindings.enabled = true to "
-                   "override for Discord, or session.thread_bindings.enabled = true globally).")),
+        (
+            SpawnArgs(task="x", agent_id="Bad!"),
+            None,
+            {},
+            (
+                "error",
+                'Invalid agentId "Bad!". Agent IDs must match [a-z0-9][a-z0-9_-]{0,63}. '
+                "Use agents_list to discover valid targets.",
+            ),
+        ),
+        (
+            SpawnArgs(task="x", mode="session"),
+            None,
+            {},
+            ("error", 'mode="session" requires thread=true so the subagent can stay bound to a thread.'),
+        ),
+        (
+            SpawnArgs(task="x", thread=True),
+            None,
+            {},
+            (
+                "error",
+                "Discord thread-bound subagent spawns are disabled "
+                "(set channels.discord.thread_bindings.spawn_subagent_sessions = true to enable).",
+            ),
+        ),
+        (
+            SpawnArgs(task="x", thread=True),
+            None,
+            {"config": CONFIG + "[session.thread_bindings]\nenabled = false\n"},
+            (
+                "error",
+                "Discord thread bindings are disabled (set channels.discord.thread_bindings.enabled = true to "
+                "override for Discord, or session.thread_bindings.enabled = true globally).",
+            ),
+        ),
         (SpawnArgs(task="x", mode="forever"), None, {}, ("error", 'Invalid mode "forever". Use "run" or "session".')),
-        (SpawnArgs(task="x"), session(depth=2), {},
-         ("forbidden", "sessions_spawn is not allowed at this depth (current depth: 2, max: 2)")),
-        (SpawnArgs(task="x"), None, {"active": 3},
-         ("forbidden", "sessions_spawn has reached max active children for this session (3/3)")),
-        (SpawnArgs(task="x"), session("strict"), {},
-         ("error", "sessions_spawn requires explicit agentId when requireAgentId is configured. "
-                   "Use agents_list to see allowed agent ids.")),
-        (SpawnArgs(task="x", agent_id="boxed"), None, {},
-         ("forbidden", "agentId is not allowed for sessions_spawn (allowed: coder)")),
-        (SpawnArgs(task="x", agent_id="main"), session("coder", depth=1), {},
-         ("forbidden", "agentId is not allowed for sessions_spawn (allowed: none)")),
-        (SpawnArgs(task="x", agent_id="ghost"), session("strict"), {},
-         ("error", 'Unknown agentId "ghost". Configured agents: boxed, coder, main, strict.')),
-        (SpawnArgs(task="x", agent_id="coder"), session("boxed", sandboxed=True, depth=1), {"config": CONFIG.replace(
-            '[agents.list.boxed]\nsandboxed = true', '[agents.list.boxed]\nsandboxed = true\nsubagents = { allow_agents = ["*"] }')},
-         ("forbidden", "Sandboxed sessions cannot spawn unsandboxed subagents. "
-                       "Set a sandboxed target agent or use the same agent runtime.")),
-        (SpawnArgs(task="x", agent_id="coder", sandbox="require"), None, {},
-         ("forbidden", 'sessions_spawn sandbox="require" needs a sandboxed target runtime. '
-                       'Pick a sandboxed agentId or use sandbox="inherit".')),
+        (
+            SpawnArgs(task="x"),
+            session(depth=2),
+            {},
+            ("forbidden", "sessions_spawn is not allowed at this depth (current depth: 2, max: 2)"),
+        ),
+        (
+            SpawnArgs(task="x"),
+            None,
+            {"active": 3},
+            ("forbidden", "sessions_spawn has reached max active children for this session (3/3)"),
+        ),
+        (
+            SpawnArgs(task="x"),
+            session("strict"),
+            {},
+            (
+                "error",
+                "sessions_spawn requires explicit agentId when requireAgentId is configured. "
+                "Use agents_list to see allowed agent ids.",
+            ),
+        ),
+        (
+            SpawnArgs(task="x", agent_id="boxed"),
+            None,
+            {},
+            ("forbidden", "agentId is not allowed for sessions_spawn (allowed: coder)"),
+        ),
+        (
+            SpawnArgs(task="x", agent_id="main"),
+            session("coder", depth=1),
+            {},
+            ("forbidden", "agentId is not allowed for sessions_spawn (allowed: none)"),
+        ),
+        (
+            SpawnArgs(task="x", agent_id="ghost"),
+            session("strict"),
+            {},
+            ("error", 'Unknown agentId "ghost". Configured agents: boxed, coder, main, strict.'),
+        ),
+        (
+            SpawnArgs(task="x", agent_id="coder"),
+            session("boxed", sandboxed=True, depth=1),
+            {
+                "config": CONFIG.replace(
+                    "[agents.list.boxed]\nsandboxed = true",
+                    '[agents.list.boxed]\nsandboxed = true\nsubagents = { allow_agents = ["*"] }',
+                )
+            },
+            (
+                "forbidden",
+                "Sandboxed sessions cannot spawn unsandboxed subagents. "
+                "Set a sandboxed target agent or use the same agent runtime.",
+            ),
+        ),
+        (
+            SpawnArgs(task="x", agent_id="coder", sandbox="require"),
+            None,
+            {},
+            (
+                "forbidden",
+                'sessions_spawn sandbox="require" needs a sandboxed target runtime. '
+                'Pick a sandboxed agentId or use sandbox="inherit".',
+            ),
+        ),
         (SpawnArgs(task="x", agent_id="coder", model="test/nope"), None, {}, ("error", "Unknown model 'test/nope'.")),
-        (SpawnArgs(task="x", agent_id="coder", thinking="huge"), None, {},
-         ("error", 'Invalid thinking level "huge". Use one of: off, minimal, low, medium, high, xhigh, max.')),
+        (
+            SpawnArgs(task="x", agent_id="coder", thinking="huge"),
+            None,
+            {},
+            ("error", 'Invalid thinking level "huge". Use one of: off, minimal, low, medium, high, xhigh, max.'),
+        ),
         (SpawnArgs(task=" "), None, {}, ("error", "Task must not be empty.")),
     ],
 )

@@ -21,7 +21,9 @@ async def test_mention_gets_an_answer_that_remembers_across_restart(world):
     world.llm.default = echo_history
     bot = await world.start_bot()
 
-    first = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> my name is Ada")
+    first = await world.discord.send_user_message(
+        world.alice, world.channel, f"<@{world.discord.bot_user_id}> my name is Ada"
+    )
     answer = await world.discord.wait_for_message(world.channel, replies_to(world, first))
     assert answer["content"] == "I have heard: my name is Ada"
     assert world.discord.message_meta(answer).allowed_mentions["parse"] == []
@@ -29,7 +31,9 @@ async def test_mention_gets_an_answer_that_remembers_across_restart(world):
     await world.stop_bot(bot)
     await world.start_bot()
 
-    second = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> who am I?")
+    second = await world.discord.send_user_message(
+        world.alice, world.channel, f"<@{world.discord.bot_user_id}> who am I?"
+    )
     answer = await world.discord.wait_for_message(world.channel, replies_to(world, second))
     assert answer["content"] == "I have heard: my name is Ada | who am I?"
     assert world.llm.requests[-1]["headers"]["authorization"] == f"Bearer {API_KEY}"

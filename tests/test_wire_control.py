@@ -101,8 +101,9 @@ system_prompt = "ROLE=worker"
 async def test_steer_reaches_the_next_model_request_and_is_refused_once_finished(world):
     world.extra_config = "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
     world.llm.hang(then=Step.calls([("sessions_list", {})]))
-    world.llm.respond_with(lambda body: "saw: " + " | ".join(
-        m["content"] for m in body["messages"] if m["role"] == "user"))
+    world.llm.respond_with(
+        lambda body: "saw: " + " | ".join(m["content"] for m in body["messages"] if m["role"] == "user")
+    )
     await world.start_bot()
     run_id = await spawn(world, task="Write the report")
     await world.llm.wait_hanging(1)
@@ -199,7 +200,9 @@ async def test_kill_all_counts_what_it_stopped_and_leaves_other_peoples_runs(wor
         "killed 2 subagents. 1 belongs to others."
     )
     assert sorted(world.rows("SELECT task, status FROM runs")) == [
-        ("Alice one", "killed"), ("Alice two", "killed"), ("Bob's job", "running")
+        ("Alice one", "killed"),
+        ("Alice two", "killed"),
+        ("Bob's job", "running"),
     ]
 
 
@@ -251,7 +254,9 @@ async def test_stop_counts_the_sub_agents_its_aborted_turn_cascaded_to(world):
     assert await command(world, world.alice, "stop") == "⚙️ Agent was aborted. Stopped 2 sub-agents."
     await world.quiescent()
     assert world.rows("SELECT kind, status FROM runs ORDER BY created_at") == [
-        ("chat", "killed"), ("spawn", "killed"), ("spawn", "killed")
+        ("chat", "killed"),
+        ("spawn", "killed"),
+        ("spawn", "killed"),
     ]
 
 
@@ -274,8 +279,9 @@ async def test_an_older_session_still_resolves_by_its_session_key_or_run_id(worl
     await world.quiescent()
     # the run ended an hour ago, out of the numbered list's 30 minutes:
     with contextlib.closing(sqlite3.connect(world.db_path)) as db, db:
-        db.execute("UPDATE runs SET created_at = created_at - 3600, started_at = started_at - 3600, "
-                   "ended_at = ended_at - 3600")
+        db.execute(
+            "UPDATE runs SET created_at = created_at - 3600, started_at = started_at - 3600, ended_at = ended_at - 3600"
+        )
     session_key = world.rows("SELECT key FROM sessions WHERE kind = 'subagent'")[0][0]
 
     assert "recent subagents (last 30m):\n-----\n(none)" in await command(world, world.alice, "subagents list")
@@ -298,8 +304,10 @@ async def test_an_archived_session_from_hours_ago_can_be_read_but_takes_no_more_
     run_id = await spawn(world, task="Ancient job")
     await world.until("SELECT archived_at IS NOT NULL FROM sessions WHERE kind = 'subagent'", [(1,)])
     with contextlib.closing(sqlite3.connect(world.db_path)) as db, db:  # it all happened three hours ago
-        db.execute("UPDATE runs SET created_at = created_at - 10800, started_at = started_at - 10800, "
-                   "ended_at = ended_at - 10800")
+        db.execute(
+            "UPDATE runs SET created_at = created_at - 10800, started_at = started_at - 10800, "
+            "ended_at = ended_at - 10800"
+        )
         db.execute("UPDATE sessions SET archived_at = archived_at - 7200")
     session_key = world.rows("SELECT key FROM sessions WHERE kind = 'subagent'")[0][0]
 
@@ -307,6 +315,8 @@ async def test_an_archived_session_from_hours_ago_can_be_read_but_takes_no_more_
     log = await command(world, world.alice, "subagents log", target=session_key)
     assert log.splitlines()[1:] == ["User: Ancient job", "Assistant: the old answer"]
     refused = await command(world, world.alice, "subagents send", target=session_key, message="still there?")
-    assert refused == (f"⚠️ Session {session_key} was archived 2h0m ago and takes no more messages. Spawn a new "
-                       "sub-agent to go on (its transcript stays readable with /subagents log).")
+    assert refused == (
+        f"⚠️ Session {session_key} was archived 2h0m ago and takes no more messages. Spawn a new "
+        "sub-agent to go on (its transcript stays readable with /subagents log)."
+    )
     assert world.rows("SELECT COUNT(*) FROM runs") == [(1,)]

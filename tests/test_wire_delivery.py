@@ -37,13 +37,14 @@ def announcements(world, run_id):
 
 def notice_about(run_id):
     """Predicate: the notice telling the requester that the run's announcement could not be posted."""
-    return lambda message: "could not be posted" in message["content"] and f"/subagents log {run_id}" in (
-        message["content"]
+    return lambda message: (
+        "could not be posted" in message["content"] and f"/subagents log {run_id}" in (message["content"])
     )
 
 
 async def wait_for_outbox(world, predicate, timeout=10.0):
     """Wait until the run's outbox row satisfies ``predicate`` (status, attempts)."""
+
     async def poll():
         while not (rows := world.rows("SELECT status, attempts FROM outbox")) or not predicate(rows[0]):
             await asyncio.sleep(0.05)
@@ -106,8 +107,10 @@ async def test_permanent_error_fails_the_row_without_retrying_and_tells_the_requ
     await world.quiescent()
     assert world.rows("SELECT status, notice FROM outbox ORDER BY id") == [("failed", None), ("delivered", "dm")]
     info = await command(world, world.alice, "subagents info", target=run_id)
-    assert ("Delivery: failed after 1 attempt(s): Discord answered 403 Forbidden (error code: 50001): Missing "
-            "Access. The requester was told by DM.") in info
+    assert (
+        "Delivery: failed after 1 attempt(s): Discord answered 403 Forbidden (error code: 50001): Missing "
+        "Access. The requester was told by DM."
+    ) in info
     assert announcements(world, run_id) == []
 
 
@@ -163,8 +166,14 @@ async def test_bot_killed_mid_run_announces_interrupted_once_after_restart(world
     log_path = world.tmp_path / "bot.log"
     with log_path.open("wb") as log_file:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", "--config", str(config_path),
-            env=env, stdout=asyncio.subprocess.DEVNULL, stderr=log_file,
+            sys.executable,
+            "-m",
+            "bot",
+            "--config",
+            str(config_path),
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log_file,
         )
     try:
         await world.discord.wait_for_sessions(1, timeout=30)
@@ -205,8 +214,9 @@ async def test_a_rate_limited_channel_does_not_hold_up_another_channels_announce
     second = spawned_run_id(await world.discord.wait_followup(inter))
     await world.discord.wait_for_message(other, announcement_for(second))
 
-    await world.until("SELECT channel_id, status FROM outbox ORDER BY id",
-                      [(world.channel.id, "pending"), (other.id, "delivered")])
+    await world.until(
+        "SELECT channel_id, status FROM outbox ORDER BY id", [(world.channel.id, "pending"), (other.id, "delivered")]
+    )
     assert announcements(world, first) == []
 
 
@@ -261,7 +271,8 @@ async def test_a_deleted_threads_announcement_is_noticed_in_the_parent_channel(w
     assert notice["author"]["id"] == str(world.discord.bot_user_id)
     await world.quiescent()
     assert world.rows("SELECT status, notice FROM outbox ORDER BY id") == [
-        ("failed", None), ("delivered", "parent_channel")
+        ("failed", None),
+        ("delivered", "parent_channel"),
     ]
     assert len([m for m in world.discord.channel_messages(world.channel) if notice_about(run_id)(m)]) == 1
     info = await command(world, world.alice, "subagents info", target=run_id)
@@ -276,11 +287,15 @@ async def test_a_thread_deleted_while_its_run_works_gets_the_notice_in_the_paren
     world.llm.release()
     notice = await world.discord.wait_for_message(world.channel, notice_about(run_id))
 
-    assert notice["content"].startswith(f"<@{world.alice.id}> ⚠️ The result of subagent **researcher** could not "
-                                        f"be posted in <#{thread.id}>: Discord answered 404 Not Found")
+    assert notice["content"].startswith(
+        f"<@{world.alice.id}> ⚠️ The result of subagent **researcher** could not "
+        f"be posted in <#{thread.id}>: Discord answered 404 Not Found"
+    )
     await world.quiescent()
-    assert world.rows("SELECT status, notice FROM outbox ORDER BY id") == [("failed", None),
-                                                                           ("delivered", "parent_channel")]
+    assert world.rows("SELECT status, notice FROM outbox ORDER BY id") == [
+        ("failed", None),
+        ("delivered", "parent_channel"),
+    ]
 
 
 async def test_a_gone_channel_is_told_by_dm_exactly_once_across_a_restart(world):
@@ -297,8 +312,9 @@ async def test_a_gone_channel_is_told_by_dm_exactly_once_across_a_restart(world)
     world.discord.inject_failure("POST", rf"^/channels/{dm.id}/messages$", 503, times=1, after_commit=True)
     world.llm.release()
 
-    await world.until("SELECT status, notice, attempts FROM outbox ORDER BY id",
-                      [("failed", None, 1), ("pending", "dm", 1)])
+    await world.until(
+        "SELECT status, notice, attempts FROM outbox ORDER BY id", [("failed", None, 1), ("pending", "dm", 1)]
+    )
     await world.stop_bot(bot)
     assert len([m for m in world.discord.channel_messages(dm) if notice_about(run_id)(m)]) == 1
     world.discord.advance_time(world.discord.nonce_window + 60)
@@ -308,8 +324,10 @@ async def test_a_gone_channel_is_told_by_dm_exactly_once_across_a_restart(world)
 
     notices = [m for m in world.discord.channel_messages(dm) if notice_about(run_id)(m)]
     assert len(notices) == 1
-    assert f"could not be posted in <#{doomed.id}>: Discord answered 404 Not Found (error code: 10003): " \
+    assert (
+        f"could not be posted in <#{doomed.id}>: Discord answered 404 Not Found (error code: 10003): "
         "Unknown Channel." in notices[0]["content"]
+    )
     assert world.rows("SELECT status, notice FROM outbox ORDER BY id") == [("failed", None), ("delivered", "dm")]
 
 
@@ -318,15 +336,23 @@ async def test_a_requester_who_cannot_be_told_is_logged_at_error_level_and_info_
     world.alice.accepts_dms = False
     world.llm.reply("final answer")
     await world.start_bot()
-    world.discord.inject_failure("POST", rf"^/channels/{world.channel.id}/messages$", 404, code=10003,
-                                 message="Unknown Channel")
+    world.discord.inject_failure(
+        "POST", rf"^/channels/{world.channel.id}/messages$", 404, code=10003, message="Unknown Channel"
+    )
 
     with capture_logs() as logs:
         run_id = await spawn_and_get_run_id(world)
-        await world.until("SELECT status, notice, last_error FROM outbox ORDER BY id", [
-            ("failed", None, "Discord answered 404 Not Found (error code: 10003): Unknown Channel"),
-            ("failed", "dm", "Discord answered 403 Forbidden (error code: 50007): Cannot send messages to this user"),
-        ])
+        await world.until(
+            "SELECT status, notice, last_error FROM outbox ORDER BY id",
+            [
+                ("failed", None, "Discord answered 404 Not Found (error code: 10003): Unknown Channel"),
+                (
+                    "failed",
+                    "dm",
+                    "Discord answered 403 Forbidden (error code: 50007): Cannot send messages to this user",
+                ),
+            ],
+        )
         info = await command(world, world.alice, "subagents info", target=run_id)
 
     assert "Unknown Channel. The requester could not be told (see the bot's error log)." in info
@@ -339,14 +365,16 @@ async def test_a_retried_reply_is_not_mistaken_for_an_earlier_reply_with_the_sam
     await world.start_bot()
     bot_id = world.discord.bot_user_id
     first = await world.discord.send_user_message(world.alice, world.channel, f"<@{bot_id}> tidy the notes")
-    await world.discord.wait_for_message(world.channel, lambda m: (m.get("message_reference") or {}).get(
-        "message_id") == first["id"])
+    await world.discord.wait_for_message(
+        world.channel, lambda m: (m.get("message_reference") or {}).get("message_id") == first["id"]
+    )
     await wait_for_outbox(world, lambda row: row[0] == "delivered")
     world.discord.inject_failure("POST", MESSAGES_ROUTE, 503)  # the second reply's first post is not created
 
     second = await world.discord.send_user_message(world.alice, world.channel, f"<@{bot_id}> and the todo list")
-    reply = await world.discord.wait_for_message(world.channel, lambda m: (m.get("message_reference") or {}).get(
-        "message_id") == second["id"], timeout=10)
+    reply = await world.discord.wait_for_message(
+        world.channel, lambda m: (m.get("message_reference") or {}).get("message_id") == second["id"], timeout=10
+    )
 
     assert reply["content"] == "Sure, done."
     await world.quiescent()

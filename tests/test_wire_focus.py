@@ -32,9 +32,7 @@ async def test_focus_in_a_channel_creates_a_thread_that_routes_to_the_session(wo
     assert thread.parent_id == world.channel.id and thread.name == "🤖 Draft the memo"
 
     question = await world.discord.send_user_message(world.alice, thread, "Shorter?")
-    reply = await world.discord.wait_for_message(
-        thread, answer_to(question)
-    )
+    reply = await world.discord.wait_for_message(thread, answer_to(question))
     assert reply["content"] == "again: Shorter?"
 
     agents = await command(world, world.alice, "agents")
@@ -55,7 +53,9 @@ async def test_focus_inside_a_thread_binds_it_and_refocus_by_others_is_refused(w
     assert await command_in(world, bob, thread, "focus", target="1") == (
         f"⚠️ Only <@{world.alice.id}> can refocus this conversation."
     )
-    assert await command_in(world, bob, thread, "unfocus") == f"⚠️ Only <@{world.alice.id}> can unfocus this conversation."
+    assert (
+        await command_in(world, bob, thread, "unfocus") == f"⚠️ Only <@{world.alice.id}> can unfocus this conversation."
+    )
 
     assert await command_in(world, world.alice, thread, "unfocus") == "✅ Conversation unfocused."
     farewell = await world.discord.wait_for_message(thread, lambda m: "unfocused" in m["content"])
@@ -83,8 +83,10 @@ async def test_session_idle_and_max_age_show_and_set(world):
     assert await command_in(world, world.alice, thread, "session max-age") == (
         "ℹ️ Max age is currently disabled for this focused session."
     )
-    assert re.fullmatch(r"✅ Max age set to 8h \(hard auto-unfocus at .+ UTC\)\.",
-                        await command_in(world, world.alice, thread, "session max-age", duration="8"))
+    assert re.fullmatch(
+        r"✅ Max age set to 8h \(hard auto-unfocus at .+ UTC\)\.",
+        await command_in(world, world.alice, thread, "session max-age", duration="8"),
+    )
     assert await command_in(world, world.alice, thread, "session idle", duration="off") == (
         "✅ Idle timeout disabled for this binding."
     )
@@ -177,8 +179,9 @@ async def test_spawning_into_a_thread_from_a_focused_thread_opens_a_sibling(worl
     thread = await focused_thread(world, "Plan E")
     assert world.rows("SELECT parent_channel_id FROM thread_bindings") == [(world.channel.id,)]
 
-    answer = await command_in(world, world.alice, thread, "subagents spawn", agent="researcher", task="Side quest",
-                              thread=True)
+    answer = await command_in(
+        world, world.alice, thread, "subagents spawn", agent="researcher", task="Side quest", thread=True
+    )
     assert answer.startswith("Spawned subagent researcher"), answer
 
     siblings = [t for t in world.discord.threads(world.channel) if t.id != thread.id]
@@ -206,8 +209,9 @@ async def test_an_archived_session_cannot_be_focused_or_sent_to(world):
 
     refusal = await command_in(world, world.alice, thread, "focus", target="1")
     assert refusal.startswith("⚠️ Session agent:researcher:subagent:") and " was archived " in refusal
-    assert refusal.endswith("takes no more messages. Spawn a new sub-agent to go on "
-                            "(its transcript stays readable with /subagents log).")
+    assert refusal.endswith(
+        "takes no more messages. Spawn a new sub-agent to go on (its transcript stays readable with /subagents log)."
+    )
     sent = await command(world, world.alice, "subagents send", target="1", message="anything new?")
     assert sent.startswith("⚠️ Session agent:researcher:subagent:") and " was archived " in sent
     assert world.rows("SELECT COUNT(*) FROM thread_bindings") == [(0,)]

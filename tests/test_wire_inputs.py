@@ -33,12 +33,17 @@ async def short_private_error(world, user, channel, name, **options) -> str:
 @pytest.mark.parametrize(
     ("name", "options", "expected"),
     [
-        ("subagents spawn", {"agent": "a" * LONG, "task": "t"},
-         f'⚠️ Invalid agentId "{cut("a" * LONG)}". Agent IDs'),
-        ("subagents spawn", {"agent": "researcher", "task": "t", "model": "m" * LONG},
-         f"⚠️ Model '{cut('m' * LONG)}' must look like '<provider>/<model>'"),
-        ("subagents spawn", {"agent": "researcher", "task": "t", "model": "nowhere/" + "m" * LONG},
-         f"⚠️ Unknown model '{cut('nowhere/' + 'm' * LONG)}': no provider named 'nowhere' is configured"),
+        ("subagents spawn", {"agent": "a" * LONG, "task": "t"}, f'⚠️ Invalid agentId "{cut("a" * LONG)}". Agent IDs'),
+        (
+            "subagents spawn",
+            {"agent": "researcher", "task": "t", "model": "m" * LONG},
+            f"⚠️ Model '{cut('m' * LONG)}' must look like '<provider>/<model>'",
+        ),
+        (
+            "subagents spawn",
+            {"agent": "researcher", "task": "t", "model": "nowhere/" + "m" * LONG},
+            f"⚠️ Unknown model '{cut('nowhere/' + 'm' * LONG)}': no provider named 'nowhere' is configured",
+        ),
         ("subagents info", {"target": "z" * LONG}, f"⚠️ Unknown subagent id: {cut('z' * LONG)}"),
         ("subagents info", {"target": "1" * LONG}, f"⚠️ Invalid subagent index: {cut('1' * LONG)}"),
         ("subagents log", {"target": "z" * LONG}, f"⚠️ Unknown subagent id: {cut('z' * LONG)}"),
@@ -64,8 +69,12 @@ async def test_durations_past_365_days_are_refused_with_the_bound_and_change_not
     before = world.rows(lifetimes)
     assert before[0][:2] == (86400.0, 0.0)
 
-    for duration, shown in (("99999999999", "99999999999"), ("9" * 400, cut("9" * 400)),
-                            ("100000000d", "100000000d"), ("366d", "366d")):
+    for duration, shown in (
+        ("99999999999", "99999999999"),
+        ("9" * 400, cut("9" * 400)),
+        ("100000000d", "100000000d"),
+        ("366d", "366d"),
+    ):
         assert await short_private_error(world, world.alice, thread, "session idle", duration=duration) == (
             f"⚠️ Invalid duration '{shown}'. The longest is 365d. {USAGE}"
         )
@@ -106,8 +115,10 @@ async def test_a_corrupt_deadline_row_is_logged_and_the_bot_starts_anyway(world)
 
     shown = await command_in(world, world.alice, thread, "session idle")
     assert shown == "ℹ️ Idle timeout active (1e+11h, next auto-unfocus at 9999-12-31 23:59 UTC)."
-    assert re.fullmatch(r"✅ Idle timeout set to 24h \(next auto-unfocus at .+ UTC\)\.",
-                        await command_in(world, world.alice, thread, "session idle", duration="24h"))
+    assert re.fullmatch(
+        r"✅ Idle timeout set to 24h \(next auto-unfocus at .+ UTC\)\.",
+        await command_in(world, world.alice, thread, "session idle", duration="24h"),
+    )
     assert world.rows("SELECT idle_seconds FROM thread_bindings WHERE thread_id = ?", (thread.id,)) == [(86400.0,)]
 
 
@@ -115,8 +126,9 @@ async def test_a_corrupt_deadline_row_is_logged_and_the_bot_starts_anyway(world)
 async def test_a_task_of_invisible_characters_is_empty(world, task):
     await world.start_bot()
 
-    answer = await short_private_error(world, world.alice, world.channel, "subagents spawn", agent="researcher",
-                                       task=task)
+    answer = await short_private_error(
+        world, world.alice, world.channel, "subagents spawn", agent="researcher", task=task
+    )
 
     assert answer == "⚠️ Task must not be empty."
     assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
@@ -129,16 +141,26 @@ async def test_steer_and_send_of_invisible_characters_are_refused_and_start_noth
     await spawn(world, task="Write the report")
     await world.llm.wait_hanging(1)
 
-    assert await short_private_error(world, world.alice, world.channel, "subagents steer", target="1",
-                                     message="\u2060\u200b") == "⚠️ Steer needs a message."
-    assert await short_private_error(world, world.alice, world.channel, "subagents send", target="1",
-                                     message="\u3164") == "⚠️ Send needs a message."
+    assert (
+        await short_private_error(
+            world, world.alice, world.channel, "subagents steer", target="1", message="\u2060\u200b"
+        )
+        == "⚠️ Steer needs a message."
+    )
+    assert (
+        await short_private_error(world, world.alice, world.channel, "subagents send", target="1", message="\u3164")
+        == "⚠️ Send needs a message."
+    )
     assert world.rows("SELECT COUNT(*) FROM run_inbox") == [(0,)]
 
     world.llm.release()
     await world.quiescent()
-    assert await short_private_error(world, world.alice, world.channel, "subagents send", target="1",
-                                     message="\u00a0\u3000\u200b") == "⚠️ Send needs a message."
+    assert (
+        await short_private_error(
+            world, world.alice, world.channel, "subagents send", target="1", message="\u00a0\u3000\u200b"
+        )
+        == "⚠️ Send needs a message."
+    )
     assert world.rows("SELECT kind, status FROM runs") == [("spawn", "completed")]
     assert len(world.llm.requests) == 1
 

@@ -49,8 +49,8 @@ async def test_repeated_malformed_tool_calls_fail_in_plain_words(world):
 
     run_id, announcement = await spawned_announcement(world)
 
-    assert f"(run `{run_id}`): failed: the model sent an invalid call to sessions_spawn twice" in (
-        announcement["content"]
+    assert (
+        f"(run `{run_id}`): failed: the model sent an invalid call to sessions_spawn twice" in (announcement["content"])
     )
     assert "pydantic" not in announcement["content"] and "retry limit" not in announcement["content"]
     assert "(no output)" in announcement["content"] and "half a json" not in announcement["content"]

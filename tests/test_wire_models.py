@@ -36,9 +36,7 @@ async def test_a_long_list_shows_the_first_twenty_and_a_long_name_is_shortened(w
     answer = await spawn(world, "fake/" + "x" * 100)
 
     first_twenty = ", ".join(f"model-{i:02d}" for i in range(20))
-    assert answer == (
-        f"⚠️ Unknown model 'fake/{'x' * 74}…': provider 'fake' serves {first_twenty}, … (first 20 of 57)."
-    )
+    assert answer == (f"⚠️ Unknown model 'fake/{'x' * 74}…': provider 'fake' serves {first_twenty}, … (first 20 of 57).")
     assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
 
 

@@ -32,7 +32,9 @@ def team(body: dict) -> Step | str:
         return f"result of {messages[1]['content']}"
     if last["role"] == "tool":
         return "On it: the planner is working."
-    return Step.calls([("sessions_spawn", {"agentId": "planner", "task": "Plan the launch", "label": "Launch planner"})])
+    return Step.calls(
+        [("sessions_spawn", {"agentId": "planner", "task": "Plan the launch", "label": "Launch planner"})]
+    )
 
 
 async def test_mention_to_planner_to_three_workers_gives_one_final_answer(world):
@@ -55,7 +57,9 @@ async def test_mention_to_planner_to_three_workers_gives_one_final_answer(world)
     messages = world.bot_messages()
     assert len(messages) == 2
     assert not any("INTERNAL" in m["content"] or "untrusted" in m["content"].lower() for m in messages)
-    statuses = dict(world.rows("SELECT s.agent_id || ':' || r.id, r.status FROM runs r JOIN sessions s ON s.key = r.session_key"))
+    statuses = dict(
+        world.rows("SELECT s.agent_id || ':' || r.id, r.status FROM runs r JOIN sessions s ON s.key = r.session_key")
+    )
     assert sorted(statuses.values()) == ["completed"] * 5
     run_id = final["content"].split("(run `")[1][:8]
     assert announcement_for(run_id)(final)

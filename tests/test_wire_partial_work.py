@@ -15,8 +15,9 @@ ORCHESTRATOR = "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
 async def test_a_killed_run_keeps_its_partial_output_and_its_tokens(world):
     world.extra_config = ORCHESTRATOR
     world.llm.enqueue(
-        Step.calls([("sessions_list", {})], text="Found two sources so far.", prompt_tokens=1200,
-                   completion_tokens=300),
+        Step.calls(
+            [("sessions_list", {})], text="Found two sources so far.", prompt_tokens=1200, completion_tokens=300
+        ),
         Step.hang(),
     )
     await world.start_bot()
@@ -54,8 +55,12 @@ async def test_a_killed_run_with_only_tool_calls_reports_how_many_it_made(world)
 
 async def test_an_interrupted_main_agent_turn_reports_what_it_had_and_keeps_its_tokens(world):
     world.llm.enqueue(
-        Step.calls([("agents_list", {})], text="Two agents can help: main and researcher.", prompt_tokens=900,
-                   completion_tokens=100),
+        Step.calls(
+            [("agents_list", {})],
+            text="Two agents can help: main and researcher.",
+            prompt_tokens=900,
+            completion_tokens=100,
+        ),
         Step.hang(),
     )
     bot = await world.start_bot()

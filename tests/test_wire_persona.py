@@ -41,7 +41,10 @@ async def test_without_manage_webhooks_the_bot_posts_as_itself(world):
     world.extra_config = THREADS_ON
     world.status_messages = False
     no_webhooks = discord.Permissions(
-        view_channel=True, send_messages=True, send_messages_in_threads=True, create_public_threads=True,
+        view_channel=True,
+        send_messages=True,
+        send_messages_in_threads=True,
+        create_public_threads=True,
         read_message_history=True,
     )
     world.guild.roles[world.guild.id].permissions = no_webhooks.value

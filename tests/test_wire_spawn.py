@@ -8,7 +8,9 @@ import pytest
 
 from tests.conftest import API_KEY, announcement_for, spawned_run_id
 
-SPAWNED = re.compile(r"^Spawned subagent researcher \(session agent:researcher:subagent:[0-9a-f-]{36}, run [0-9a-f]{8}\)\.$")
+SPAWNED = re.compile(
+    r"^Spawned subagent researcher \(session agent:researcher:subagent:[0-9a-f-]{36}, run [0-9a-f]{8}\)\.$"
+)
 
 
 async def spawn(world, **options):
@@ -23,7 +25,7 @@ async def test_spawn_acknowledges_then_announces_result_with_stats(world):
     world.llm.reply("The plan has **three** steps.\n@everyone look!", prompt_tokens=1000, completion_tokens=200)
     await world.start_bot()
 
-    inter, ack, reply = await spawn(world)
+    _inter, ack, reply = await spawn(world)
 
     assert ack.status_code == 200 and ack.type == 5 and ack.ephemeral
     assert ack.elapsed < 3
@@ -33,7 +35,9 @@ async def test_spawn_acknowledges_then_announces_result_with_stats(world):
 
     announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
     content = announcement["content"]
-    assert content.startswith(f"<@{world.alice.id}> ✅ Subagent **researcher** (run `{run_id}`): completed successfully")
+    assert content.startswith(
+        f"<@{world.alice.id}> ✅ Subagent **researcher** (run `{run_id}`): completed successfully"
+    )
     assert "The plan has **three** steps." in content
     # gpt-4o-mini has a known price: 1000 × $0.15/M + 200 × $0.60/M = $0.00027
     assert re.search(r"-# runtime \d+s • tokens 1\.2k \(in 1\.0k / out 200\) • est\. cost \$0\.0003$", content), content
@@ -120,7 +124,9 @@ async def test_long_result_is_split_with_fences_balanced(world):
 
     _, _, reply = await spawn(world)
     run_id = spawned_run_id(reply)
-    await world.discord.wait_for_message(world.channel, lambda m: m["content"].startswith("-# runtime") or "\n-# runtime" in m["content"])
+    await world.discord.wait_for_message(
+        world.channel, lambda m: m["content"].startswith("-# runtime") or "\n-# runtime" in m["content"]
+    )
 
     parts = world.bot_messages()
     assert len(parts) >= 2

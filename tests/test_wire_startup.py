@@ -32,8 +32,14 @@ class BotProcess:
     async def start(cls, config_path: Path, token: str = BOT_TOKEN) -> BotProcess:
         env = {**os.environ, "TB_TEST_TOKEN": token, "TB_TEST_API_KEY": API_KEY}
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", "--config", str(config_path),
-            env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "bot",
+            "--config",
+            str(config_path),
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
         )
         return cls(process)
 

@@ -54,8 +54,9 @@ async def test_status_message_buttons_kill_with_permissions_and_the_message_is_f
 async def test_steer_button_opens_a_modal_whose_text_reaches_the_model(world):
     world.extra_config = "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
     world.llm.hang(then=Step.calls([("sessions_list", {})]))
-    world.llm.respond_with(lambda body: "saw: " + " | ".join(
-        m["content"] for m in body["messages"] if m["role"] == "user"))
+    world.llm.respond_with(
+        lambda body: "saw: " + " | ".join(m["content"] for m in body["messages"] if m["role"] == "user")
+    )
     await world.start_bot()
     run_id = await spawn(world, task="Draft it")
     await world.llm.wait_hanging(1)

@@ -18,9 +18,7 @@ THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"
 
 async def answered(world, channel, message):
     """Wait for the bot's reply to ``message``, then for everything it started to settle."""
-    await world.discord.wait_for_message(
-        channel, answer_to(message)
-    )
+    await world.discord.wait_for_message(channel, answer_to(message))
     await world.quiescent()
 
 
@@ -82,9 +80,7 @@ async def test_spawn_into_a_thread_answers_there_and_follow_ups_need_no_mention(
     assert world.bot_messages() == []  # nothing about it in the parent channel
 
     question = await world.discord.send_user_message(world.alice, thread, "And in Europe?")
-    answer = await world.discord.wait_for_message(
-        thread, answer_to(question)
-    )
+    answer = await world.discord.wait_for_message(thread, answer_to(question))
     assert answer["content"] == "follow-up: And in Europe?"
     await world.quiescent()
     assert len(world.llm.requests) == 2  # the bot's own posts in the thread were not routed back to the model
@@ -155,9 +151,7 @@ async def test_routing_still_works_after_a_restart(world):
 
     await world.start_bot()
     question = await world.discord.send_user_message(world.alice, thread, "still there?")
-    answer = await world.discord.wait_for_message(
-        thread, answer_to(question)
-    )
+    answer = await world.discord.wait_for_message(thread, answer_to(question))
     assert answer["content"] == "echo: still there?"
 
 
@@ -248,9 +242,7 @@ async def test_other_bots_are_not_routed_unless_configured(world):
 
     await world.discord.send_user_message(other_bot, thread, "beep boop")
     marker = await world.discord.send_user_message(world.alice, thread, "human here")
-    await world.discord.wait_for_message(
-        thread, answer_to(marker)
-    )
+    await world.discord.wait_for_message(thread, answer_to(marker))
     assert len(world.llm.requests) == requests + 1
     assert world.llm.requests[-1]["messages"][-1]["content"] == "human here"
 
@@ -274,8 +266,9 @@ async def test_in_a_dm_the_dm_itself_is_bound(world):
     await world.start_bot()
     dm = world.discord.add_dm_channel(world.alice)
 
-    inter = await world.discord.slash(world.alice, dm, "subagents spawn", agent="researcher", task="Keep notes",
-                                      thread=True)
+    inter = await world.discord.slash(
+        world.alice, dm, "subagents spawn", agent="researcher", task="Keep notes", thread=True
+    )
     assert (await world.discord.wait_followup(inter))["content"].startswith("Spawned subagent researcher")
     assert world.rows("SELECT thread_id, parent_channel_id FROM thread_bindings") == [(dm.id, None)]
     await world.quiescent()
@@ -292,8 +285,9 @@ async def test_in_a_forum_channel_the_session_gets_a_post(world):
     world.llm.reply("Idea noted.")
     await world.start_bot()
 
-    inter = await world.discord.slash(world.alice, forum, "subagents spawn", agent="researcher", task="Collect ideas",
-                                      thread=True)
+    inter = await world.discord.slash(
+        world.alice, forum, "subagents spawn", agent="researcher", task="Collect ideas", thread=True
+    )
     assert (await world.discord.wait_followup(inter))["content"].startswith("Spawned subagent researcher")
 
     post = world.discord.threads(forum)[0]
@@ -305,6 +299,7 @@ async def test_in_a_forum_channel_the_session_gets_a_post(world):
 
 def run_mode_spawner(task="Quick check"):
     """A main agent that spawns a one-shot (``mode: run``) thread session; the sub-agent answers its task."""
+
     def agent(body):
         if body["messages"][-1]["role"] == "tool":
             return "ok"
@@ -391,8 +386,9 @@ async def test_a_longer_idle_timeout_gets_a_longer_auto_archive_and_the_setting_
     _, thread = await spawn_into_thread(world)
     assert thread.auto_archive_duration == 4320
 
-    world.extra_config = ("[session.thread_bindings]\nspawn_subagent_sessions = true\nidle_hours = 0.5\n"
-                          "auto_archive_minutes = 1440\n")
+    world.extra_config = (
+        "[session.thread_bindings]\nspawn_subagent_sessions = true\nidle_hours = 0.5\nauto_archive_minutes = 1440\n"
+    )
     await world.stop_bot(world.bots[0])
     await world.start_bot()
     await command(world, world.alice, "subagents spawn", agent="researcher", task="Second", thread=True)
@@ -436,7 +432,7 @@ async def test_a_message_to_a_session_waiting_on_its_children_joins_the_waiting_
 
     world.llm.default = agent
     await world.start_bot()
-    run_id, thread = await spawn_into_thread(world, task="Investigate")
+    _run_id, thread = await spawn_into_thread(world, task="Investigate")
     await world.llm.wait_hanging(1)
     await world.until("SELECT COUNT(*) FROM runs WHERE status = 'waiting_children'", [(1,)])
 

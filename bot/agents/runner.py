@@ -6,11 +6,10 @@ states, and keeps partial output, so the caller never has to interpret model tex
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import re
 
 import structlog
 from pydantic_ai import Agent, CancellationToken
@@ -103,7 +102,9 @@ def _last_tool_result(messages: Sequence[ModelMessage]) -> str | None:
 
 def _tool_call_count(messages: Sequence[ModelMessage]) -> int:
     return sum(
-        isinstance(part, ToolCallPart) for message in messages if isinstance(message, ModelResponse)
+        isinstance(part, ToolCallPart)
+        for message in messages
+        if isinstance(message, ModelResponse)
         for part in message.parts
     )
 
@@ -171,7 +172,9 @@ async def run_agent(
     # ``str | None``: a response with no text (after tool work, or at all) ends the run instead of being
     # retried into a failure; the result is then the last tool result or ``(no output)``.
     agent: Agent[Any, str | None] = Agent(
-        instructions=request.system_prompt, deps_type=object, output_type=str | None  # type: ignore[arg-type]
+        instructions=request.system_prompt,
+        deps_type=object,
+        output_type=str | None,  # type: ignore[arg-type]
     )
     settings = ModelSettings()
     if request.thinking:

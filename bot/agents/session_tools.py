@@ -62,9 +62,7 @@ def _error(message: str) -> dict[str, Any]:
 
 
 def _validation_message(tool: str, error: ValidationError) -> str:
-    problems = "; ".join(
-        f"{quoted('.'.join(map(str, e['loc']))) or 'arguments'}: {e['msg']}" for e in error.errors()
-    )
+    problems = "; ".join(f"{quoted('.'.join(map(str, e['loc']))) or 'arguments'}: {e['msg']}" for e in error.errors())
     return f"Invalid arguments for {tool}: {problems}"
 
 
@@ -115,7 +113,9 @@ SPAWN_SCHEMA = {
 async def sessions_spawn(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
     for key in DELIVERY_KEYS:
         if key in raw:
-            return _error(f'sessions_spawn does not support "{key}". Use "message" or "sessions_send" for channel delivery.')
+            return _error(
+                f'sessions_spawn does not support "{key}". Use "message" or "sessions_send" for channel delivery.'
+            )
     try:
         parsed = _SpawnArgsModel.model_validate(raw)
     except ValidationError as exc:
@@ -133,14 +133,17 @@ async def sessions_list(ctx: RunContext[ToolDeps]) -> dict[str, Any]:
 
 
 async def sessions_history(
-    ctx: RunContext[ToolDeps], sessionKey: str, limit: int = 20, includeTools: bool = False  # noqa: N803
+    ctx: RunContext[ToolDeps],
+    sessionKey: str,
+    limit: int = 20,
+    includeTools: bool = False,
 ) -> dict[str, Any]:
     return await ctx.deps.control.tool_sessions_history(
         ctx.deps.caller, sessionKey, max(1, min(limit, 200)), includeTools
     )
 
 
-async def sessions_send(ctx: RunContext[ToolDeps], sessionKey: str, message: str) -> dict[str, Any]:  # noqa: N803
+async def sessions_send(ctx: RunContext[ToolDeps], sessionKey: str, message: str) -> dict[str, Any]:
     if refused := _message_error(message):
         return refused
     return await ctx.deps.control.tool_sessions_send(ctx.deps.caller, sessionKey, message)

@@ -53,8 +53,9 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
     kind: Literal["completion", "reply"] = "reply" if conversational else "completion"
     if kind == "reply" and run.status is RunStatus.INTERRUPTED:
         partial = run.result_text if run.result_text and run.result_text != NO_OUTPUT else None
-        body = ("I was restarted before I could finish answering this. "
-                + (f"What I had so far:\n\n{partial}" if partial else "Please ask again."))
+        body = "I was restarted before I could finish answering this. " + (
+            f"What I had so far:\n\n{partial}" if partial else "Please ask again."
+        )
     elif kind == "reply" and run.status is not RunStatus.COMPLETED:
         body = f"I couldn't answer: {status_line(run.status, run.error)}."
     else:

@@ -32,15 +32,19 @@ def _iso(timestamp: float) -> str:
 
 
 class BindingControl:
-    def __init__(
-        self, orchestrator: Orchestrator, runs: RunControl, *, clock: Callable[[], float] = time.time
-    ) -> None:
+    def __init__(self, orchestrator: Orchestrator, runs: RunControl, *, clock: Callable[[], float] = time.time) -> None:
         self._orchestrator = orchestrator
         self._runs = runs
         self._clock = clock
 
     async def focus(
-        self, actor: Actor, *, conversation: str, target: str, channel_id: int, parent_channel_id: int | None,
+        self,
+        actor: Actor,
+        *,
+        conversation: str,
+        target: str,
+        channel_id: int,
+        parent_channel_id: int | None,
         is_dm: bool,
     ) -> str:
         """Bind this thread (``parent_channel_id`` is its channel) or DM to the target's session; in a channel,
@@ -65,7 +69,8 @@ class BindingControl:
             raise UserError(refusal)
         try:
             ref = await orchestrator.threads.create_thread(
-                channel_id, thread_name(row.label),
+                channel_id,
+                thread_name(row.label),
                 auto_archive_minutes(settings.idle_hours * 3600, settings.auto_archive_minutes),
             )
         except ThreadUnavailable as unavailable:
@@ -82,9 +87,15 @@ class BindingControl:
     ) -> Binding:
         now = self._clock()
         return Binding(
-            thread_id=thread_id, parent_channel_id=parent, guild_id=row.session.guild_id,
-            session_key=row.session.key, bound_by=user_id, bound_at=now, last_activity_at=now,
-            idle_seconds=settings.idle_hours * 3600, max_age_seconds=settings.max_age_hours * 3600,
+            thread_id=thread_id,
+            parent_channel_id=parent,
+            guild_id=row.session.guild_id,
+            session_key=row.session.key,
+            bound_by=user_id,
+            bound_at=now,
+            last_activity_at=now,
+            idle_seconds=settings.idle_hours * 3600,
+            max_age_seconds=settings.max_age_hours * 3600,
         )
 
     async def _binding_here(self, channel_id: int) -> Binding | None:
@@ -146,12 +157,13 @@ class BindingControl:
             ) from None
         await self._may_manage(actor, binding, "update session lifecycle settings for")
         now = self._clock()
-        changed = replace(binding, idle_seconds=new, last_activity_at=now) if idle else replace(
-            binding, max_age_seconds=new, bound_at=now
+        changed = (
+            replace(binding, idle_seconds=new, last_activity_at=now)
+            if idle
+            else replace(binding, max_age_seconds=new, bound_at=now)
         )
         await self._orchestrator.bind(changed)
         if new <= 0:
             return f"✅ {name} disabled for this binding."
         when = "next auto-unfocus" if idle else "hard auto-unfocus"
         return f"✅ {name} set to {format_duration(new)} ({when} at {_iso(now + new)})."
-

@@ -133,15 +133,16 @@ class RunControl:
             return
         if not actor.is_moderator:
             raise UserError(
-                f"You can only {action} runs you started; {row.label} belongs to <@{owner}>. "
-                "Ask them or a moderator."
+                f"You can only {action} runs you started; {row.label} belongs to <@{owner}>. Ask them or a moderator."
             )
         await self._audit.record(
-            AuditEntry(actor.guild_id, actor.user_id, owner, action, row.run.id if row.run else None, detail,
-                       self._clock())
+            AuditEntry(
+                actor.guild_id, actor.user_id, owner, action, row.run.id if row.run else None, detail, self._clock()
+            )
         )
-        log.warning("moderator_action", action=action, actor=actor.user_id, owner=owner,
-                    run_id=row.run.id if row.run else None)
+        log.warning(
+            "moderator_action", action=action, actor=actor.user_id, owner=owner, run_id=row.run.id if row.run else None
+        )
 
     async def kill(self, actor: Actor, conversation: str, target: str) -> str:
         row = await self.resolve(conversation, target)
@@ -193,9 +194,7 @@ class RunControl:
         live = row.run is not None and not row.run.status.is_terminal
         before = await orchestrator.queries.assistant_texts(row.session.key) if live else []
         if live and await orchestrator.steer(row.run.id, text):
-            reply = await orchestrator.wait_for(
-                lambda: self._new_reply(row.session.key, len(before)), self._send_wait
-            )
+            reply = await orchestrator.wait_for(lambda: self._new_reply(row.session.key, len(before)), self._send_wait)
             run_id = row.run.id
         else:
             run_id = await orchestrator.follow_up(row.session, text, row.run)
@@ -220,24 +219,30 @@ class RunControl:
         """Abort the conversation's main-agent turn and every sub-agent (cascading), as far as the actor may."""
         main_key = self._main_key(conversation)
         turns = [
-            run for run in await self._orchestrator.runs.for_session(main_key)
-            if run.kind is RunKind.CHAT and not run.status.is_terminal
+            run
+            for run in await self._orchestrator.runs.for_session(main_key)
+            if run.kind is RunKind.CHAT
+            and not run.status.is_terminal
             and (actor.is_moderator or run.requester_user_id == actor.user_id)
         ]
         stopped = 0
         for run in turns:
             stopped += sum(killed.id != run.id for killed in await self._orchestrator.kill(run.id))  # its cascade
         rows = [
-            r for r in await self.rows(conversation)
-            if r.run is not None and not r.run.status.is_terminal
+            r
+            for r in await self.rows(conversation)
+            if r.run is not None
+            and not r.run.status.is_terminal
             and (actor.is_moderator or r.run.requester_user_id == actor.user_id)
         ]
         for row in rows:
             await self.authorize(actor, row, "kill")
             stopped += len(await self._orchestrator.kill(row.run.id))
         if not turns and not stopped:
-            return "Nothing of yours is running in this conversation." if not actor.is_moderator else (
-                "Nothing is running in this conversation."
+            return (
+                "Nothing of yours is running in this conversation."
+                if not actor.is_moderator
+                else ("Nothing is running in this conversation.")
             )
         noun = "sub-agent" if stopped == 1 else "sub-agents"
         return "⚙️ Agent was aborted." + (f" Stopped {stopped} {noun}." if stopped else "")

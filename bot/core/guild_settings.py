@@ -63,8 +63,9 @@ class GuildSettings:
     async def update(self, guild_id: int, changes: dict[str, Any], *, actor_user_id: int) -> None:
         if not changes:
             return
-        ThreadBindingSettings(**{**self._config.thread_bindings().model_dump(),
-                                 **{k: v for k, v in changes.items() if k in BINDING_KEYS}})
+        ThreadBindingSettings(
+            **{**self._config.thread_bindings().model_dump(), **{k: v for k, v in changes.items() if k in BINDING_KEYS}}
+        )
         now = self._clock()
         await self._repository.update(guild_id, changes, by=actor_user_id, now=now)
         self._cache.pop(guild_id, None)

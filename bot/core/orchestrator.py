@@ -268,8 +268,13 @@ class Orchestrator:
     async def spawn(self, request: SpawnRequest) -> SpawnAccepted:
         """A user's spawn (slash command): a child of the conversation's main session, announced to it."""
         requester = self._main_session(request.origin, self._clock())
-        args = SpawnArgs(task=request.task, agent_id=request.agent_id.strip(), model=request.model,
-                         thinking=request.thinking, thread=request.thread)
+        args = SpawnArgs(
+            task=request.task,
+            agent_id=request.agent_id.strip(),
+            model=request.model,
+            thinking=request.thinking,
+            thread=request.thread,
+        )
         try:
             async with self._spawning(requester.key):
                 context = await self._spawn_context(requester, None, member_id=request.origin.user_id)
@@ -300,8 +305,9 @@ class Orchestrator:
         killed_ids = {run.id for run in subtree}
         now = self._clock()
         followups: list[Callable[[], None]] = []
-        partials = {run.id: partial_result(await self.transcripts.for_run(run.id), stopped_by=KILLED_BEFORE)
-                    for run in subtree}
+        partials = {
+            run.id: partial_result(await self.transcripts.for_run(run.id), stopped_by=KILLED_BEFORE) for run in subtree
+        }
         async with self._db.transaction() as tx:
             for run in subtree:
                 await self.runs.finish(tx, run.id, RunStatus.KILLED, now, result_text=partials[run.id], error="killed")
@@ -383,9 +389,12 @@ class Orchestrator:
         latest = await self.runs.latest_for_session(session_key)
         if latest is not None and latest.status is RunStatus.WAITING_CHILDREN:
             return {"status": "error", "error": f"Session {session_key} is waiting on its children; message them."}
-        if latest is not None and latest.status in (RunStatus.QUEUED, RunStatus.RUNNING):
-            if await self.steer(latest.id, message):
-                return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
+        if (
+            latest is not None
+            and latest.status in (RunStatus.QUEUED, RunStatus.RUNNING)
+            and await self.steer(latest.id, message)
+        ):
+            return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
         try:
             run_id = await self.follow_up(child, message, latest, parent_run_id=caller.run_id)
         except SessionArchived as archived:
@@ -470,12 +479,25 @@ class Orchestrator:
             sandboxed=plan.sandboxed,
         )
         run = self._new_run(
-            child, RunKind.SPAWN, plan.task, plan.model.reference, plan.thinking, plan.timeout_seconds, origin,
-            requester_run.id if requester_run else None, now,
+            child,
+            RunKind.SPAWN,
+            plan.task,
+            plan.model.reference,
+            plan.thinking,
+            plan.timeout_seconds,
+            origin,
+            requester_run.id if requester_run else None,
+            now,
         )
         if binding is not None:
-            binding = replace(binding, session_key=child.key, bound_by=origin.user_id, bound_at=now,
-                              last_activity_at=now, ends_with_run_id=run.id if plan.mode == "run" else None)
+            binding = replace(
+                binding,
+                session_key=child.key,
+                bound_by=origin.user_id,
+                bound_at=now,
+                last_activity_at=now,
+                ends_with_run_id=run.id if plan.mode == "run" else None,
+            )
         await self._persist_and_queue(run, requester if requester.kind == "main" else None, child, binding)
         if binding is not None:
             await self._introduce(binding, child.label or child.agent_id)
@@ -486,16 +508,25 @@ class Orchestrator:
     async def _open_thread(self, plan: SpawnPlan, origin: Origin) -> Binding:
         """Create the thread a spawned session will live in (a DM binds itself); not yet persisted."""
         settings = (await self.guild_settings.effective(origin.guild_id)).thread_bindings
-        unbound = Binding(thread_id=origin.channel_id, parent_channel_id=None, guild_id=origin.guild_id,
-                          session_key="", bound_by=None, bound_at=0, last_activity_at=0,
-                          idle_seconds=settings.idle_hours * 3600, max_age_seconds=settings.max_age_hours * 3600)
+        unbound = Binding(
+            thread_id=origin.channel_id,
+            parent_channel_id=None,
+            guild_id=origin.guild_id,
+            session_key="",
+            bound_by=None,
+            bound_at=0,
+            last_activity_at=0,
+            idle_seconds=settings.idle_hours * 3600,
+            max_age_seconds=settings.max_age_hours * 3600,
+        )
         if origin.guild_id is None:
             return unbound
         if self._threads is None:
             raise SpawnRefused("error", "Thread bindings are unavailable: no chat adapter can create threads.")
         try:
             ref = await self._threads.create_thread(
-                origin.channel_id, thread_name(plan.label or plan.agent_id),
+                origin.channel_id,
+                thread_name(plan.label or plan.agent_id),
                 auto_archive_minutes(unbound.idle_seconds, settings.auto_archive_minutes),
             )
         except ThreadUnavailable as unavailable:
@@ -509,7 +540,9 @@ class Orchestrator:
         if self._threads is None:
             return
         try:
-            await self._threads.post(binding.thread_id, intro_text(label, binding.idle_seconds, binding.max_age_seconds))
+            await self._threads.post(
+                binding.thread_id, intro_text(label, binding.idle_seconds, binding.max_age_seconds)
+            )
         except ThreadUnavailable as unavailable:
             log.warning("thread_intro_failed", thread_id=binding.thread_id, error=str(unavailable))
 
@@ -650,8 +683,13 @@ class Orchestrator:
             if binding is not None:
                 await self.bindings.add(tx, binding)
         self._timers.cancel(f"archive:{run.session_key}")
-        log.info("run_queued", run_id=run.id, session_key=run.session_key, kind=run.kind.value,
-                 parent_run_id=run.parent_run_id)
+        log.info(
+            "run_queued",
+            run_id=run.id,
+            session_key=run.session_key,
+            kind=run.kind.value,
+            parent_run_id=run.parent_run_id,
+        )
         self._pending.put_nowait(("start", run.id))
         self._run_changed(run.id)
 
@@ -688,15 +726,28 @@ class Orchestrator:
         return steered
 
     async def follow_up(
-        self, session: Session, message: str, previous: Run | None, parent_run_id: str | None = None,
+        self,
+        session: Session,
+        message: str,
+        previous: Run | None,
+        parent_run_id: str | None = None,
         origin: Origin | None = None,
     ) -> str:
         """Start a new run in an existing sub-agent session (it announces again when it ends), answering to
         ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs."""
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
-        run = self._new_run(session, RunKind.FOLLOWUP, message, previous.model, previous.thinking,
-                            previous.timeout_seconds, origin or _origin_of(previous), parent_run_id, self._clock())
+        run = self._new_run(
+            session,
+            RunKind.FOLLOWUP,
+            message,
+            previous.model,
+            previous.thinking,
+            previous.timeout_seconds,
+            origin or _origin_of(previous),
+            parent_run_id,
+            self._clock(),
+        )
         await self._persist_and_queue(run, None)
         return run.id
 
@@ -756,8 +807,11 @@ class Orchestrator:
                     prompt = await self._take_inbox(run.id, wake=True)
                     if prompt is None:
                         log.warning("wake_without_messages")
-                        await self._settle(run, session, RunOutcome(
-                            RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, []))
+                        await self._settle(
+                            run,
+                            session,
+                            RunOutcome(RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, []),
+                        )
                 else:
                     if not await self.runs.mark_running(run.id, self._clock()):
                         return
@@ -847,8 +901,14 @@ class Orchestrator:
                 await self.runs.finish(
                     tx, run.id, outcome.status, now, result_text=outcome.result_text, error=outcome.error
                 )
-                finished = replace(current, status=outcome.status, ended_at=now, result_text=outcome.result_text,
-                                   error=outcome.error, usage=usage)
+                finished = replace(
+                    current,
+                    status=outcome.status,
+                    ended_at=now,
+                    result_text=outcome.result_text,
+                    error=outcome.error,
+                    usage=usage,
+                )
                 followups += await self._route(tx, finished, session, now)
         if wake:
             return await self._take_inbox(run.id, wake=True)
@@ -891,8 +951,13 @@ class Orchestrator:
                 return followups
             if target.status in LIVE_STATUSES and target_session.archived_at is None:
                 if not silent:
-                    await self.inbox.add(tx, run_id=target.id, source_run_id=run.id,
-                                         content=self._completion_event(run, session, now), now=now)
+                    await self.inbox.add(
+                        tx,
+                        run_id=target.id,
+                        source_run_id=run.id,
+                        content=self._completion_event(run, session, now),
+                        now=now,
+                    )
                 if session.cleanup == "delete":
                     followups.append(lambda: self._background(self._archive(session.key)))
                 if target.status is RunStatus.WAITING_CHILDREN:
@@ -900,7 +965,9 @@ class Orchestrator:
                 return followups
             target_id = target.parent_run_id
 
-    async def _child_settled(self, tx: aiosqlite.Connection, parent_run_id: str, now: float) -> list[Callable[[], None]]:
+    async def _child_settled(
+        self, tx: aiosqlite.Connection, parent_run_id: str, now: float
+    ) -> list[Callable[[], None]]:
         """A child of ``parent_run_id`` settled: if the parent waits and nothing is left, wake it or end it."""
         parent = await self.runs.get(parent_run_id, tx)
         if parent is None or parent.status is not RunStatus.WAITING_CHILDREN:
@@ -1064,8 +1131,9 @@ class Orchestrator:
                 if run.kind is RunKind.CHAT:
                     await self._keep_unread_results(tx, run.id, run.session_key, now)
                 if run.parent_run_id not in live_ids:
-                    interrupted = replace(run, status=RunStatus.INTERRUPTED, ended_at=now, error=INTERRUPTED_REASON,
-                                          result_text=partial)
+                    interrupted = replace(
+                        run, status=RunStatus.INTERRUPTED, ended_at=now, error=INTERRUPTED_REASON, result_text=partial
+                    )
                     followups += await self._route(tx, interrupted, session, now)
             log.warning("run_interrupted", run_id=run.id, session_key=session.key, previous_status=run.status.value)
         self._after_commit(followups)

@@ -93,7 +93,8 @@ class SessionQueries:
         now = self._clock()
         active = [r for r in rows if r.run is not None and not r.run.status.is_terminal]
         recent = [
-            r for r in rows
+            r
+            for r in rows
             if r.run is not None and r.run.status.is_terminal and (r.run.ended_at or 0) >= now - RECENT_SECONDS
         ]
         return active + recent
@@ -158,7 +159,9 @@ class SessionQueries:
         raise LookupError(f"Unknown subagent id: {shown}")
 
     async def assistant_texts(self, session_key: str) -> list[str]:
-        return [entry["text"] for entry in await self.history(session_key, 10_000, False) if entry["role"] == "assistant"]
+        return [
+            entry["text"] for entry in await self.history(session_key, 10_000, False) if entry["role"] == "assistant"
+        ]
 
     async def history(self, session_key: str, limit: int, include_tools: bool) -> list[dict[str, str]]:
         """The last ``limit`` transcript entries as ``{role, text}``; tool traffic only with ``include_tools``."""
@@ -174,4 +177,3 @@ class SessionQueries:
                 elif include_tools and isinstance(part, ToolReturnPart):
                     entries.append({"role": "tool_result", "text": part.model_response_str()})
         return entries[-limit:]
-

@@ -60,11 +60,15 @@ def intro_text(label: str, idle_seconds: float, max_age_seconds: float) -> str:
 
 def farewell_text(reason: str, seconds: float) -> str:
     if reason == "idle":
-        return (f"⚙️ Session ended automatically after {format_duration(seconds)} of inactivity. "
-                "Messages here will no longer be routed.")
+        return (
+            f"⚙️ Session ended automatically after {format_duration(seconds)} of inactivity. "
+            "Messages here will no longer be routed."
+        )
     if reason == "max-age":
-        return (f"⚙️ Session ended automatically at max age of {format_duration(seconds)}. "
-                "Messages here will no longer be routed.")
+        return (
+            f"⚙️ Session ended automatically at max age of {format_duration(seconds)}. "
+            "Messages here will no longer be routed."
+        )
     return "⚙️ Session ended. Messages here will no longer be routed."
 
 

@@ -6,6 +6,7 @@ timer, and a deadline that passed while the process was down fires as soon as it
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -58,7 +59,5 @@ class Timers:
         )
 
     def cancel(self, job_id: str) -> None:
-        try:
+        with contextlib.suppress(JobLookupError):
             self._scheduler.remove_job(job_id)
-        except JobLookupError:
-            pass

@@ -15,6 +15,6 @@ async def target_choices(control: RunControl, conversation: str, current: str) -
     """Bounded, so Discord always gets an answer in time (no choices rather than a failed interaction)."""
     try:
         pairs = await asyncio.wait_for(control.target_choices(conversation, current), AUTOCOMPLETE_BUDGET_SECONDS)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return []
     return [app_commands.Choice(name=name, value=value) for name, value in pairs]

@@ -176,8 +176,9 @@ class DeliveryWorker:
             bound.warning("notice_dm_refused", error=describe_error(notice_error))
             notice = None
         await self._outbox.mark_failed(row, attempts, reason, notice, now)
-        bound.error("delivery_failed", attempts=attempts, error=reason,
-                    requester_told_via=notice.via if notice else None)
+        bound.error(
+            "delivery_failed", attempts=attempts, error=reason, requester_told_via=notice.via if notice else None
+        )
         if notice is not None:
             self.wake()
         if row.run_id is not None and row.notice is None and self._on_failed is not None:
@@ -196,8 +197,9 @@ class DeliveryWorker:
         if may_exist:
             taken = await self._outbox.posted_in_channel(row.channel_id, since=row.created_at - CLOCK_SKEW_SECONDS)
             reply_to = announcement.reply_to_message_id if index == 0 else None
-            posted = await find_posted(self._client, row.channel_id, message.content, since=row.created_at,
-                                       taken=taken, reply_to=reply_to)
+            posted = await find_posted(
+                self._client, row.channel_id, message.content, since=row.created_at, taken=taken, reply_to=reply_to
+            )
             if posted is not None:
                 return posted
         target = await self._persona.target(row.channel_id) if self._persona and not message.attachment else None

@@ -12,7 +12,6 @@ import os
 import aiohttp
 import discord
 
-
 NETWORK_ERRORS = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
 
 

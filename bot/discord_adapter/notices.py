@@ -18,11 +18,15 @@ def notice_text(announcement: Announcement, channel_id: int, reason: str) -> str
     mention = f"<@{announcement.mention_user_id}> " if announcement.mention_user_id else ""
     short = announcement.run_id[:8]
     if announcement.kind == "reply":
-        return (f"{mention}⚠️ The answer of **{announcement.agent_label}** (run {short}) could not be posted in "
-                f"<#{channel_id}>: {reason}. Please ask again.")
-    return (f"{mention}⚠️ The result of subagent **{announcement.agent_label}** could not be posted in "
-            f"<#{channel_id}>: {reason}. `/subagents info {short}` and `/subagents log {short}`, used where you "
-            "started it, show the result.")
+        return (
+            f"{mention}⚠️ The answer of **{announcement.agent_label}** (run {short}) could not be posted in "
+            f"<#{channel_id}>: {reason}. Please ask again."
+        )
+    return (
+        f"{mention}⚠️ The result of subagent **{announcement.agent_label}** could not be posted in "
+        f"<#{channel_id}>: {reason}. `/subagents info {short}` and `/subagents log {short}`, used where you "
+        "started it, show the result."
+    )
 
 
 class FailureNotices:
@@ -44,19 +48,22 @@ class FailureNotices:
         return self._notice(row, announcement, reason, "dm", dm.id)
 
     @staticmethod
-    def _notice(
-        row: OutboxRow, announcement: Announcement, reason: str, via: NoticeVia, channel_id: int
-    ) -> NewNotice:
+    def _notice(row: OutboxRow, announcement: Announcement, reason: str, via: NoticeVia, channel_id: int) -> NewNotice:
         """A failed notice is passed on as it is: its text already tells what happened to the announcement."""
         if row.notice is not None:
             payload = row.payload_json
         else:
             notice = Announcement(
-                kind="reply", status=announcement.status, status_line=announcement.status_line,
-                body=notice_text(announcement, row.channel_id, reason), agent_label=announcement.agent_label,
-                run_id=announcement.run_id, session_key=announcement.session_key,
+                kind="reply",
+                status=announcement.status,
+                status_line=announcement.status_line,
+                body=notice_text(announcement, row.channel_id, reason),
+                agent_label=announcement.agent_label,
+                run_id=announcement.run_id,
+                session_key=announcement.session_key,
                 mention_user_id=announcement.mention_user_id,
             )
             payload = notice.model_dump_json()
-        return NewNotice(key=f"{row.idempotency_key}:notice:{via}", channel_id=channel_id, via=via,
-                         payload_json=payload)
+        return NewNotice(
+            key=f"{row.idempotency_key}:notice:{via}", channel_id=channel_id, via=via, payload_json=payload
+        )

@@ -35,7 +35,12 @@ def _answers(message: dict, reply_to: int | None) -> bool:
 
 
 async def find_posted(
-    client: discord.Client, channel_id: int, content: str, *, since: float, taken: set[int],
+    client: discord.Client,
+    channel_id: int,
+    content: str,
+    *,
+    since: float,
+    taken: set[int],
     reply_to: int | None = None,
 ) -> int | None:
     """The id of the first message in ``channel_id`` posted by us after ``since`` (epoch seconds) with exactly
@@ -50,8 +55,12 @@ async def find_posted(
             log.warning("read_back_unavailable", channel_id=channel_id, reason="cannot read the channel's history")
             return None
         for message in sorted(page, key=lambda m: int(m["id"])):
-            if (message.get("content") == content and int(message["id"]) not in taken and _ours(client, message)
-                    and _answers(message, reply_to)):
+            if (
+                message.get("content") == content
+                and int(message["id"]) not in taken
+                and _ours(client, message)
+                and _answers(message, reply_to)
+            ):
                 return int(message["id"])
         if len(page) < PAGE_SIZE:
             return None

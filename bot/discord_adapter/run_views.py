@@ -27,8 +27,10 @@ def list_line(index: int, row: ChildRow, now: float) -> str:
     tokens = ""
     if usage.input_tokens or usage.output_tokens:
         total = usage.input_tokens + usage.output_tokens
-        tokens = (f", tokens {format_tokens(total)} (in {format_tokens(usage.input_tokens)} / "
-                  f"out {format_tokens(usage.output_tokens)})")
+        tokens = (
+            f", tokens {format_tokens(total)} (in {format_tokens(usage.input_tokens)} / "
+            f"out {format_tokens(usage.output_tokens)})"
+        )
     task = "" if row.session.label is None else f" - {run.task[:110]}"
     return f"{index}. {row.label[:48]} ({run.model}, {_runtime(row, now)}{tokens}) {row.status}{task}"
 
@@ -63,28 +65,33 @@ def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: 
     run, session = row.run, row.session
     assert run is not None
     outcome = run.status.value + (f" ({run.error})" if run.error else "")
-    archive = _when(session.archived_at, now) if session.archived_at else (
-        f"due {_when(session.archive_at, now)}" if session.archive_at else "not scheduled")
-    return "\n".join([
-        "ℹ️ Subagent info",
-        f"Status: {row.status}",
-        f"Label: {row.label}",
-        f"Task: {run.task[:500]}",
-        f"Run: {run.id}",
-        f"Session: {session.key}",
-        f"Agent: {session.agent_id} (depth {session.depth}, {session.role})",
-        f"Model: {run.model}",
-        f"Runtime: {_runtime(row, now)}",
-        f"Created: {_when(run.created_at, now)}",
-        f"Started: {_when(run.started_at, now)}",
-        f"Ended: {_when(run.ended_at, now)}",
-        f"Cleanup: {session.cleanup}",
-        f"Archive: {archive}",
-        f"Outcome: {outcome}",
-        f"Result: {_preview(run.result_text)}",
-        f"Delivery: {delivery}",
-        f"Transcript: {transcript_messages} message(s)",
-    ])
+    archive = (
+        _when(session.archived_at, now)
+        if session.archived_at
+        else (f"due {_when(session.archive_at, now)}" if session.archive_at else "not scheduled")
+    )
+    return "\n".join(
+        [
+            "ℹ️ Subagent info",
+            f"Status: {row.status}",
+            f"Label: {row.label}",
+            f"Task: {run.task[:500]}",
+            f"Run: {run.id}",
+            f"Session: {session.key}",
+            f"Agent: {session.agent_id} (depth {session.depth}, {session.role})",
+            f"Model: {run.model}",
+            f"Runtime: {_runtime(row, now)}",
+            f"Created: {_when(run.created_at, now)}",
+            f"Started: {_when(run.started_at, now)}",
+            f"Ended: {_when(run.ended_at, now)}",
+            f"Cleanup: {session.cleanup}",
+            f"Archive: {archive}",
+            f"Outcome: {outcome}",
+            f"Result: {_preview(run.result_text)}",
+            f"Delivery: {delivery}",
+            f"Transcript: {transcript_messages} message(s)",
+        ]
+    )
 
 
 _ROLES = {"user": "User", "assistant": "Assistant", "tool_call": "Tool call", "tool_result": "Tool result"}

@@ -72,7 +72,7 @@ class StatusBoard:
         self._wake.set()
         try:
             await asyncio.wait_for(asyncio.shield(self._task), 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

@@ -33,6 +33,7 @@ def closed_by_people(thread: dict[str, Any]) -> bool:
     locked, archived = bool(metadata.get("locked")), bool(metadata.get("archived"))
     return locked or (archived and not archived_for_inactivity(thread))
 
+
 NEEDED = (("create_public_threads", "Create Public Threads"), ("send_messages_in_threads", "Send Messages in Threads"))
 
 

@@ -43,6 +43,7 @@ invalid command names/descriptions on sync (400 50035). Unknown routes answer 40
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import logging
@@ -54,7 +55,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import aiohttp
@@ -62,25 +63,25 @@ import discord
 from aiohttp import web
 
 __all__ = [
-    'CallbackRecord',
-    'FailureRule',
-    'FakeChannel',
-    'FakeDiscord',
-    'FakeDiscordTimeout',
-    'FakeGuild',
-    'FakeInteraction',
-    'FakeMember',
-    'FakeRole',
-    'FakeUser',
-    'FakeWebhook',
-    'MessageMeta',
-    'RecordedRequest',
-    'ResponseEvent',
+    "CallbackRecord",
+    "FailureRule",
+    "FakeChannel",
+    "FakeDiscord",
+    "FakeDiscordTimeout",
+    "FakeGuild",
+    "FakeInteraction",
+    "FakeMember",
+    "FakeRole",
+    "FakeUser",
+    "FakeWebhook",
+    "MessageMeta",
+    "RecordedRequest",
+    "ResponseEvent",
 ]
 
-log = logging.getLogger('tests.fakes.discord_server')
+log = logging.getLogger("tests.fakes.discord_server")
 
-API_PREFIX = '/api/v10'
+API_PREFIX = "/api/v10"
 DISCORD_EPOCH_MS = 1420070400000
 
 # Message flags
@@ -143,23 +144,23 @@ PERM_MANAGE_WEBHOOKS = _P(manage_webhooks=True).value
 PERM_VIEW = _P(view_channel=True).value
 
 _DEFAULT_ERROR_MESSAGES = {
-    400: '400: Bad Request',
-    401: '401: Unauthorized',
-    403: '403: Forbidden',
-    404: '404: Not Found',
-    405: '405: Method Not Allowed',
-    429: 'You are being rate limited.',
-    500: '500: Internal Server Error',
-    502: '502: Bad Gateway',
-    503: '503: Service Unavailable',
-    504: '504: Gateway Timeout',
+    400: "400: Bad Request",
+    401: "401: Unauthorized",
+    403: "403: Forbidden",
+    404: "404: Not Found",
+    405: "405: Method Not Allowed",
+    429: "You are being rate limited.",
+    500: "500: Internal Server Error",
+    502: "502: Bad Gateway",
+    503: "503: Service Unavailable",
+    504: "504: Gateway Timeout",
 }
 
-T = TypeVar('T')
+T = TypeVar("T")
 
 _FileParts = list[tuple[str, str, bytes, str]]  # (form field, filename, bytes, content type)
-_BODY: web.RequestKey[Any] = web.RequestKey('fake_discord_body', object)
-_FILES: web.RequestKey[_FileParts] = web.RequestKey('fake_discord_files', list)
+_BODY: web.RequestKey[Any] = web.RequestKey("fake_discord_body", object)
+_FILES: web.RequestKey[_FileParts] = web.RequestKey("fake_discord_files", list)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -172,28 +173,28 @@ class FakeDiscordTimeout(AssertionError, asyncio.TimeoutError):
 
 class _ApiError(Exception):
     def __init__(self, status: int, code: int, message: str, errors: dict[str, Any] | None = None) -> None:
-        super().__init__(f'{status} {code} {message}')
+        super().__init__(f"{status} {code} {message}")
         self.status, self.code, self.message, self.errors = status, code, message, errors
 
     def response(self) -> web.Response:
-        body: dict[str, Any] = {'code': self.code, 'message': self.message}
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.errors is not None:
-            body['errors'] = self.errors
+            body["errors"] = self.errors
         return _json_response(body, status=self.status)
 
 
 def _form_error(path: str, code: str, message: str) -> _ApiError:
     """400 50035 "Invalid Form Body" with Discord's nested ``errors`` shape for one field path like ``0.name``."""
-    errors: dict[str, Any] = {'_errors': [{'code': code, 'message': message}]}
-    for part in reversed(path.split('.')):
+    errors: dict[str, Any] = {"_errors": [{"code": code, "message": message}]}
+    for part in reversed(path.split(".")):
         errors = {part: errors}
-    return _ApiError(400, 50035, 'Invalid Form Body', errors)
+    return _ApiError(400, 50035, "Invalid Form Body", errors)
 
 
 def _json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     # discord.py parses a body as JSON only when the header is exactly "application/json" (no charset),
     # which rules out aiohttp's json_response / text= helpers.
-    all_headers = {'Content-Type': 'application/json'}
+    all_headers = {"Content-Type": "application/json"}
     if headers:
         all_headers.update(headers)
     return web.Response(status=status, body=json.dumps(data).encode(), headers=all_headers)
@@ -201,7 +202,7 @@ def _json_response(data: Any, status: int = 200, headers: dict[str, str] | None 
 
 def _as_fetched(msg: dict[str, Any]) -> dict[str, Any]:
     """A message as a fetch returns it: Discord echoes a nonce only in the create answer and the gateway event."""
-    return {key: value for key, value in msg.items() if key != 'nonce'}
+    return {key: value for key, value in msg.items() if key != "nonce"}
 
 
 def _iso(dt: datetime) -> str:
@@ -211,14 +212,14 @@ def _iso(dt: datetime) -> str:
 def _id_of(obj: Any) -> int:
     """Accept a Fake* object, a payload dict, a discord.py object or a raw id."""
     if isinstance(obj, dict):
-        return int(obj['id'])
-    if hasattr(obj, 'id'):
+        return int(obj["id"])
+    if hasattr(obj, "id"):
         return int(obj.id)
     return int(obj)
 
 
 def _truthy_query(value: str | None) -> bool:
-    return value is not None and value.lower() in ('1', 'true', 'yes')
+    return value is not None and value.lower() in ("1", "true", "yes")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -235,18 +236,18 @@ class FakeUser:
 
     @property
     def mention(self) -> str:
-        return f'<@{self.id}>'
+        return f"<@{self.id}>"
 
     def payload(self) -> dict[str, Any]:
         return {
-            'id': str(self.id),
-            'username': self.name,
-            'discriminator': '0',
-            'global_name': self.global_name,
-            'avatar': None,
-            'bot': self.bot,
-            'system': False,
-            'public_flags': 0,
+            "id": str(self.id),
+            "username": self.name,
+            "discriminator": "0",
+            "global_name": self.global_name,
+            "avatar": None,
+            "bot": self.bot,
+            "system": False,
+            "public_flags": 0,
         }
 
 
@@ -262,25 +263,25 @@ class FakeRole:
 
     @property
     def mention(self) -> str:
-        return f'<@&{self.id}>'
+        return f"<@&{self.id}>"
 
     def payload(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            'id': str(self.id),
-            'name': self.name,
-            'permissions': str(self.permissions),
-            'position': self.position,
-            'color': 0,
-            'colors': {'primary_color': 0, 'secondary_color': None, 'tertiary_color': None},
-            'hoist': False,
-            'managed': self.bot_id is not None,
-            'mentionable': self.mentionable,
-            'icon': None,
-            'unicode_emoji': None,
-            'flags': 0,
+            "id": str(self.id),
+            "name": self.name,
+            "permissions": str(self.permissions),
+            "position": self.position,
+            "color": 0,
+            "colors": {"primary_color": 0, "secondary_color": None, "tertiary_color": None},
+            "hoist": False,
+            "managed": self.bot_id is not None,
+            "mentionable": self.mentionable,
+            "icon": None,
+            "unicode_emoji": None,
+            "flags": 0,
         }
         if self.bot_id is not None:
-            data['tags'] = {'bot_id': str(self.bot_id)}
+            data["tags"] = {"bot_id": str(self.bot_id)}
         return data
 
 
@@ -290,7 +291,7 @@ class FakeMember:
     user: FakeUser
     role_ids: list[int] = field(default_factory=list)
     nick: str | None = None
-    joined_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    joined_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     # role that carries the per-member permissions given to add_member(permissions=...)
     permission_role_id: int | None = None
 
@@ -300,20 +301,20 @@ class FakeMember:
 
     def payload(self, *, with_user: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {
-            'roles': [str(r) for r in self.role_ids],
-            'nick': self.nick,
-            'avatar': None,
-            'banner': None,
-            'joined_at': _iso(self.joined_at),
-            'premium_since': None,
-            'deaf': False,
-            'mute': False,
-            'pending': False,
-            'flags': 0,  # discord.py: Member.__init__ reads data['flags']
-            'communication_disabled_until': None,
+            "roles": [str(r) for r in self.role_ids],
+            "nick": self.nick,
+            "avatar": None,
+            "banner": None,
+            "joined_at": _iso(self.joined_at),
+            "premium_since": None,
+            "deaf": False,
+            "mute": False,
+            "pending": False,
+            "flags": 0,  # discord.py: Member.__init__ reads data['flags']
+            "communication_disabled_until": None,
         }
         if with_user:
-            data['user'] = self.user.payload()
+            data["user"] = self.user.payload()
         return data
 
 
@@ -337,8 +338,8 @@ class FakeChannel:
     locked: bool = False
     invitable: bool = True
     auto_archive_duration: int = 1440
-    archive_timestamp: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
-    create_timestamp: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    archive_timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
+    create_timestamp: datetime = field(default_factory=lambda: datetime.now(UTC))
     message_count: int = 0
     total_message_sent: int = 0
     member_ids: set[int] = field(default_factory=set)
@@ -350,34 +351,34 @@ class FakeChannel:
 
     @property
     def mention(self) -> str:
-        return f'<#{self.id}>'
+        return f"<#{self.id}>"
 
     def thread_member_payload(self, user_id: int) -> dict[str, Any]:
         return {
-            'id': str(self.id),
-            'user_id': str(user_id),
-            'join_timestamp': _iso(self.create_timestamp),
-            'flags': 0,
+            "id": str(self.id),
+            "user_id": str(user_id),
+            "join_timestamp": _iso(self.create_timestamp),
+            "flags": 0,
         }
 
     def payload(self, *, bot_id: int | None = None, users: dict[int, FakeUser] | None = None) -> dict[str, Any]:
         if self.type == CH_DM:
             return {
-                'id': str(self.id),
-                'type': CH_DM,
-                'last_message_id': str(self.last_message_id) if self.last_message_id else None,
-                'recipients': [users[u].payload() for u in self.recipient_ids if users and u in users],
-                'flags': 0,
+                "id": str(self.id),
+                "type": CH_DM,
+                "last_message_id": str(self.last_message_id) if self.last_message_id else None,
+                "recipients": [users[u].payload() for u in self.recipient_ids if users and u in users],
+                "flags": 0,
             }
         data: dict[str, Any] = {
-            'id': str(self.id),
-            'type': self.type,
-            'guild_id': str(self.guild_id),
-            'name': self.name,
-            'parent_id': str(self.parent_id) if self.parent_id else None,
-            'last_message_id': str(self.last_message_id) if self.last_message_id else None,
-            'rate_limit_per_user': self.rate_limit_per_user,
-            'flags': 0,
+            "id": str(self.id),
+            "type": self.type,
+            "guild_id": str(self.guild_id),
+            "name": self.name,
+            "parent_id": str(self.parent_id) if self.parent_id else None,
+            "last_message_id": str(self.last_message_id) if self.last_message_id else None,
+            "rate_limit_per_user": self.rate_limit_per_user,
+            "flags": 0,
         }
         if self.is_thread:
             data.update(
@@ -387,16 +388,16 @@ class FakeChannel:
                 total_message_sent=self.total_message_sent,
                 applied_tags=[],
                 thread_metadata={
-                    'archived': self.archived,
-                    'auto_archive_duration': self.auto_archive_duration,
-                    'archive_timestamp': _iso(self.archive_timestamp),
-                    'locked': self.locked,
-                    'invitable': self.invitable,
-                    'create_timestamp': _iso(self.create_timestamp),
+                    "archived": self.archived,
+                    "auto_archive_duration": self.auto_archive_duration,
+                    "archive_timestamp": _iso(self.archive_timestamp),
+                    "locked": self.locked,
+                    "invitable": self.invitable,
+                    "create_timestamp": _iso(self.create_timestamp),
                 },
             )
             if bot_id is not None and bot_id in self.member_ids:
-                data['member'] = self.thread_member_payload(bot_id)
+                data["member"] = self.thread_member_payload(bot_id)
         else:
             data.update(
                 position=self.position,
@@ -416,8 +417,8 @@ class FakeGuild:
     roles: dict[int, FakeRole] = field(default_factory=dict)
     members: dict[int, FakeMember] = field(default_factory=dict)
     channel_ids: list[int] = field(default_factory=list)  # channels and threads, creation order
-    joined_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
-    locale: str = 'en-US'
+    joined_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    locale: str = "en-US"
 
     @property
     def everyone_role(self) -> FakeRole:
@@ -425,35 +426,35 @@ class FakeGuild:
 
     def payload(self) -> dict[str, Any]:
         return {
-            'id': str(self.id),
-            'name': self.name,
-            'icon': None,
-            'splash': None,
-            'discovery_splash': None,
-            'banner': None,
-            'description': None,
-            'owner_id': str(self.owner_id),
-            'afk_channel_id': None,
-            'afk_timeout': 300,
-            'verification_level': 0,
-            'default_message_notifications': 1,
-            'explicit_content_filter': 0,
-            'roles': [r.payload() for r in self.roles.values()],
-            'emojis': [],
-            'stickers': [],
-            'features': [],
-            'mfa_level': 0,
-            'system_channel_id': None,
-            'system_channel_flags': 0,
-            'rules_channel_id': None,
-            'public_updates_channel_id': None,
-            'safety_alerts_channel_id': None,
-            'vanity_url_code': None,
-            'premium_tier': 0,
-            'premium_subscription_count': 0,
-            'preferred_locale': self.locale,
-            'nsfw_level': 0,
-            'premium_progress_bar_enabled': False,
+            "id": str(self.id),
+            "name": self.name,
+            "icon": None,
+            "splash": None,
+            "discovery_splash": None,
+            "banner": None,
+            "description": None,
+            "owner_id": str(self.owner_id),
+            "afk_channel_id": None,
+            "afk_timeout": 300,
+            "verification_level": 0,
+            "default_message_notifications": 1,
+            "explicit_content_filter": 0,
+            "roles": [r.payload() for r in self.roles.values()],
+            "emojis": [],
+            "stickers": [],
+            "features": [],
+            "mfa_level": 0,
+            "system_channel_id": None,
+            "system_channel_flags": 0,
+            "rules_channel_id": None,
+            "public_updates_channel_id": None,
+            "safety_alerts_channel_id": None,
+            "vanity_url_code": None,
+            "premium_tier": 0,
+            "premium_subscription_count": 0,
+            "preferred_locale": self.locale,
+            "nsfw_level": 0,
+            "premium_progress_bar_enabled": False,
         }
 
 
@@ -469,15 +470,15 @@ class FakeWebhook:
 
     def payload(self, users: dict[int, FakeUser]) -> dict[str, Any]:
         return {
-            'id': str(self.id),
-            'type': 1,
-            'guild_id': str(self.guild_id) if self.guild_id else None,
-            'channel_id': str(self.channel_id),
-            'name': self.name,
-            'avatar': None,
-            'token': self.token,
-            'application_id': str(self.application_id),
-            'user': users[self.creator_id].payload(),
+            "id": str(self.id),
+            "type": 1,
+            "guild_id": str(self.guild_id) if self.guild_id else None,
+            "channel_id": str(self.channel_id),
+            "name": self.name,
+            "avatar": None,
+            "token": self.token,
+            "application_id": str(self.application_id),
+            "user": users[self.creator_id].payload(),
         }
 
 
@@ -528,7 +529,7 @@ class ResponseEvent:
 
     @property
     def ephemeral(self) -> bool:
-        return bool(self.message.get('flags', 0) & FLAG_EPHEMERAL)
+        return bool(self.message.get("flags", 0) & FLAG_EPHEMERAL)
 
 
 @dataclass(eq=False)
@@ -553,7 +554,7 @@ class FakeInteraction:
         return any(c.status_code == 200 for c in self.callbacks)
 
     def __repr__(self) -> str:
-        return f'<FakeInteraction id={self.id} type={self.type} command={self.command_name!r}>'
+        return f"<FakeInteraction id={self.id} type={self.type} command={self.command_name!r}>"
 
 
 @dataclass
@@ -604,7 +605,7 @@ class _GatewaySession:
     async def send_dispatch(self, event: str, data: dict[str, Any]) -> bool:
         async with self.lock:
             self.seq += 1
-            frame = json.dumps({'op': 0, 't': event, 's': self.seq, 'd': data})
+            frame = json.dumps({"op": 0, "t": event, "s": self.seq, "d": data})
             self.buffer.append((self.seq, frame))
             return await self._send_raw(frame)
 
@@ -615,7 +616,7 @@ class _GatewaySession:
         try:
             await ws.send_str(frame)
         except (ConnectionError, RuntimeError, aiohttp.ClientError) as exc:
-            log.debug('gateway session %s: send failed (%r), marking disconnected', self.id, exc)
+            log.debug("gateway session %s: send failed (%r), marking disconnected", self.id, exc)
             self.ws = None
             return False
         return True
@@ -626,7 +627,7 @@ class _GatewaySession:
 
 
 class FakeDiscord:
-    def __init__(self, bot_token: str = 'fake-bot-token', *, bot_name: str = 'threadbound') -> None:
+    def __init__(self, bot_token: str = "fake-bot-token", *, bot_name: str = "threadbound") -> None:
         self.bot_token = bot_token
         self.interaction_ack_deadline = 3.0
         self.interaction_token_ttl = 15 * 60.0
@@ -667,7 +668,7 @@ class FakeDiscord:
 
         self.application_id = self._snowflake()
         self.bot = self._new_user(bot_name, bot=True, user_id=self.application_id)
-        self.app_owner = self._new_user('app-owner')
+        self.app_owner = self._new_user("app-owner")
 
     # ---------------------------------------------------------------------------------------------- lifecycle
 
@@ -678,19 +679,17 @@ class FakeDiscord:
         self._add_routes(app)
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, '127.0.0.1', port)
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
         self._port = self._runner.addresses[0][1]
-        log.debug('fake discord listening on %s', self.base_url)
+        log.debug("fake discord listening on %s", self.base_url)
 
     async def stop(self) -> None:
         await self._flush_background()
         for session in list(self._sessions.values()):
             if session.connected and session.ws is not None:
-                try:
-                    await session.ws.close(code=1001, message=b'fake discord stopping')
-                except Exception:  # noqa: BLE001 - best effort during teardown
-                    pass
+                with contextlib.suppress(Exception):
+                    await session.ws.close(code=1001, message=b"fake discord stopping")
         self._sessions.clear()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -706,20 +705,20 @@ class FakeDiscord:
     @property
     def port(self) -> int:
         if self._port is None:
-            raise RuntimeError('FakeDiscord.start() has not been awaited')
+            raise RuntimeError("FakeDiscord.start() has not been awaited")
         return self._port
 
     @property
     def base_url(self) -> str:
-        return f'http://127.0.0.1:{self.port}'
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def api_base_url(self) -> str:
-        return f'{self.base_url}{API_PREFIX}'
+        return f"{self.base_url}{API_PREFIX}"
 
     @property
     def gateway_url(self) -> str:
-        return f'ws://127.0.0.1:{self.port}/'
+        return f"ws://127.0.0.1:{self.port}/"
 
     @property
     def bot_user(self) -> dict[str, Any]:
@@ -731,7 +730,7 @@ class FakeDiscord:
 
     @property
     def last_intents(self) -> int | None:
-        return self.identify_payloads[-1].get('intents') if self.identify_payloads else None
+        return self.identify_payloads[-1].get("intents") if self.identify_payloads else None
 
     @property
     def connected_sessions(self) -> int:
@@ -756,14 +755,17 @@ class FakeDiscord:
         for thread in self.threads():
             if thread.archived:
                 continue
-            last = discord.utils.snowflake_time(thread.last_message_id) if thread.last_message_id else (
-                thread.create_timestamp)
+            last = (
+                discord.utils.snowflake_time(thread.last_message_id)
+                if thread.last_message_id
+                else (thread.create_timestamp)
+            )
             if last + timedelta(minutes=thread.auto_archive_duration) <= now:
                 thread.archived, thread.archive_timestamp = True, now
-                self._schedule_dispatch('THREAD_UPDATE', self._channel_payload(thread), guild_id=thread.guild_id)
+                self._schedule_dispatch("THREAD_UPDATE", self._channel_payload(thread), guild_id=thread.guild_id)
 
     def _wall(self) -> datetime:
-        return datetime.now(timezone.utc) + timedelta(seconds=self._clock_offset)
+        return datetime.now(UTC) + timedelta(seconds=self._clock_offset)
 
     def _snowflake(self) -> int:
         ms = int(self._wall().timestamp() * 1000) - DISCORD_EPOCH_MS  # ids carry the fake clock's time
@@ -790,17 +792,21 @@ class FakeDiscord:
         owner: FakeUser | None = None,
         everyone_permissions: int = DEFAULT_EVERYONE_PERMISSIONS,
         bot_permissions: int = DEFAULT_BOT_PERMISSIONS,
-        locale: str = 'en-US',
+        locale: str = "en-US",
     ) -> FakeGuild:
         """A guild the bot is in. Members' effective permissions are @everyone | their roles (admin => all)."""
         owner = owner or self.app_owner
         guild = FakeGuild(id=self._snowflake(), name=name, owner_id=owner.id, locale=locale)
         guild.roles[guild.id] = FakeRole(
-            id=guild.id, guild_id=guild.id, name='@everyone', permissions=everyone_permissions
+            id=guild.id, guild_id=guild.id, name="@everyone", permissions=everyone_permissions
         )
         self.guilds[guild.id] = guild
         bot_role = FakeRole(
-            id=self._snowflake(), guild_id=guild.id, name=self.bot.name, permissions=bot_permissions, position=1,
+            id=self._snowflake(),
+            guild_id=guild.id,
+            name=self.bot.name,
+            permissions=bot_permissions,
+            position=1,
             bot_id=self.bot.id,
         )
         guild.roles[bot_role.id] = bot_role
@@ -809,17 +815,21 @@ class FakeDiscord:
         )
         if owner is not self.app_owner:
             guild.members.setdefault(owner.id, FakeMember(guild_id=guild.id, user=owner))
-        self._schedule_dispatch('GUILD_CREATE', None, guild_id=guild.id, per_session=self._guild_join_payload)
+        self._schedule_dispatch("GUILD_CREATE", None, guild_id=guild.id, per_session=self._guild_join_payload)
         return guild
 
     def add_role(self, guild: Any, name: str, permissions: int = 0, *, mentionable: bool = False) -> FakeRole:
         g = self._guild(guild)
         role = FakeRole(
-            id=self._snowflake(), guild_id=g.id, name=name, permissions=int(permissions), position=len(g.roles),
+            id=self._snowflake(),
+            guild_id=g.id,
+            name=name,
+            permissions=int(permissions),
+            position=len(g.roles),
             mentionable=mentionable,
         )
         g.roles[role.id] = role
-        self._schedule_dispatch('GUILD_ROLE_CREATE', {'guild_id': str(g.id), 'role': role.payload()}, guild_id=g.id)
+        self._schedule_dispatch("GUILD_ROLE_CREATE", {"guild_id": str(g.id), "role": role.payload()}, guild_id=g.id)
         return role
 
     def add_member(
@@ -837,15 +847,15 @@ class FakeDiscord:
         if permissions is not None:
             value = permissions.value if isinstance(permissions, discord.Permissions) else int(permissions)
             role = FakeRole(
-                id=self._snowflake(), guild_id=g.id, name=f'perms:{user.name}', permissions=value, position=len(g.roles)
+                id=self._snowflake(), guild_id=g.id, name=f"perms:{user.name}", permissions=value, position=len(g.roles)
             )
             g.roles[role.id] = role
             member.role_ids.append(role.id)
             member.permission_role_id = role.id
-            self._schedule_dispatch('GUILD_ROLE_CREATE', {'guild_id': str(g.id), 'role': role.payload()}, guild_id=g.id)
+            self._schedule_dispatch("GUILD_ROLE_CREATE", {"guild_id": str(g.id), "role": role.payload()}, guild_id=g.id)
         g.members[user.id] = member
         self._schedule_dispatch(
-            'GUILD_MEMBER_ADD', {**member.payload(), 'guild_id': str(g.id)}, guild_id=g.id, intent=INTENT_GUILD_MEMBERS
+            "GUILD_MEMBER_ADD", {**member.payload(), "guild_id": str(g.id)}, guild_id=g.id, intent=INTENT_GUILD_MEMBERS
         )
         return member
 
@@ -855,18 +865,16 @@ class FakeDiscord:
         member = g.members[_id_of(user)]
         value = permissions.value if isinstance(permissions, discord.Permissions) else int(permissions)
         if member.permission_role_id is None:
-            role = FakeRole(id=self._snowflake(), guild_id=g.id, name=f'perms:{member.user.name}', permissions=value)
+            role = FakeRole(id=self._snowflake(), guild_id=g.id, name=f"perms:{member.user.name}", permissions=value)
             g.roles[role.id] = role
             member.role_ids.append(role.id)
             member.permission_role_id = role.id
-            self._schedule_dispatch('GUILD_ROLE_CREATE', {'guild_id': str(g.id), 'role': role.payload()}, guild_id=g.id)
-            self._schedule_dispatch(
-                'GUILD_MEMBER_UPDATE', {**member.payload(), 'guild_id': str(g.id)}, guild_id=g.id
-            )
+            self._schedule_dispatch("GUILD_ROLE_CREATE", {"guild_id": str(g.id), "role": role.payload()}, guild_id=g.id)
+            self._schedule_dispatch("GUILD_MEMBER_UPDATE", {**member.payload(), "guild_id": str(g.id)}, guild_id=g.id)
         else:
             role = g.roles[member.permission_role_id]
             role.permissions = value
-            self._schedule_dispatch('GUILD_ROLE_UPDATE', {'guild_id': str(g.id), 'role': role.payload()}, guild_id=g.id)
+            self._schedule_dispatch("GUILD_ROLE_UPDATE", {"guild_id": str(g.id), "role": role.payload()}, guild_id=g.id)
 
     def add_text_channel(
         self, guild: Any, name: str, *, topic: str | None = None, news: bool = False, forum: bool = False
@@ -875,11 +883,15 @@ class FakeDiscord:
         g = self._guild(guild)
         kind = CH_FORUM if forum else CH_NEWS if news else CH_TEXT
         channel = FakeChannel(
-            id=self._snowflake(), type=kind, name=name, guild_id=g.id,
-            position=len(g.channel_ids), topic=topic,
+            id=self._snowflake(),
+            type=kind,
+            name=name,
+            guild_id=g.id,
+            position=len(g.channel_ids),
+            topic=topic,
         )
         self._register_channel(channel)
-        self._schedule_dispatch('CHANNEL_CREATE', self._channel_payload(channel), guild_id=g.id)
+        self._schedule_dispatch("CHANNEL_CREATE", self._channel_payload(channel), guild_id=g.id)
         return channel
 
     def add_thread(
@@ -898,9 +910,15 @@ class FakeDiscord:
         parent_ch = self._channel(parent)
         owner = owner or self.bot
         thread = FakeChannel(
-            id=self._snowflake(), type=CH_PRIVATE_THREAD if private else CH_PUBLIC_THREAD, name=name,
-            guild_id=parent_ch.guild_id, parent_id=parent_ch.id, owner_id=owner.id, archived=archived,
-            locked=locked, auto_archive_duration=auto_archive_duration,
+            id=self._snowflake(),
+            type=CH_PRIVATE_THREAD if private else CH_PUBLIC_THREAD,
+            name=name,
+            guild_id=parent_ch.guild_id,
+            parent_id=parent_ch.id,
+            owner_id=owner.id,
+            archived=archived,
+            locked=locked,
+            auto_archive_duration=auto_archive_duration,
         )
         thread.member_ids.add(owner.id)
         if bot_joined:
@@ -908,7 +926,7 @@ class FakeDiscord:
         self._register_channel(thread)
         if not archived:
             self._schedule_dispatch(
-                'THREAD_CREATE', {**self._channel_payload(thread), 'newly_created': True}, guild_id=thread.guild_id
+                "THREAD_CREATE", {**self._channel_payload(thread), "newly_created": True}, guild_id=thread.guild_id
             )
         return thread
 
@@ -924,7 +942,7 @@ class FakeDiscord:
         """A person archives (or locks) the thread now; dispatches THREAD_UPDATE."""
         t = self._channel(thread)
         t.archived, t.locked, t.archive_timestamp = True, locked or t.locked, self._wall()
-        self._schedule_dispatch('THREAD_UPDATE', self._channel_payload(t), guild_id=t.guild_id)
+        self._schedule_dispatch("THREAD_UPDATE", self._channel_payload(t), guild_id=t.guild_id)
 
     def delete_channel(self, channel: Any) -> None:
         """Delete a channel/thread out from under the bot (dispatches THREAD_DELETE / CHANNEL_DELETE)."""
@@ -948,23 +966,26 @@ class FakeDiscord:
 
     def _channel_delete_event(self, ch: FakeChannel) -> tuple[str, dict[str, Any]]:
         if ch.is_thread:
-            return 'THREAD_DELETE', {
-                'id': str(ch.id), 'guild_id': str(ch.guild_id), 'parent_id': str(ch.parent_id), 'type': ch.type,
+            return "THREAD_DELETE", {
+                "id": str(ch.id),
+                "guild_id": str(ch.guild_id),
+                "parent_id": str(ch.parent_id),
+                "type": ch.type,
             }
-        return 'CHANNEL_DELETE', self._channel_payload(ch)
+        return "CHANNEL_DELETE", self._channel_payload(ch)
 
     # ---------------------------------------------------------------------------------------------- lookups
 
     def _guild(self, guild: Any) -> FakeGuild:
         gid = _id_of(guild)
         if gid not in self.guilds:
-            raise KeyError(f'unknown guild {gid}')
+            raise KeyError(f"unknown guild {gid}")
         return self.guilds[gid]
 
     def _channel(self, channel: Any) -> FakeChannel:
         cid = _id_of(channel)
         if cid not in self.channels:
-            raise KeyError(f'unknown channel {cid}')
+            raise KeyError(f"unknown channel {cid}")
         return self.channels[cid]
 
     def get_channel(self, channel_id: Any) -> FakeChannel | None:
@@ -974,8 +995,7 @@ class FakeDiscord:
         """Threads known to the fake (optionally only those under ``parent``), creation order, not deleted."""
         pid = _id_of(parent) if parent is not None else None
         return [
-            c for c in self.channels.values()
-            if c.is_thread and not c.deleted and (pid is None or c.parent_id == pid)
+            c for c in self.channels.values() if c.is_thread and not c.deleted and (pid is None or c.parent_id == pid)
         ]
 
     def _member(self, guild_id: int | None, user_id: int) -> FakeMember | None:
@@ -1006,22 +1026,22 @@ class FakeDiscord:
 
     def _require_bot_permission(self, channel: FakeChannel, needed: int) -> None:
         if channel.guild_id is not None and (self._bot_permissions(channel) & needed) != needed:
-            raise _ApiError(403, 50013, 'Missing Permissions')
+            raise _ApiError(403, 50013, "Missing Permissions")
 
     # ---------------------------------------------------------------------------------------------- payloads
 
     def _self_user_payload(self) -> dict[str, Any]:
         return {
             **self.bot.payload(),
-            'verified': True,
-            'mfa_enabled': False,
-            'locale': 'en-US',
-            'flags': 0,
-            'premium_type': 0,
-            'email': None,
-            'bio': '',
-            'banner': None,
-            'accent_color': None,
+            "verified": True,
+            "mfa_enabled": False,
+            "locale": "en-US",
+            "flags": 0,
+            "premium_type": 0,
+            "email": None,
+            "bio": "",
+            "banner": None,
+            "accent_color": None,
         }
 
     def _channel_payload(self, channel: FakeChannel) -> dict[str, Any]:
@@ -1030,41 +1050,38 @@ class FakeDiscord:
     def _guild_join_payload(self, guild: FakeGuild, session: _GatewaySession | None) -> dict[str, Any]:
         # discord.py fires on_guild_join only when ``unavailable`` is absent (False means "became available").
         data = self._guild_create_payload(guild, session)
-        del data['unavailable']
+        del data["unavailable"]
         return data
 
     def _guild_create_payload(self, guild: FakeGuild, session: _GatewaySession | None) -> dict[str, Any]:
         intents = session.intents if session is not None else -1  # -1: every intent (for the dispatch log)
         channels = [self.channels[c] for c in guild.channel_ids if not self.channels[c].deleted]
-        if intents & INTENT_GUILD_MEMBERS:
-            members = list(guild.members.values())
-        else:
-            # Without GUILD_MEMBERS Discord sends only the bot's own member (and voice members).
-            members = [guild.members[self.bot.id]]
+        # Without GUILD_MEMBERS Discord sends only the bot's own member (and voice members).
+        members = list(guild.members.values()) if intents & INTENT_GUILD_MEMBERS else [guild.members[self.bot.id]]
         return {
             **guild.payload(),
-            'unavailable': False,
-            'joined_at': _iso(guild.joined_at),
-            'large': False,
-            'member_count': len(guild.members),
-            'channels': [self._channel_payload(c) for c in channels if not c.is_thread],
-            'threads': [self._channel_payload(c) for c in channels if c.is_thread and not c.archived],
-            'members': [m.payload() for m in members],
-            'voice_states': [],
-            'presences': [],
-            'stage_instances': [],
-            'guild_scheduled_events': [],
-            'soundboard_sounds': [],
+            "unavailable": False,
+            "joined_at": _iso(guild.joined_at),
+            "large": False,
+            "member_count": len(guild.members),
+            "channels": [self._channel_payload(c) for c in channels if not c.is_thread],
+            "threads": [self._channel_payload(c) for c in channels if c.is_thread and not c.archived],
+            "members": [m.payload() for m in members],
+            "voice_states": [],
+            "presences": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+            "soundboard_sounds": [],
         }
 
     def _member_with_permissions(self, guild_id: int, user_id: int) -> dict[str, Any]:
         member = self.guilds[guild_id].members[user_id]
-        return {**member.payload(), 'permissions': str(self.member_permissions(guild_id, user_id))}
+        return {**member.payload(), "permissions": str(self.member_permissions(guild_id, user_id))}
 
     def _partial_channel_for_interaction(self, channel: FakeChannel, user_id: int) -> dict[str, Any]:
         data = self._channel_payload(channel)
         if channel.guild_id is not None:
-            data['permissions'] = str(self.member_permissions(channel.guild_id, user_id))
+            data["permissions"] = str(self.member_permissions(channel.guild_id, user_id))
         return data
 
     # ---------------------------------------------------------------------------------------------- waiting
@@ -1082,19 +1099,17 @@ class FakeDiscord:
                 return result
             remaining = deadline - loop.time()
             if remaining <= 0:
-                raise FakeDiscordTimeout(f'timed out after {timeout}s: {describe()}')
+                raise FakeDiscordTimeout(f"timed out after {timeout}s: {describe()}")
             event = self._changed
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), remaining)
-            except asyncio.TimeoutError:
-                pass
 
     def _describe_recent(self, since: float | None = None, limit: int = 15) -> str:
         reqs = [r for r in self.requests if since is None or r.at >= since][-limit:]
-        lines = [f'    {r.method} {r.path} -> {r.status}{" (injected)" if r.injected else ""}' for r in reqs]
-        text = '\n  recent requests:\n' + ('\n'.join(lines) if lines else '    (none)')
+        lines = [f"    {r.method} {r.path} -> {r.status}{' (injected)' if r.injected else ''}" for r in reqs]
+        text = "\n  recent requests:\n" + ("\n".join(lines) if lines else "    (none)")
         if self.unhandled_requests:
-            text += f'\n  UNHANDLED routes: {self.unhandled_requests}'
+            text += f"\n  UNHANDLED routes: {self.unhandled_requests}"
         return text
 
     async def wait_ack(self, inter: FakeInteraction, timeout: float = 5.0) -> CallbackRecord:
@@ -1103,7 +1118,7 @@ class FakeDiscord:
         return await self._wait_until(
             lambda: inter.callbacks[0] if inter.callbacks else None,
             timeout,
-            lambda: f'{inter!r} got no interaction callback' + self._describe_recent(inter.dispatched_at),
+            lambda: f"{inter!r} got no interaction callback" + self._describe_recent(inter.dispatched_at),
         )
 
     async def wait_followup(
@@ -1117,7 +1132,7 @@ class FakeDiscord:
 
         The type-4 initial reply does not count (use ``wait_reply`` for "whatever the user sees first").
         """
-        kinds = ('followup', 'original_edit', 'followup_edit', 'update')
+        kinds = ("followup", "original_edit", "followup_edit", "update")
         return await self._wait_response(inter, timeout, kinds, predicate)
 
     async def wait_reply(
@@ -1128,7 +1143,7 @@ class FakeDiscord:
         predicate: Callable[[dict[str, Any]], bool] | None = None,
     ) -> dict[str, Any]:
         """First message with real content for ``inter``: a type-4 reply, an @original edit or a followup."""
-        kinds = ('initial', 'followup', 'original_edit', 'followup_edit', 'update')
+        kinds = ("initial", "followup", "original_edit", "followup_edit", "update")
         return await self._wait_response(inter, timeout, kinds, predicate)
 
     async def _wait_response(
@@ -1147,11 +1162,11 @@ class FakeDiscord:
             return None
 
         def describe() -> str:
-            seen = [(e.kind, e.message.get('content'), e.message.get('flags')) for e in inter.responses]
+            seen = [(e.kind, e.message.get("content"), e.message.get("flags")) for e in inter.responses]
             cbs = [(c.type, c.status_code, c.error_code) for c in inter.callbacks]
             return (
-                f'{inter!r}: no response of kind {kinds}; callbacks (type, status, code)={cbs}; '
-                f'responses (kind, content, flags)={seen}' + self._describe_recent(inter.dispatched_at)
+                f"{inter!r}: no response of kind {kinds}; callbacks (type, status, code)={cbs}; "
+                f"responses (kind, content, flags)={seen}" + self._describe_recent(inter.dispatched_at)
             )
 
         return await self._wait_until(check, timeout, describe)
@@ -1176,8 +1191,8 @@ class FakeDiscord:
             return None
 
         def describe() -> str:
-            seen = [(m['author']['username'], m['content'][:80]) for m in self.channel_messages(cid)]
-            return f'no matching message in channel {cid}; messages (author, content)={seen}' + self._describe_recent()
+            seen = [(m["author"]["username"], m["content"][:80]) for m in self.channel_messages(cid)]
+            return f"no matching message in channel {cid}; messages (author, content)={seen}" + self._describe_recent()
 
         return await self._wait_until(check, timeout, describe)
 
@@ -1187,11 +1202,11 @@ class FakeDiscord:
 
         def check() -> RecordedRequest | None:
             for r in self.requests:
-                if (method == '*' or r.method == method.upper()) and pattern.search(r.path):
+                if (method == "*" or r.method == method.upper()) and pattern.search(r.path):
                     return r
             return None
 
-        return await self._wait_until(check, timeout, lambda: f'no {method} {path_regex}' + self._describe_recent())
+        return await self._wait_until(check, timeout, lambda: f"no {method} {path_regex}" + self._describe_recent())
 
     async def wait_for_dispatch(
         self, event: str, predicate: Callable[[dict[str, Any]], bool] | None = None, timeout: float = 5.0
@@ -1205,7 +1220,7 @@ class FakeDiscord:
             return None
 
         return await self._wait_until(
-            check, timeout, lambda: f'no {event} dispatched; events: {[n for n, _ in self.dispatched][-20:]}'
+            check, timeout, lambda: f"no {event} dispatched; events: {[n for n, _ in self.dispatched][-20:]}"
         )
 
     async def wait_for_sessions(self, count: int = 1, timeout: float = 5.0) -> None:
@@ -1213,7 +1228,7 @@ class FakeDiscord:
         await self._wait_until(
             lambda: True if self.connected_sessions >= count else None,
             timeout,
-            lambda: f'{self.connected_sessions} connected gateway sessions, wanted {count}',
+            lambda: f"{self.connected_sessions} connected gateway sessions, wanted {count}",
         )
 
     # ---------------------------------------------------------------------------------------------- inspection
@@ -1222,9 +1237,7 @@ class FakeDiscord:
         """Public, non-deleted messages of a channel/thread in creation order (no ephemeral replies)."""
         cid = _id_of(channel)
         return [
-            self._messages[mid]
-            for mid in self._channel_message_ids.get(cid, [])
-            if not self._message_meta[mid].deleted
+            self._messages[mid] for mid in self._channel_message_ids.get(cid, []) if not self._message_meta[mid].deleted
         ]
 
     def get_message(self, message_id: Any) -> dict[str, Any] | None:
@@ -1248,7 +1261,7 @@ class FakeDiscord:
 
     def requests_matching(self, method: str, path_regex: str) -> list[RecordedRequest]:
         pattern = re.compile(path_regex)
-        return [r for r in self.requests if (method == '*' or r.method == method.upper()) and pattern.search(r.path)]
+        return [r for r in self.requests if (method == "*" or r.method == method.upper()) and pattern.search(r.path)]
 
     # ---------------------------------------------------------------------------------------------- failures
 
@@ -1272,9 +1285,15 @@ class FakeDiscord:
         the error replaces the success body ("Discord did it but the answer was lost").
         """
         rule = FailureRule(
-            method=method.upper(), pattern=re.compile(path_regex), status=status, remaining=times,
-            after_commit=after_commit, code=code, message=message or _DEFAULT_ERROR_MESSAGES.get(status, str(status)),
-            retry_after=retry_after, is_global=is_global,
+            method=method.upper(),
+            pattern=re.compile(path_regex),
+            status=status,
+            remaining=times,
+            after_commit=after_commit,
+            code=code,
+            message=message or _DEFAULT_ERROR_MESSAGES.get(status, str(status)),
+            retry_after=retry_after,
+            is_global=is_global,
         )
         self._failures.append(rule)
         return rule
@@ -1284,7 +1303,7 @@ class FakeDiscord:
 
     def _take_failure(self, method: str, path: str) -> FailureRule | None:
         for rule in self._failures:
-            if rule.remaining > 0 and rule.method in ('*', method) and rule.pattern.search(path):
+            if rule.remaining > 0 and rule.method in ("*", method) and rule.pattern.search(path):
                 rule.remaining -= 1
                 rule.hits += 1
                 return rule
@@ -1294,23 +1313,26 @@ class FakeDiscord:
     def _failure_response(rule: FailureRule) -> web.Response:
         if rule.status == 429:
             body = {
-                'message': rule.message, 'retry_after': rule.retry_after, 'global': rule.is_global, 'code': rule.code
+                "message": rule.message,
+                "retry_after": rule.retry_after,
+                "global": rule.is_global,
+                "code": rule.code,
             }
             headers = {
                 # Without Via discord.py assumes a Cloudflare ban and raises instead of waiting.
-                'Via': '1.1 google',
-                'Retry-After': str(max(1, math.ceil(rule.retry_after))),
-                'X-RateLimit-Limit': '5',
-                'X-RateLimit-Remaining': '0',
-                'X-RateLimit-Reset': f'{time.time() + rule.retry_after:.3f}',
-                'X-RateLimit-Reset-After': f'{rule.retry_after:.3f}',
-                'X-RateLimit-Bucket': 'fake-bucket',
-                'X-RateLimit-Scope': 'global' if rule.is_global else 'user',
+                "Via": "1.1 google",
+                "Retry-After": str(max(1, math.ceil(rule.retry_after))),
+                "X-RateLimit-Limit": "5",
+                "X-RateLimit-Remaining": "0",
+                "X-RateLimit-Reset": f"{time.time() + rule.retry_after:.3f}",
+                "X-RateLimit-Reset-After": f"{rule.retry_after:.3f}",
+                "X-RateLimit-Bucket": "fake-bucket",
+                "X-RateLimit-Scope": "global" if rule.is_global else "user",
             }
             if rule.is_global:
-                headers['X-RateLimit-Global'] = 'true'
+                headers["X-RateLimit-Global"] = "true"
             return _json_response(body, status=429, headers=headers)
-        return _json_response({'code': rule.code, 'message': rule.message}, status=rule.status)
+        return _json_response({"code": rule.code, "message": rule.message}, status=rule.status)
 
     # ---------------------------------------------------------------------------------------------- gateway
 
@@ -1325,16 +1347,16 @@ class FakeDiscord:
     ) -> dict[str, Any] | None:
         if intent is not None and not session.intents & intent:
             return None
-        if event in ('MESSAGE_CREATE', 'MESSAGE_UPDATE'):
-            is_dm = 'guild_id' not in data
+        if event in ("MESSAGE_CREATE", "MESSAGE_UPDATE"):
+            is_dm = "guild_id" not in data
             if not session.intents & (INTENT_DIRECT_MESSAGES if is_dm else INTENT_GUILD_MESSAGES):
                 return None
             if not session.intents & INTENT_MESSAGE_CONTENT and not is_dm:
-                author_is_bot = data.get('author', {}).get('id') == str(self.bot.id)
-                mentions_bot = any(m.get('id') == str(self.bot.id) for m in data.get('mentions', []))
+                author_is_bot = data.get("author", {}).get("id") == str(self.bot.id)
+                mentions_bot = any(m.get("id") == str(self.bot.id) for m in data.get("mentions", []))
                 if not (author_is_bot or mentions_bot):
                     # What Discord does without the MESSAGE_CONTENT privileged intent.
-                    data = {**data, 'content': '', 'embeds': [], 'attachments': [], 'components': []}
+                    data = {**data, "content": "", "embeds": [], "attachments": [], "components": []}
         return data
 
     async def dispatch(
@@ -1388,7 +1410,7 @@ class FakeDiscord:
         """Send op 7 RECONNECT to every connection; discord.py reconnects at once and RESUMEs."""
         for session in list(self._sessions.values()):
             if session.connected:
-                await session._send_raw(json.dumps({'op': 7, 'd': None}))
+                await session._send_raw(json.dumps({"op": 7, "d": None}))
 
     async def drop_gateway_connections(self, code: int = 4000) -> None:
         """Close every gateway websocket with ``code`` (4000: discord.py reconnects and RESUMEs)."""
@@ -1400,7 +1422,7 @@ class FakeDiscord:
         # timeout: how long close() waits for the client's close frame (a killed bot never sends one)
         ws = web.WebSocketResponse(autoping=True, max_msg_size=16 * 1024 * 1024, timeout=1.0)
         await ws.prepare(request)
-        await ws.send_str(json.dumps({'op': 10, 'd': {'heartbeat_interval': self.heartbeat_interval_ms}}))
+        await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}}))
         session: _GatewaySession | None = None
         client_close_code: int | None = None
         try:
@@ -1414,9 +1436,9 @@ class FakeDiscord:
                 if msg.type != aiohttp.WSMsgType.TEXT:
                     continue
                 frame = json.loads(msg.data)
-                op, d = frame.get('op'), frame.get('d')
+                op, d = frame.get("op"), frame.get("d")
                 if op == 1:
-                    await self._ws_send(ws, session, {'op': 11})
+                    await self._ws_send(ws, session, {"op": 11})
                 elif op == 2:
                     session = await self._handle_identify(ws, d)
                     if session is None:
@@ -1451,100 +1473,100 @@ class FakeDiscord:
 
     async def _handle_identify(self, ws: web.WebSocketResponse, d: dict[str, Any]) -> _GatewaySession | None:
         self.identify_payloads.append(copy.deepcopy(d))
-        if d.get('token') != self.bot_token:
-            await ws.close(code=4004, message=b'Authentication failed.')
+        if d.get("token") != self.bot_token:
+            await ws.close(code=4004, message=b"Authentication failed.")
             return None
-        intents = int(d.get('intents', 0))
+        intents = int(d.get("intents", 0))
         allowed = self.allowed_privileged_intents
         if allowed is not None and intents & PRIVILEGED_INTENTS & ~allowed:
-            await ws.close(code=4014, message=b'Disallowed intent(s).')
+            await ws.close(code=4014, message=b"Disallowed intent(s).")
             return None
-        shard = tuple(d['shard']) if d.get('shard') else None
+        shard = tuple(d["shard"]) if d.get("shard") else None
         session = _GatewaySession(secrets.token_hex(16), intents, shard)  # type: ignore[arg-type]
         session.ws = ws
         self._sessions[session.id] = session
         visible = [g for g in self.guilds.values() if self._session_sees_guild(session, g.id)]
         ready: dict[str, Any] = {
-            'v': 10,
-            'user': self._self_user_payload(),
-            'guilds': [{'id': str(g.id), 'unavailable': True} for g in visible],
-            'session_id': session.id,
+            "v": 10,
+            "user": self._self_user_payload(),
+            "guilds": [{"id": str(g.id), "unavailable": True} for g in visible],
+            "session_id": session.id,
             # discord.py reconnects/resumes here, so it must be the loopback URL
-            'resume_gateway_url': self.gateway_url,
-            'application': {'id': str(self.application_id), 'flags': 0},
-            'private_channels': [],
-            'relationships': [],
-            'presences': [],
-            'guild_join_requests': [],
-            'geo_ordered_rtc_regions': [],
-            'user_settings': {},
-            'session_type': 'normal',
-            'auth': {},
-            '_trace': ['fake-discord'],
+            "resume_gateway_url": self.gateway_url,
+            "application": {"id": str(self.application_id), "flags": 0},
+            "private_channels": [],
+            "relationships": [],
+            "presences": [],
+            "guild_join_requests": [],
+            "geo_ordered_rtc_regions": [],
+            "user_settings": {},
+            "session_type": "normal",
+            "auth": {},
+            "_trace": ["fake-discord"],
         }
         if shard is not None:
-            ready['shard'] = list(shard)
-        await session.send_dispatch('READY', ready)
+            ready["shard"] = list(shard)
+        await session.send_dispatch("READY", ready)
         for guild in visible:
-            await session.send_dispatch('GUILD_CREATE', self._guild_create_payload(guild, session))
+            await session.send_dispatch("GUILD_CREATE", self._guild_create_payload(guild, session))
         self._notify()
         return session
 
     async def _handle_resume(self, ws: web.WebSocketResponse, d: dict[str, Any]) -> _GatewaySession | None:
-        session = self._sessions.get(d.get('session_id', ''))
-        if session is None or d.get('token') != self.bot_token:
-            await ws.send_str(json.dumps({'op': 9, 'd': False}))  # invalid session, not resumable
+        session = self._sessions.get(d.get("session_id", ""))
+        if session is None or d.get("token") != self.bot_token:
+            await ws.send_str(json.dumps({"op": 9, "d": False}))  # invalid session, not resumable
             return None
         old = session.ws
         session.ws = ws
         if old is not None and old is not ws and not old.closed:
             await old.close(code=4000)
-        seq = d.get('seq') or 0
+        seq = d.get("seq") or 0
         async with session.lock:
             for s, frame in list(session.buffer):
                 if s > seq:
                     await ws.send_str(frame)
-        await session.send_dispatch('RESUMED', {'_trace': ['fake-discord']})
+        await session.send_dispatch("RESUMED", {"_trace": ["fake-discord"]})
         self._notify()
         return session
 
     async def _handle_request_members(self, session: _GatewaySession, d: dict[str, Any]) -> None:
-        guild = self.guilds.get(int(d['guild_id']))
+        guild = self.guilds.get(int(d["guild_id"]))
         if guild is None:
             return
         members = list(guild.members.values())
-        if d.get('user_ids'):
-            wanted = {int(u) for u in d['user_ids']}
+        if d.get("user_ids"):
+            wanted = {int(u) for u in d["user_ids"]}
             members = [m for m in members if m.id in wanted]
-        elif d.get('query'):
-            members = [m for m in members if m.user.name.lower().startswith(d['query'].lower())]
-        if d.get('limit'):
-            members = members[: int(d['limit'])]
+        elif d.get("query"):
+            members = [m for m in members if m.user.name.lower().startswith(d["query"].lower())]
+        if d.get("limit"):
+            members = members[: int(d["limit"])]
         chunk: dict[str, Any] = {
-            'guild_id': str(guild.id),
-            'members': [m.payload() for m in members],
-            'chunk_index': 0,
-            'chunk_count': 1,
-            'not_found': [],
+            "guild_id": str(guild.id),
+            "members": [m.payload() for m in members],
+            "chunk_index": 0,
+            "chunk_count": 1,
+            "not_found": [],
         }
-        if d.get('nonce'):
-            chunk['nonce'] = d['nonce']
-        await session.send_dispatch('GUILD_MEMBERS_CHUNK', chunk)
+        if d.get("nonce"):
+            chunk["nonce"] = d["nonce"]
+        await session.send_dispatch("GUILD_MEMBERS_CHUNK", chunk)
 
     # ---------------------------------------------------------------------------------------------- messages core
 
     def _gateway_message(self, msg: dict[str, Any]) -> dict[str, Any]:
         """REST message payload + the gateway-only ``member`` fields for guild messages."""
         data = copy.deepcopy(msg)
-        guild_id = int(msg['guild_id']) if msg.get('guild_id') else None
+        guild_id = int(msg["guild_id"]) if msg.get("guild_id") else None
         if guild_id is not None:
-            member = self._member(guild_id, int(msg['author']['id']))  # None for channel-webhook authors
+            member = self._member(guild_id, int(msg["author"]["id"]))  # None for channel-webhook authors
             if member is not None:
-                data['member'] = member.payload(with_user=False)
-            for mention in data.get('mentions', []):
-                m = self._member(guild_id, int(mention['id']))
+                data["member"] = member.payload(with_user=False)
+            for mention in data.get("mentions", []):
+                m = self._member(guild_id, int(mention["id"]))
                 if m is not None:
-                    mention['member'] = m.payload(with_user=False)
+                    mention["member"] = m.payload(with_user=False)
         return data
 
     def _resolve_mentions(
@@ -1557,60 +1579,68 @@ class FakeDiscord:
         extra_user_ids: Iterable[int] = (),
     ) -> tuple[bool, list[dict[str, Any]], list[str]]:
         """(mention_everyone, mentions, mention_roles) after applying allowed_mentions, as Discord renders them."""
-        parse = {'users', 'roles', 'everyone'} if allowed is None else set(allowed.get('parse', []))
-        allowed_users = {int(u) for u in (allowed or {}).get('users', [])}
-        allowed_roles = {int(r) for r in (allowed or {}).get('roles', [])}
-        everyone = ('@everyone' in content or '@here' in content) and 'everyone' in parse
+        parse = {"users", "roles", "everyone"} if allowed is None else set(allowed.get("parse", []))
+        allowed_users = {int(u) for u in (allowed or {}).get("users", [])}
+        allowed_roles = {int(r) for r in (allowed or {}).get("roles", [])}
+        everyone = ("@everyone" in content or "@here" in content) and "everyone" in parse
         user_ids: list[int] = []
-        for uid in [int(x) for x in re.findall(r'<@!?(\d+)>', content)] + list(extra_user_ids):
-            if ('users' in parse or uid in allowed_users) and uid in self.users and uid not in user_ids:
+        for uid in [int(x) for x in re.findall(r"<@!?(\d+)>", content)] + list(extra_user_ids):
+            if ("users" in parse or uid in allowed_users) and uid in self.users and uid not in user_ids:
                 user_ids.append(uid)
         if replied_author is not None:
-            rid = int(replied_author['id'])
-            replied_ok = allowed is None or bool(allowed.get('replied_user', False))
+            rid = int(replied_author["id"])
+            replied_ok = allowed is None or bool(allowed.get("replied_user", False))
             if replied_ok and rid not in user_ids and rid in self.users:
                 user_ids.append(rid)
         role_ids: list[str] = []
         if guild_id is not None:
-            for rid in (int(x) for x in re.findall(r'<@&(\d+)>', content)):
-                if ('roles' in parse or rid in allowed_roles) and rid in self.guilds[guild_id].roles:
+            for rid in (int(x) for x in re.findall(r"<@&(\d+)>", content)):
+                if ("roles" in parse or rid in allowed_roles) and rid in self.guilds[guild_id].roles:
                     role_ids.append(str(rid))
         return everyone, [self.users[u].payload() for u in user_ids], role_ids
 
     def _validate_message_body(self, body: dict[str, Any], files: _FileParts) -> None:
-        content = body.get('content') or ''
+        content = body.get("content") or ""
         if len(content) > 2000:
-            raise _form_error('content', 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.')
-        if len(body.get('embeds') or []) > 10:
-            raise _form_error('embeds', 'BASE_TYPE_MAX_LENGTH', 'Must be 10 or fewer in length.')
-        if not (content or body.get('embeds') or files or body.get('components') or body.get('sticker_ids')
-                or body.get('poll')):
-            raise _ApiError(400, 50006, 'Cannot send an empty message')
+            raise _form_error("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
+        if len(body.get("embeds") or []) > 10:
+            raise _form_error("embeds", "BASE_TYPE_MAX_LENGTH", "Must be 10 or fewer in length.")
+        if not (
+            content
+            or body.get("embeds")
+            or files
+            or body.get("components")
+            or body.get("sticker_ids")
+            or body.get("poll")
+        ):
+            raise _ApiError(400, 50006, "Cannot send an empty message")
 
     def _build_attachments(
         self, channel_id: int, body: dict[str, Any], files: _FileParts, keep: list[dict[str, Any]]
     ) -> tuple[list[dict[str, Any]], list[tuple[str, bytes]]]:
         """New attachment payloads for uploaded ``files`` (``files[N]`` fields) plus kept existing ones."""
-        declared = {str(a.get('id')): a for a in body.get('attachments') or [] if isinstance(a, dict)}
+        declared = {str(a.get("id")): a for a in body.get("attachments") or [] if isinstance(a, dict)}
         result = list(keep)
         uploaded: list[tuple[str, bytes]] = []
         for field_name, filename, blob, content_type in files:
-            index = field_name[len('files['):-1] if field_name.startswith('files[') else field_name
+            index = field_name[len("files[") : -1] if field_name.startswith("files[") else field_name
             meta = declared.get(index, {})
-            filename = meta.get('filename') or filename
+            filename = meta.get("filename") or filename
             attachment_id = self._snowflake()
             self._attachment_blobs[attachment_id] = blob
-            url = f'{self.base_url}/attachments/{channel_id}/{attachment_id}/{filename}'
-            result.append({
-                'id': str(attachment_id),
-                'filename': filename,
-                'description': meta.get('description'),
-                'content_type': mimetypes.guess_type(filename)[0] or content_type or 'application/octet-stream',
-                'size': len(blob),
-                'url': url,
-                'proxy_url': url,
-                'flags': 0,
-            })
+            url = f"{self.base_url}/attachments/{channel_id}/{attachment_id}/{filename}"
+            result.append(
+                {
+                    "id": str(attachment_id),
+                    "filename": filename,
+                    "description": meta.get("description"),
+                    "content_type": mimetypes.guess_type(filename)[0] or content_type or "application/octet-stream",
+                    "size": len(blob),
+                    "url": url,
+                    "proxy_url": url,
+                    "flags": 0,
+                }
+            )
             uploaded.append((filename, blob))
         return result, uploaded
 
@@ -1635,83 +1665,105 @@ class FakeDiscord:
         if not flags & FLAG_LOADING:
             self._validate_message_body(body, files)
         mid = self._snowflake()
-        content = body.get('content') or ''
-        reference = body.get('message_reference')
+        content = body.get("content") or ""
+        reference = body.get("message_reference")
         referenced = None
-        if reference and reference.get('message_id'):
-            referenced = self._messages.get(int(reference['message_id']))
-            if referenced is None and reference.get('fail_if_not_exists', True):
-                raise _form_error('message_reference', 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', 'Unknown message')
-        allowed = body.get('allowed_mentions')
+        if reference and reference.get("message_id"):
+            referenced = self._messages.get(int(reference["message_id"]))
+            if referenced is None and reference.get("fail_if_not_exists", True):
+                raise _form_error("message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message")
+        allowed = body.get("allowed_mentions")
         everyone, mentions, mention_roles = self._resolve_mentions(
-            content, allowed, channel.guild_id,
-            replied_author=referenced['author'] if referenced else None, extra_user_ids=mention_user_ids,
+            content,
+            allowed,
+            channel.guild_id,
+            replied_author=referenced["author"] if referenced else None,
+            extra_user_ids=mention_user_ids,
         )
         attachments, uploaded = self._build_attachments(channel.id, body, files, [])
         if webhook is not None:
             author_payload = {
-                'id': str(webhook.id), 'username': username or webhook.name, 'discriminator': '0000',
-                'global_name': None, 'avatar': None, 'bot': True, 'public_flags': 0,
+                "id": str(webhook.id),
+                "username": username or webhook.name,
+                "discriminator": "0000",
+                "global_name": None,
+                "avatar": None,
+                "bot": True,
+                "public_flags": 0,
             }
         else:
             author_payload = author.payload()
         if msg_type is None:
             msg_type = 19 if referenced is not None else 0
         msg: dict[str, Any] = {
-            'id': str(mid),
-            'type': msg_type,
-            'channel_id': str(channel.id),
-            'author': author_payload,
-            'content': content,
-            'timestamp': _iso(self._wall()),
-            'edited_timestamp': None,
-            'tts': bool(body.get('tts', False)),
-            'mention_everyone': everyone,
-            'mentions': mentions,
-            'mention_roles': mention_roles,
-            'attachments': attachments,
-            'embeds': body.get('embeds') or [],
-            'reactions': [],
-            'pinned': False,
-            'flags': flags | (int(body.get('flags') or 0) & ~FLAG_LOADING),
-            'components': body.get('components') or [],
+            "id": str(mid),
+            "type": msg_type,
+            "channel_id": str(channel.id),
+            "author": author_payload,
+            "content": content,
+            "timestamp": _iso(self._wall()),
+            "edited_timestamp": None,
+            "tts": bool(body.get("tts", False)),
+            "mention_everyone": everyone,
+            "mentions": mentions,
+            "mention_roles": mention_roles,
+            "attachments": attachments,
+            "embeds": body.get("embeds") or [],
+            "reactions": [],
+            "pinned": False,
+            "flags": flags | (int(body.get("flags") or 0) & ~FLAG_LOADING),
+            "components": body.get("components") or [],
         }
         if channel.guild_id is not None:
-            msg['guild_id'] = str(channel.guild_id)
-        if body.get('nonce') is not None:
-            msg['nonce'] = body['nonce']
+            msg["guild_id"] = str(channel.guild_id)
+        if body.get("nonce") is not None:
+            msg["nonce"] = body["nonce"]
         if reference:
-            msg['message_reference'] = {
-                'type': reference.get('type', 0),
-                'message_id': str(reference['message_id']),
-                'channel_id': str(reference.get('channel_id') or channel.id),
-                **({'guild_id': str(channel.guild_id)} if channel.guild_id else {}),
+            msg["message_reference"] = {
+                "type": reference.get("type", 0),
+                "message_id": str(reference["message_id"]),
+                "channel_id": str(reference.get("channel_id") or channel.id),
+                **({"guild_id": str(channel.guild_id)} if channel.guild_id else {}),
             }
-            msg['referenced_message'] = copy.deepcopy(referenced)
+            msg["referenced_message"] = copy.deepcopy(referenced)
         if webhook is not None:
-            msg['webhook_id'] = str(webhook.id)
-            msg['application_id'] = str(webhook.application_id)  # application-owned webhooks say whose they are
+            msg["webhook_id"] = str(webhook.id)
+            msg["application_id"] = str(webhook.application_id)  # application-owned webhooks say whose they are
         if inter is not None:
             # Interaction replies come from the application's webhook.
-            msg['webhook_id'] = str(self.application_id)
-            msg['application_id'] = str(self.application_id)
-            msg['interaction_metadata'] = {
-                'id': str(inter.id),
-                'type': inter.type,
-                'user': self.users[inter.user_id].payload(),
-                'authorizing_integration_owners': inter.payload.get('authorizing_integration_owners', {}),
-                **({'name': inter.command_name, 'command_type': 1} if inter.type == 2 else {}),
+            msg["webhook_id"] = str(self.application_id)
+            msg["application_id"] = str(self.application_id)
+            msg["interaction_metadata"] = {
+                "id": str(inter.id),
+                "type": inter.type,
+                "user": self.users[inter.user_id].payload(),
+                "authorizing_integration_owners": inter.payload.get("authorizing_integration_owners", {}),
+                **({"name": inter.command_name, "command_type": 1} if inter.type == 2 else {}),
             }
         self._messages[mid] = msg
         self._message_meta[mid] = MessageMeta(
-            id=mid, channel_id=channel.id, author_id=webhook.id if webhook else author.id, source=source, created_at=self.now(), public=public,
-            nonce=body.get('nonce'), allowed_mentions=copy.deepcopy(allowed), files=uploaded,
-            interaction_id=inter.id if inter else None, webhook_id=webhook.id if webhook else None,
-            username=username, avatar_url=body.get('avatar_url'),
+            id=mid,
+            channel_id=channel.id,
+            author_id=webhook.id if webhook else author.id,
+            source=source,
+            created_at=self.now(),
+            public=public,
+            nonce=body.get("nonce"),
+            allowed_mentions=copy.deepcopy(allowed),
+            files=uploaded,
+            interaction_id=inter.id if inter else None,
+            webhook_id=webhook.id if webhook else None,
+            username=username,
+            avatar_url=body.get("avatar_url"),
         )
-        self.allowed_mentions_log.append({
-            'message_id': mid, 'channel_id': channel.id, 'source': source, 'allowed_mentions': copy.deepcopy(allowed),
-        })
+        self.allowed_mentions_log.append(
+            {
+                "message_id": mid,
+                "channel_id": channel.id,
+                "source": source,
+                "allowed_mentions": copy.deepcopy(allowed),
+            }
+        )
         if public:
             self._channel_message_ids.setdefault(channel.id, []).append(mid)
             channel.last_message_id = mid
@@ -1724,68 +1776,72 @@ class FakeDiscord:
         return msg
 
     def _edit_message(self, msg: dict[str, Any], body: dict[str, Any], files: _FileParts) -> None:
-        mid = int(msg['id'])
+        mid = int(msg["id"])
         meta = self._message_meta[mid]
-        if 'content' in body:
-            content = body['content'] or ''
+        if "content" in body:
+            content = body["content"] or ""
             if len(content) > 2000:
-                raise _form_error('content', 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.')
-            msg['content'] = content
-        if 'embeds' in body:
-            msg['embeds'] = body['embeds'] or []
-        if 'components' in body:
-            msg['components'] = body['components'] or []
-        if 'flags' in body and body['flags'] is not None:
+                raise _form_error("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
+            msg["content"] = content
+        if "embeds" in body:
+            msg["embeds"] = body["embeds"] or []
+        if "components" in body:
+            msg["components"] = body["components"] or []
+        if "flags" in body and body["flags"] is not None:
             # only SUPPRESS_EMBEDS is editable; ephemeral stays as it was
-            msg['flags'] = (msg['flags'] & ~(1 << 2)) | (int(body['flags']) & (1 << 2))
-        msg['flags'] &= ~FLAG_LOADING
-        if 'attachments' in body or files:
-            existing = {a['id']: a for a in msg['attachments']}
-            keep = [existing[str(a['id'])] for a in body.get('attachments') or [] if str(a.get('id')) in existing]
-            if 'attachments' not in body:
-                keep = list(msg['attachments'])
-            msg['attachments'], uploaded = self._build_attachments(meta.channel_id, body, files, keep)
+            msg["flags"] = (msg["flags"] & ~(1 << 2)) | (int(body["flags"]) & (1 << 2))
+        msg["flags"] &= ~FLAG_LOADING
+        if "attachments" in body or files:
+            existing = {a["id"]: a for a in msg["attachments"]}
+            keep = [existing[str(a["id"])] for a in body.get("attachments") or [] if str(a.get("id")) in existing]
+            if "attachments" not in body:
+                keep = list(msg["attachments"])
+            msg["attachments"], uploaded = self._build_attachments(meta.channel_id, body, files, keep)
             meta.files.extend(uploaded)
-        allowed = body.get('allowed_mentions', meta.allowed_mentions)
-        if 'allowed_mentions' in body:
+        allowed = body.get("allowed_mentions", meta.allowed_mentions)
+        if "allowed_mentions" in body:
             meta.allowed_mentions = copy.deepcopy(allowed)
         channel = self.channels[meta.channel_id]
-        msg['mention_everyone'], msg['mentions'], msg['mention_roles'] = self._resolve_mentions(
-            msg['content'], allowed, channel.guild_id
+        msg["mention_everyone"], msg["mentions"], msg["mention_roles"] = self._resolve_mentions(
+            msg["content"], allowed, channel.guild_id
         )
-        msg['edited_timestamp'] = _iso(self._wall())
+        msg["edited_timestamp"] = _iso(self._wall())
         meta.edits += 1
-        self.allowed_mentions_log.append({
-            'message_id': mid, 'channel_id': meta.channel_id, 'source': f'{meta.source}-edit',
-            'allowed_mentions': copy.deepcopy(allowed),
-        })
+        self.allowed_mentions_log.append(
+            {
+                "message_id": mid,
+                "channel_id": meta.channel_id,
+                "source": f"{meta.source}-edit",
+                "allowed_mentions": copy.deepcopy(allowed),
+            }
+        )
         self._notify()
 
     async def _publish(self, event: str, msg: dict[str, Any]) -> None:
-        if self._message_meta[int(msg['id'])].public:
-            guild_id = int(msg['guild_id']) if msg.get('guild_id') else None
+        if self._message_meta[int(msg["id"])].public:
+            guild_id = int(msg["guild_id"]) if msg.get("guild_id") else None
             await self.dispatch(event, self._gateway_message(msg), guild_id=guild_id)
 
     async def _delete_message(self, msg: dict[str, Any]) -> None:
-        meta = self._message_meta[int(msg['id'])]
+        meta = self._message_meta[int(msg["id"])]
         meta.deleted = True
         self._notify()
         if meta.public:
-            data = {'id': msg['id'], 'channel_id': msg['channel_id']}
-            if msg.get('guild_id'):
-                data['guild_id'] = msg['guild_id']
-            await self.dispatch('MESSAGE_DELETE', data, guild_id=int(msg['guild_id']) if msg.get('guild_id') else None)
+            data = {"id": msg["id"], "channel_id": msg["channel_id"]}
+            if msg.get("guild_id"):
+                data["guild_id"] = msg["guild_id"]
+            await self.dispatch("MESSAGE_DELETE", data, guild_id=int(msg["guild_id"]) if msg.get("guild_id") else None)
 
     async def _prepare_channel_for_message(self, channel: FakeChannel) -> None:
         """Threads: locked+archived rejects messages; archived-but-unlocked is unarchived by the new message."""
         if channel.deleted:
-            raise _ApiError(404, 10003, 'Unknown Channel')
+            raise _ApiError(404, 10003, "Unknown Channel")
         if channel.is_thread and channel.archived:
             if channel.locked:
-                raise _ApiError(400, 50083, 'Thread is archived')
+                raise _ApiError(400, 50083, "Thread is archived")
             channel.archived = False
             channel.archive_timestamp = self._wall()
-            await self.dispatch('THREAD_UPDATE', self._channel_payload(channel), guild_id=channel.guild_id)
+            await self.dispatch("THREAD_UPDATE", self._channel_payload(channel), guild_id=channel.guild_id)
 
     def _find_by_nonce(self, channel_id: int, author_id: int, nonce: Any) -> dict[str, Any] | None:
         cutoff = self.now() - self.nonce_window
@@ -1804,7 +1860,7 @@ class FakeDiscord:
         self,
         user: FakeUser,
         channel: Any,
-        content: str = '',
+        content: str = "",
         *,
         mention_bot: bool = False,
         reply_to: Any = None,
@@ -1818,22 +1874,26 @@ class FakeDiscord:
         """
         await self._flush_background()
         ch = self._channel(channel)
-        body: dict[str, Any] = {'content': content, 'embeds': embeds or [], 'nonce': str(self._snowflake())}
+        body: dict[str, Any] = {"content": content, "embeds": embeds or [], "nonce": str(self._snowflake())}
         if reply_to is not None:
-            body['message_reference'] = {'message_id': str(_id_of(reply_to)), 'channel_id': str(ch.id)}
-        file_parts = [(f'files[{i}]', name, blob, '') for i, (name, blob) in enumerate(files)]
+            body["message_reference"] = {"message_id": str(_id_of(reply_to)), "channel_id": str(ch.id)}
+        file_parts = [(f"files[{i}]", name, blob, "") for i, (name, blob) in enumerate(files)]
         await self._prepare_channel_for_message(ch)
         msg = self._new_message(
-            ch, author=user, body=body, files=file_parts, source='user',
+            ch,
+            author=user,
+            body=body,
+            files=file_parts,
+            source="user",
             mention_user_ids=[self.bot.id] if mention_bot else [],
         )
-        await self._publish('MESSAGE_CREATE', msg)
+        await self._publish("MESSAGE_CREATE", msg)
         return msg
 
     async def edit_user_message(self, message: Any, content: str) -> dict[str, Any]:
         msg = self._messages[_id_of(message)]
-        self._edit_message(msg, {'content': content}, [])
-        await self._publish('MESSAGE_UPDATE', msg)
+        self._edit_message(msg, {"content": content}, [])
+        await self._publish("MESSAGE_UPDATE", msg)
         return msg
 
     # ---------------------------------------------------------------------------------------------- interactions
@@ -1841,24 +1901,28 @@ class FakeDiscord:
     def _find_command(self, guild_id: int | None, root: str) -> tuple[dict[str, Any], int | None]:
         if guild_id is not None:
             for cmd in self._guild_commands.get(guild_id, []):
-                if cmd['name'] == root and cmd.get('type', 1) == 1:
+                if cmd["name"] == root and cmd.get("type", 1) == 1:
                     return cmd, guild_id
         for cmd in self._global_commands:
-            if cmd['name'] == root and cmd.get('type', 1) == 1:
+            if cmd["name"] == root and cmd.get("type", 1) == 1:
                 return cmd, None
-        guild_names = [c['name'] for c in self._guild_commands.get(guild_id or 0, [])]
-        global_names = [c['name'] for c in self._global_commands]
+        guild_names = [c["name"] for c in self._guild_commands.get(guild_id or 0, [])]
+        global_names = [c["name"] for c in self._global_commands]
         raise LookupError(
-            f'/{root} was not synced by the bot (guild {guild_id} commands: {guild_names}; '
-            f'global commands: {global_names}). Did the bot call tree.sync()?'
+            f"/{root} was not synced by the bot (guild {guild_id} commands: {guild_names}; "
+            f"global commands: {global_names}). Did the bot call tree.sync()?"
         )
 
     def _convert_option(
-        self, schema: dict[str, Any], value: Any, guild_id: int | None, resolved: dict[str, dict[str, Any]],
+        self,
+        schema: dict[str, Any],
+        value: Any,
+        guild_id: int | None,
+        resolved: dict[str, dict[str, Any]],
         focused: bool,
     ) -> Any:
-        opt_type = schema['type']
-        name = schema['name']
+        opt_type = schema["type"]
+        name = schema["name"]
         if focused:
             return str(value)  # autocomplete sends what the user has typed so far
         if opt_type == 3:
@@ -1871,142 +1935,153 @@ class FakeDiscord:
             value = float(value)
         elif opt_type in (6, 9) and (isinstance(value, (FakeUser, FakeMember)) or _id_of(value) in self.users):
             uid = _id_of(value)
-            resolved.setdefault('users', {})[str(uid)] = self.users[uid].payload()
+            resolved.setdefault("users", {})[str(uid)] = self.users[uid].payload()
             member = self._member(guild_id, uid)
             if member is not None:
                 m = member.payload(with_user=False)
-                m['permissions'] = str(self.member_permissions(guild_id, uid))
-                resolved.setdefault('members', {})[str(uid)] = m
+                m["permissions"] = str(self.member_permissions(guild_id, uid))
+                resolved.setdefault("members", {})[str(uid)] = m
             return str(uid)
         elif opt_type == 7:
             ch = self._channel(value)
             data = self._channel_payload(ch)
             if ch.guild_id is not None:
-                data['permissions'] = str(self.member_permissions(ch.guild_id, self.bot.id))
-            resolved.setdefault('channels', {})[str(ch.id)] = data
-            allowed_types = schema.get('channel_types')
+                data["permissions"] = str(self.member_permissions(ch.guild_id, self.bot.id))
+            resolved.setdefault("channels", {})[str(ch.id)] = data
+            allowed_types = schema.get("channel_types")
             if allowed_types and ch.type not in allowed_types:
-                raise ValueError(f'option {name!r} accepts channel types {allowed_types}, got {ch.type}')
+                raise ValueError(f"option {name!r} accepts channel types {allowed_types}, got {ch.type}")
             return str(ch.id)
         elif opt_type in (8, 9):
             rid = _id_of(value)
             role = self.guilds[guild_id].roles[rid] if guild_id else None
             if role is None:
-                raise ValueError(f'option {name!r}: unknown role {rid}')
-            resolved.setdefault('roles', {})[str(rid)] = role.payload()
+                raise ValueError(f"option {name!r}: unknown role {rid}")
+            resolved.setdefault("roles", {})[str(rid)] = role.payload()
             return str(rid)
         elif opt_type == 11:
             filename, blob = value
             attachment_id = self._snowflake()
             self._attachment_blobs[attachment_id] = blob
-            url = f'{self.base_url}/attachments/0/{attachment_id}/{filename}'
-            resolved.setdefault('attachments', {})[str(attachment_id)] = {
-                'id': str(attachment_id), 'filename': filename, 'size': len(blob), 'url': url, 'proxy_url': url,
-                'content_type': mimetypes.guess_type(filename)[0] or 'application/octet-stream',
+            url = f"{self.base_url}/attachments/0/{attachment_id}/{filename}"
+            resolved.setdefault("attachments", {})[str(attachment_id)] = {
+                "id": str(attachment_id),
+                "filename": filename,
+                "size": len(blob),
+                "url": url,
+                "proxy_url": url,
+                "content_type": mimetypes.guess_type(filename)[0] or "application/octet-stream",
             }
             return str(attachment_id)
         else:
-            raise ValueError(f'option {name!r}: unsupported option type {opt_type} for value {value!r}')
-        choices = schema.get('choices')
-        if choices and value not in [c['value'] for c in choices]:
-            raise ValueError(f'option {name!r}: {value!r} is not one of the choices {[c["value"] for c in choices]}')
-        for bound, check in (('min_value', lambda v, b: v >= b), ('max_value', lambda v, b: v <= b)):
+            raise ValueError(f"option {name!r}: unsupported option type {opt_type} for value {value!r}")
+        choices = schema.get("choices")
+        if choices and value not in [c["value"] for c in choices]:
+            raise ValueError(f"option {name!r}: {value!r} is not one of the choices {[c['value'] for c in choices]}")
+        for bound, check in (("min_value", lambda v, b: v >= b), ("max_value", lambda v, b: v <= b)):
             if schema.get(bound) is not None and opt_type in (4, 10) and not check(value, schema[bound]):
-                raise ValueError(f'option {name!r}: {value!r} violates {bound}={schema[bound]}')
-        for bound, check in (('min_length', lambda v, b: len(v) >= b), ('max_length', lambda v, b: len(v) <= b)):
+                raise ValueError(f"option {name!r}: {value!r} violates {bound}={schema[bound]}")
+        for bound, check in (("min_length", lambda v, b: len(v) >= b), ("max_length", lambda v, b: len(v) <= b)):
             if schema.get(bound) is not None and opt_type == 3 and not check(value, schema[bound]):
-                raise ValueError(f'option {name!r}: {value!r} violates {bound}={schema[bound]}')
+                raise ValueError(f"option {name!r}: {value!r} violates {bound}={schema[bound]}")
         return value
 
     def _build_command_data(
         self, command: str, guild_id: int | None, options: dict[str, Any], focused: str | None = None
     ) -> tuple[dict[str, Any], str]:
-        parts = command.strip().lstrip('/').split()
+        parts = command.strip().lstrip("/").split()
         if not parts:
-            raise ValueError('empty command name')
+            raise ValueError("empty command name")
         cmd, cmd_guild = self._find_command(guild_id, parts[0])
-        schema_options: list[dict[str, Any]] = cmd.get('options') or []
-        data: dict[str, Any] = {'id': cmd['id'], 'name': cmd['name'], 'type': 1}
+        schema_options: list[dict[str, Any]] = cmd.get("options") or []
+        data: dict[str, Any] = {"id": cmd["id"], "name": cmd["name"], "type": 1}
         if cmd_guild is not None:
-            data['guild_id'] = str(cmd_guild)
+            data["guild_id"] = str(cmd_guild)
         container: dict[str, Any] = data
         path = [parts[0]]
         for part in parts[1:]:
-            sub = next((o for o in schema_options if o['name'] == part and o['type'] in (1, 2)), None)
+            sub = next((o for o in schema_options if o["name"] == part and o["type"] in (1, 2)), None)
             if sub is None:
-                names = [o['name'] for o in schema_options if o['type'] in (1, 2)]
-                raise LookupError(f'/{" ".join(path)} has no subcommand {part!r} (has: {names})')
-            node: dict[str, Any] = {'name': part, 'type': sub['type'], 'options': []}
-            container.setdefault('options', []).append(node)
+                names = [o["name"] for o in schema_options if o["type"] in (1, 2)]
+                raise LookupError(f"/{' '.join(path)} has no subcommand {part!r} (has: {names})")
+            node: dict[str, Any] = {"name": part, "type": sub["type"], "options": []}
+            container.setdefault("options", []).append(node)
             container = node
-            schema_options = sub.get('options') or []
+            schema_options = sub.get("options") or []
             path.append(part)
-        if any(o['type'] in (1, 2) for o in schema_options):
-            names = [o['name'] for o in schema_options if o['type'] in (1, 2)]
-            raise LookupError(f'/{" ".join(path)} is a group: pick one of {names}')
+        if any(o["type"] in (1, 2) for o in schema_options):
+            names = [o["name"] for o in schema_options if o["type"] in (1, 2)]
+            raise LookupError(f"/{' '.join(path)} is a group: pick one of {names}")
         resolved: dict[str, dict[str, Any]] = {}
         leaf: list[dict[str, Any]] = []
-        by_name = {o['name']: o for o in schema_options}
+        by_name = {o["name"]: o for o in schema_options}
         for name, value in options.items():
             schema = by_name.get(name)
             if schema is None:
-                raise LookupError(f'/{" ".join(path)} has no option {name!r} (has: {list(by_name)})')
+                raise LookupError(f"/{' '.join(path)} has no option {name!r} (has: {list(by_name)})")
             is_focused = name == focused
             opt: dict[str, Any] = {
-                'name': name, 'type': schema['type'],
-                'value': self._convert_option(schema, value, guild_id, resolved, is_focused),
+                "name": name,
+                "type": schema["type"],
+                "value": self._convert_option(schema, value, guild_id, resolved, is_focused),
             }
             if is_focused:
-                opt['focused'] = True
+                opt["focused"] = True
             leaf.append(opt)
         if focused is None:
-            missing = [o['name'] for o in schema_options if o.get('required') and o['name'] not in options]
+            missing = [o["name"] for o in schema_options if o.get("required") and o["name"] not in options]
             if missing:
-                raise ValueError(f'/{" ".join(path)}: missing required options {missing}')
+                raise ValueError(f"/{' '.join(path)}: missing required options {missing}")
         elif focused not in by_name:
-            raise LookupError(f'/{" ".join(path)} has no option {focused!r} to focus (has: {list(by_name)})')
+            raise LookupError(f"/{' '.join(path)} has no option {focused!r} to focus (has: {list(by_name)})")
         if leaf or container is not data:
-            container['options'] = leaf
+            container["options"] = leaf
         if resolved:
-            data['resolved'] = resolved
-        return data, ' '.join(path)
+            data["resolved"] = resolved
+        return data, " ".join(path)
 
     def _interaction_payload(
-        self, itype: int, user: FakeUser, channel: FakeChannel, data: dict[str, Any], *, locale: str,
+        self,
+        itype: int,
+        user: FakeUser,
+        channel: FakeChannel,
+        data: dict[str, Any],
+        *,
+        locale: str,
         message: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], int, str]:
         iid = self._snowflake()
-        token = f'aW50ZXJhY3Rpb246{iid}:{secrets.token_urlsafe(32)}'
+        token = f"aW50ZXJhY3Rpb246{iid}:{secrets.token_urlsafe(32)}"
         payload: dict[str, Any] = {
-            'id': str(iid),
-            'application_id': str(self.application_id),
-            'type': itype,
-            'data': data,
-            'channel': self._partial_channel_for_interaction(channel, user.id),
-            'channel_id': str(channel.id),
-            'token': token,
-            'version': 1,
-            'locale': locale,
-            'entitlements': [],
-            'attachment_size_limit': ATTACHMENT_SIZE_LIMIT,
-            'app_permissions': str(self._bot_permissions(channel)),
+            "id": str(iid),
+            "application_id": str(self.application_id),
+            "type": itype,
+            "data": data,
+            "channel": self._partial_channel_for_interaction(channel, user.id),
+            "channel_id": str(channel.id),
+            "token": token,
+            "version": 1,
+            "locale": locale,
+            "entitlements": [],
+            "attachment_size_limit": ATTACHMENT_SIZE_LIMIT,
+            "app_permissions": str(self._bot_permissions(channel)),
         }
         if channel.guild_id is not None:
             guild = self.guilds[channel.guild_id]
             if user.id not in guild.members:
-                raise LookupError(f'{user.name} is not a member of guild {guild.name!r}: call fake.add_member first')
+                raise LookupError(f"{user.name} is not a member of guild {guild.name!r}: call fake.add_member first")
             payload.update(
                 guild_id=str(guild.id),
-                guild={'id': str(guild.id), 'locale': guild.locale, 'features': []},
+                guild={"id": str(guild.id), "locale": guild.locale, "features": []},
                 guild_locale=guild.locale,
                 member=self._member_with_permissions(guild.id, user.id),
-                authorizing_integration_owners={'0': str(guild.id)},
+                authorizing_integration_owners={"0": str(guild.id)},
                 context=0,
             )
         else:
-            payload.update(user=user.payload(), authorizing_integration_owners={'1': str(user.id)}, context=1)
+            payload.update(user=user.payload(), authorizing_integration_owners={"1": str(user.id)}, context=1)
         if message is not None:
-            payload['message'] = copy.deepcopy(message)
+            payload["message"] = copy.deepcopy(message)
         return payload, iid, token
 
     async def _dispatch_interaction(self, inter: FakeInteraction) -> FakeInteraction:
@@ -2015,9 +2090,9 @@ class FakeDiscord:
         self._interactions_by_token[inter.token] = inter
         # Set before sending: the bot may answer while dispatch() is still awaiting other sessions.
         inter.dispatched_at = self.now()
-        delivered = await self.dispatch('INTERACTION_CREATE', inter.payload)
+        delivered = await self.dispatch("INTERACTION_CREATE", inter.payload)
         if delivered == 0:
-            raise RuntimeError(f'{inter!r}: no bot is connected to the fake gateway to receive it')
+            raise RuntimeError(f"{inter!r}: no bot is connected to the fake gateway to receive it")
         return inter
 
     async def slash(
@@ -2028,7 +2103,7 @@ class FakeDiscord:
         /,
         *,
         guild: Any = None,
-        locale: str = 'en-US',
+        locale: str = "en-US",
         **options: Any,
     ) -> FakeInteraction:
         """Run ``/command`` ("group sub" for subcommands) as ``user`` in ``channel``; kwargs are option values.
@@ -2039,11 +2114,17 @@ class FakeDiscord:
         """
         ch = self._channel(channel)
         if guild is not None and _id_of(guild) != ch.guild_id:
-            raise ValueError(f'channel {ch.id} is not in guild {_id_of(guild)}')
+            raise ValueError(f"channel {ch.id} is not in guild {_id_of(guild)}")
         data, path = self._build_command_data(command, ch.guild_id, options)
         payload, iid, token = self._interaction_payload(2, user, ch, data, locale=locale)
         inter = FakeInteraction(
-            id=iid, token=token, type=2, payload=payload, user_id=user.id, channel_id=ch.id, guild_id=ch.guild_id,
+            id=iid,
+            token=token,
+            type=2,
+            payload=payload,
+            user_id=user.id,
+            channel_id=ch.id,
+            guild_id=ch.guild_id,
             command_name=path,
         )
         return await self._dispatch_interaction(inter)
@@ -2057,23 +2138,29 @@ class FakeDiscord:
         *,
         focused: str,
         timeout: float = 5.0,
-        locale: str = 'en-US',
+        locale: str = "en-US",
         **options: Any,
     ) -> list[dict[str, Any]]:
         """Type-4 interaction with ``focused`` option (value: ``options[focused]`` or ""); returns the choices."""
         ch = self._channel(channel)
-        options.setdefault(focused, '')
+        options.setdefault(focused, "")
         data, path = self._build_command_data(command, ch.guild_id, options, focused=focused)
         payload, iid, token = self._interaction_payload(4, user, ch, data, locale=locale)
         inter = FakeInteraction(
-            id=iid, token=token, type=4, payload=payload, user_id=user.id, channel_id=ch.id, guild_id=ch.guild_id,
+            id=iid,
+            token=token,
+            type=4,
+            payload=payload,
+            user_id=user.id,
+            channel_id=ch.id,
+            guild_id=ch.guild_id,
             command_name=path,
         )
         await self._dispatch_interaction(inter)
         ack = await self.wait_ack(inter, timeout)
         if ack.status_code != 200 or ack.type != 8:
-            raise AssertionError(f'autocomplete for /{path} answered {ack}')
-        return list(ack.data.get('choices', []))
+            raise AssertionError(f"autocomplete for /{path} answered {ack}")
+        return list(ack.data.get("choices", []))
 
     async def click_button(
         self,
@@ -2084,34 +2171,45 @@ class FakeDiscord:
         *,
         component_type: int = 2,
         values: list[str] | None = None,
-        locale: str = 'en-US',
+        locale: str = "en-US",
     ) -> FakeInteraction:
         """Type-3 component interaction on ``message`` (button by default; pass ``values`` for selects)."""
         msg = self._messages[_id_of(message)]
-        ch = self.channels[int(msg['channel_id'])]
-        data: dict[str, Any] = {'custom_id': custom_id, 'component_type': component_type}
+        ch = self.channels[int(msg["channel_id"])]
+        data: dict[str, Any] = {"custom_id": custom_id, "component_type": component_type}
         if values is not None:
-            data['values'] = list(values)
+            data["values"] = list(values)
         payload, iid, token = self._interaction_payload(3, user, ch, data, locale=locale, message=msg)
         inter = FakeInteraction(
-            id=iid, token=token, type=3, payload=payload, user_id=user.id, channel_id=ch.id, guild_id=ch.guild_id,
-            command_name=None, component_message_id=int(msg['id']),
+            id=iid,
+            token=token,
+            type=3,
+            payload=payload,
+            user_id=user.id,
+            channel_id=ch.id,
+            guild_id=ch.guild_id,
+            command_name=None,
+            component_message_id=int(msg["id"]),
         )
         return await self._dispatch_interaction(inter)
 
     async def submit_modal(
-        self, user: FakeUser, channel: Any, custom_id: str, values: dict[str, str], /, *, locale: str = 'en-US'
+        self, user: FakeUser, channel: Any, custom_id: str, values: dict[str, str], /, *, locale: str = "en-US"
     ) -> FakeInteraction:
         """Type-5 modal submit; ``values`` maps text-input custom_id -> value."""
         ch = self._channel(channel)
-        components = [
-            {'type': 1, 'components': [{'type': 4, 'custom_id': k, 'value': v}]} for k, v in values.items()
-        ]
+        components = [{"type": 1, "components": [{"type": 4, "custom_id": k, "value": v}]} for k, v in values.items()]
         payload, iid, token = self._interaction_payload(
-            5, user, ch, {'custom_id': custom_id, 'components': components}, locale=locale
+            5, user, ch, {"custom_id": custom_id, "components": components}, locale=locale
         )
         inter = FakeInteraction(
-            id=iid, token=token, type=5, payload=payload, user_id=user.id, channel_id=ch.id, guild_id=ch.guild_id,
+            id=iid,
+            token=token,
+            type=5,
+            payload=payload,
+            user_id=user.id,
+            channel_id=ch.id,
+            guild_id=ch.guild_id,
             command_name=None,
         )
         return await self._dispatch_interaction(inter)
@@ -2125,61 +2223,65 @@ class FakeDiscord:
     def _add_routes(self, app: web.Application) -> None:
         r = app.router
         a = API_PREFIX
-        r.add_get('/', self._ws_handler)
-        r.add_get('/attachments/{channel_id}/{attachment_id}/{filename}', self._h_cdn)
-        r.add_get(f'{a}/users/@me', self._h_users_me)
-        r.add_post(f'{a}/users/@me/channels', self._h_create_dm)
-        r.add_get(f'{a}/users/{{user_id}}', self._h_get_user)
-        r.add_get(f'{a}/oauth2/applications/@me', self._h_app_info)
-        r.add_get(f'{a}/applications/@me', self._h_app_info)
-        r.add_get(f'{a}/gateway', self._h_gateway)
-        r.add_get(f'{a}/gateway/bot', self._h_gateway_bot)
-        r.add_get(f'{a}/applications/{{app_id}}/commands', self._h_get_commands)
-        r.add_put(f'{a}/applications/{{app_id}}/commands', self._h_put_commands)
-        r.add_get(f'{a}/applications/{{app_id}}/guilds/{{guild_id}}/commands', self._h_get_commands)
-        r.add_put(f'{a}/applications/{{app_id}}/guilds/{{guild_id}}/commands', self._h_put_commands)
-        r.add_get(f'{a}/guilds/{{guild_id}}', self._h_get_guild)
-        r.add_get(f'{a}/guilds/{{guild_id}}/channels', self._h_guild_channels)
-        r.add_get(f'{a}/guilds/{{guild_id}}/roles', self._h_guild_roles)
-        r.add_get(f'{a}/guilds/{{guild_id}}/members/{{user_id}}', self._h_guild_member)
-        r.add_get(f'{a}/guilds/{{guild_id}}/threads/active', self._h_active_threads)
-        r.add_get(f'{a}/guilds/{{guild_id}}/webhooks', self._h_guild_webhooks)
-        r.add_get(f'{a}/channels/{{channel_id}}', self._h_get_channel)
-        r.add_patch(f'{a}/channels/{{channel_id}}', self._h_edit_channel)
-        r.add_delete(f'{a}/channels/{{channel_id}}', self._h_delete_channel)
-        r.add_get(f'{a}/channels/{{channel_id}}/messages', self._h_list_messages)
-        r.add_post(f'{a}/channels/{{channel_id}}/messages', self._h_create_message)
-        r.add_get(f'{a}/channels/{{channel_id}}/messages/{{message_id}}', self._h_get_message)
-        r.add_patch(f'{a}/channels/{{channel_id}}/messages/{{message_id}}', self._h_edit_message)
-        r.add_delete(f'{a}/channels/{{channel_id}}/messages/{{message_id}}', self._h_delete_message)
+        r.add_get("/", self._ws_handler)
+        r.add_get("/attachments/{channel_id}/{attachment_id}/{filename}", self._h_cdn)
+        r.add_get(f"{a}/users/@me", self._h_users_me)
+        r.add_post(f"{a}/users/@me/channels", self._h_create_dm)
+        r.add_get(f"{a}/users/{{user_id}}", self._h_get_user)
+        r.add_get(f"{a}/oauth2/applications/@me", self._h_app_info)
+        r.add_get(f"{a}/applications/@me", self._h_app_info)
+        r.add_get(f"{a}/gateway", self._h_gateway)
+        r.add_get(f"{a}/gateway/bot", self._h_gateway_bot)
+        r.add_get(f"{a}/applications/{{app_id}}/commands", self._h_get_commands)
+        r.add_put(f"{a}/applications/{{app_id}}/commands", self._h_put_commands)
+        r.add_get(f"{a}/applications/{{app_id}}/guilds/{{guild_id}}/commands", self._h_get_commands)
+        r.add_put(f"{a}/applications/{{app_id}}/guilds/{{guild_id}}/commands", self._h_put_commands)
+        r.add_get(f"{a}/guilds/{{guild_id}}", self._h_get_guild)
+        r.add_get(f"{a}/guilds/{{guild_id}}/channels", self._h_guild_channels)
+        r.add_get(f"{a}/guilds/{{guild_id}}/roles", self._h_guild_roles)
+        r.add_get(f"{a}/guilds/{{guild_id}}/members/{{user_id}}", self._h_guild_member)
+        r.add_get(f"{a}/guilds/{{guild_id}}/threads/active", self._h_active_threads)
+        r.add_get(f"{a}/guilds/{{guild_id}}/webhooks", self._h_guild_webhooks)
+        r.add_get(f"{a}/channels/{{channel_id}}", self._h_get_channel)
+        r.add_patch(f"{a}/channels/{{channel_id}}", self._h_edit_channel)
+        r.add_delete(f"{a}/channels/{{channel_id}}", self._h_delete_channel)
+        r.add_get(f"{a}/channels/{{channel_id}}/messages", self._h_list_messages)
+        r.add_post(f"{a}/channels/{{channel_id}}/messages", self._h_create_message)
+        r.add_get(f"{a}/channels/{{channel_id}}/messages/{{message_id}}", self._h_get_message)
+        r.add_patch(f"{a}/channels/{{channel_id}}/messages/{{message_id}}", self._h_edit_message)
+        r.add_delete(f"{a}/channels/{{channel_id}}/messages/{{message_id}}", self._h_delete_message)
         r.add_route(
-            '*', f'{a}/channels/{{channel_id}}/messages/{{message_id}}/reactions/{{emoji}}/@me', self._h_reaction
+            "*", f"{a}/channels/{{channel_id}}/messages/{{message_id}}/reactions/{{emoji}}/@me", self._h_reaction
         )
-        r.add_post(f'{a}/channels/{{channel_id}}/messages/{{message_id}}/threads', self._h_thread_from_message)
-        r.add_post(f'{a}/channels/{{channel_id}}/typing', self._h_typing)
-        r.add_post(f'{a}/channels/{{channel_id}}/threads', self._h_create_thread)
-        r.add_get(f'{a}/channels/{{channel_id}}/threads/archived/{{kind}}', self._h_archived_threads)
-        r.add_get(f'{a}/channels/{{channel_id}}/users/@me/threads/archived/private', self._h_archived_threads)
-        r.add_route('*', f'{a}/channels/{{channel_id}}/thread-members/{{user_id}}', self._h_thread_member)
-        r.add_get(f'{a}/channels/{{channel_id}}/webhooks', self._h_channel_webhooks)
-        r.add_post(f'{a}/channels/{{channel_id}}/webhooks', self._h_create_webhook)
-        r.add_post(f'{a}/interactions/{{interaction_id}}/{{token}}/callback', self._h_interaction_callback)
-        r.add_get(f'{a}/webhooks/{{webhook_id}}', self._h_get_webhook)
-        r.add_get(f'{a}/webhooks/{{webhook_id}}/{{token}}', self._h_get_webhook)
-        r.add_post(f'{a}/webhooks/{{webhook_id}}/{{token}}', self._h_execute_webhook)
-        r.add_route('*', f'{a}/webhooks/{{webhook_id}}/{{token}}/messages/{{message_id}}', self._h_webhook_message)
-        r.add_route('*', '/{tail:.*}', self._h_unknown)
+        r.add_post(f"{a}/channels/{{channel_id}}/messages/{{message_id}}/threads", self._h_thread_from_message)
+        r.add_post(f"{a}/channels/{{channel_id}}/typing", self._h_typing)
+        r.add_post(f"{a}/channels/{{channel_id}}/threads", self._h_create_thread)
+        r.add_get(f"{a}/channels/{{channel_id}}/threads/archived/{{kind}}", self._h_archived_threads)
+        r.add_get(f"{a}/channels/{{channel_id}}/users/@me/threads/archived/private", self._h_archived_threads)
+        r.add_route("*", f"{a}/channels/{{channel_id}}/thread-members/{{user_id}}", self._h_thread_member)
+        r.add_get(f"{a}/channels/{{channel_id}}/webhooks", self._h_channel_webhooks)
+        r.add_post(f"{a}/channels/{{channel_id}}/webhooks", self._h_create_webhook)
+        r.add_post(f"{a}/interactions/{{interaction_id}}/{{token}}/callback", self._h_interaction_callback)
+        r.add_get(f"{a}/webhooks/{{webhook_id}}", self._h_get_webhook)
+        r.add_get(f"{a}/webhooks/{{webhook_id}}/{{token}}", self._h_get_webhook)
+        r.add_post(f"{a}/webhooks/{{webhook_id}}/{{token}}", self._h_execute_webhook)
+        r.add_route("*", f"{a}/webhooks/{{webhook_id}}/{{token}}/messages/{{message_id}}", self._h_webhook_message)
+        r.add_route("*", "/{tail:.*}", self._h_unknown)
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
-        if request.path == '/' and request.headers.get('Upgrade', '').lower() == 'websocket':
+        if request.path == "/" and request.headers.get("Upgrade", "").lower() == "websocket":
             return await handler(request)
-        api_path = request.path[len(API_PREFIX):] if request.path.startswith(API_PREFIX) else request.path
+        api_path = request.path[len(API_PREFIX) :] if request.path.startswith(API_PREFIX) else request.path
         body, files = await self._read_body(request)
         request[_BODY], request[_FILES] = body, files
         record = RecordedRequest(
-            method=request.method, path=api_path, json=body, query=dict(request.query),
-            files=[(f[1], f[2]) for f in files], at=self.now(),
+            method=request.method,
+            path=api_path,
+            json=body,
+            query=dict(request.query),
+            files=[(f[1], f[2]) for f in files],
+            at=self.now(),
         )
         self.requests.append(record)
         rule = self._take_failure(request.method, api_path)
@@ -2196,7 +2298,7 @@ class FakeDiscord:
                 response = self._failure_response(rule)
         record.status = response.status
         record.injected = rule is not None
-        log.debug('%s %s -> %s', request.method, request.path_qs, response.status)
+        log.debug("%s %s -> %s", request.method, request.path_qs, response.status)
         self._notify()
         return response
 
@@ -2204,62 +2306,65 @@ class FakeDiscord:
         if not request.path.startswith(API_PREFIX):
             return
         # Webhook and interaction routes authenticate with the token in the URL.
-        if api_path.startswith(('/webhooks/', '/interactions/')) or api_path == '/gateway':
+        if api_path.startswith(("/webhooks/", "/interactions/")) or api_path == "/gateway":
             return
-        if request.headers.get('Authorization') != f'Bot {self.bot_token}':
-            raise _ApiError(401, 0, '401: Unauthorized')
+        if request.headers.get("Authorization") != f"Bot {self.bot_token}":
+            raise _ApiError(401, 0, "401: Unauthorized")
 
     @staticmethod
     async def _read_body(request: web.Request) -> tuple[Any, _FileParts]:
         if not request.can_read_body:
             return None, []
         ctype = request.content_type
-        if ctype == 'multipart/form-data':
+        if ctype == "multipart/form-data":
             body: Any = None
             files: _FileParts = []
             reader = await request.multipart()
             async for part in reader:
-                if part.name == 'payload_json':
+                if part.name == "payload_json":
                     body = json.loads(await part.text())
                 elif part.filename is not None:
                     blob = bytes(await part.read())
-                    files.append((part.name or '', part.filename, blob, part.headers.get('Content-Type', '')))
+                    files.append((part.name or "", part.filename, blob, part.headers.get("Content-Type", "")))
             return body, files
         raw = await request.read()
         if not raw:
             return None, []
-        if ctype == 'application/json':
+        if ctype == "application/json":
             return json.loads(raw), []
-        return raw.decode('utf-8', 'replace'), []
+        return raw.decode("utf-8", "replace"), []
 
     async def _h_unknown(self, request: web.Request) -> web.Response:
         self.unhandled_requests.append((request.method, request.path))
-        log.warning('FakeDiscord has no route for %s %s: add one to tests/fakes/discord_server.py',
-                    request.method, request.path_qs)
+        log.warning(
+            "FakeDiscord has no route for %s %s: add one to tests/fakes/discord_server.py",
+            request.method,
+            request.path_qs,
+        )
         return _json_response(
-            {'code': 0, 'message': f'404: Not Found (fake discord has no route for {request.method} {request.path})'},
+            {"code": 0, "message": f"404: Not Found (fake discord has no route for {request.method} {request.path})"},
             status=404,
         )
 
     def _channel_or_404(self, request: web.Request) -> FakeChannel:
         try:
-            cid = int(request.match_info['channel_id'])
+            cid = int(request.match_info["channel_id"])
         except ValueError:
-            raise _ApiError(404, 10003, 'Unknown Channel') from None
+            raise _ApiError(404, 10003, "Unknown Channel") from None
         channel = self.channels.get(cid)
         if channel is None or channel.deleted:
-            raise _ApiError(404, 10003, 'Unknown Channel')
+            raise _ApiError(404, 10003, "Unknown Channel")
         return channel
 
     def _message_or_404(self, channel_id: int, raw_id: str) -> dict[str, Any]:
         try:
             mid = int(raw_id)
         except ValueError:
-            raise _ApiError(404, 10008, 'Unknown Message') from None
+            raise _ApiError(404, 10008, "Unknown Message") from None
         msg = self._messages.get(mid)
         meta = self._message_meta.get(mid)
         if msg is None or meta is None or meta.deleted or meta.channel_id != channel_id or not meta.public:
-            raise _ApiError(404, 10008, 'Unknown Message')
+            raise _ApiError(404, 10008, "Unknown Message")
         return msg
 
     # ---------------------------------------------------------------------------------------------- REST: login
@@ -2268,117 +2373,127 @@ class FakeDiscord:
         return _json_response(self._self_user_payload())
 
     async def _h_get_user(self, request: web.Request) -> web.Response:
-        user = self.users.get(int(request.match_info['user_id']))
+        user = self.users.get(int(request.match_info["user_id"]))
         if user is None:
-            raise _ApiError(404, 10013, 'Unknown User')
+            raise _ApiError(404, 10013, "Unknown User")
         return _json_response(user.payload())
 
     async def _h_create_dm(self, request: web.Request) -> web.Response:
-        uid = int((request[_BODY] or {}).get('recipient_id', 0))
+        uid = int((request[_BODY] or {}).get("recipient_id", 0))
         if uid not in self.users:
-            raise _ApiError(400, 50033, 'Invalid Recipient(s)')
+            raise _ApiError(400, 50033, "Invalid Recipient(s)")
         return _json_response(self._channel_payload(self.add_dm_channel(self.users[uid])))
 
     async def _h_app_info(self, request: web.Request) -> web.Response:
-        return _json_response({
-            'id': str(self.application_id),
-            'name': self.bot.name,
-            'icon': None,
-            'description': '',
-            'summary': '',
-            'type': None,
-            'rpc_origins': [],
-            'bot_public': True,
-            'bot_require_code_grant': False,
-            'bot': self._self_user_payload(),
-            'owner': self.app_owner.payload(),
-            'team': None,
-            'verify_key': '0' * 64,
-            # GATEWAY_GUILD_MEMBERS_LIMITED | GATEWAY_MESSAGE_CONTENT_LIMITED, like an unverified bot with both on
-            'flags': (1 << 15) | (1 << 19),
-            'tags': [],
-            'redirect_uris': [],
-            # must be null, or discord.py warns that interactions will not arrive over the gateway
-            'interactions_endpoint_url': None,
-            'role_connections_verification_url': None,
-            'approximate_guild_count': len(self.guilds),
-            'integration_types_config': {'0': {}},
-        })
+        return _json_response(
+            {
+                "id": str(self.application_id),
+                "name": self.bot.name,
+                "icon": None,
+                "description": "",
+                "summary": "",
+                "type": None,
+                "rpc_origins": [],
+                "bot_public": True,
+                "bot_require_code_grant": False,
+                "bot": self._self_user_payload(),
+                "owner": self.app_owner.payload(),
+                "team": None,
+                "verify_key": "0" * 64,
+                # GATEWAY_GUILD_MEMBERS_LIMITED | GATEWAY_MESSAGE_CONTENT_LIMITED, like an unverified bot with both on
+                "flags": (1 << 15) | (1 << 19),
+                "tags": [],
+                "redirect_uris": [],
+                # must be null, or discord.py warns that interactions will not arrive over the gateway
+                "interactions_endpoint_url": None,
+                "role_connections_verification_url": None,
+                "approximate_guild_count": len(self.guilds),
+                "integration_types_config": {"0": {}},
+            }
+        )
 
     async def _h_gateway(self, request: web.Request) -> web.Response:
-        return _json_response({'url': self.gateway_url})
+        return _json_response({"url": self.gateway_url})
 
     async def _h_gateway_bot(self, request: web.Request) -> web.Response:
-        return _json_response({
-            'url': self.gateway_url,
-            'shards': 1,
-            'session_start_limit': {'total': 1000, 'remaining': 999, 'reset_after': 0, 'max_concurrency': 1},
-        })
+        return _json_response(
+            {
+                "url": self.gateway_url,
+                "shards": 1,
+                "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
+            }
+        )
 
     async def _h_cdn(self, request: web.Request) -> web.Response:
-        blob = self._attachment_blobs.get(int(request.match_info['attachment_id']))
+        blob = self._attachment_blobs.get(int(request.match_info["attachment_id"]))
         if blob is None:
             return web.Response(status=404)
-        return web.Response(body=blob, headers={'Content-Type': 'application/octet-stream'})
+        return web.Response(body=blob, headers={"Content-Type": "application/octet-stream"})
 
     # ---------------------------------------------------------------------------------------------- REST: commands
 
     def _validate_command(self, cmd: dict[str, Any], path: str, depth: int = 0) -> None:
-        name = cmd.get('name', '')
-        is_chat = cmd.get('type', 1) in (1, 3, 4) if depth == 0 else True
-        if is_chat and (not re.fullmatch(r'[-_\w]{1,32}', name) or name != name.lower()):
-            raise _form_error(f'{path}.name', 'APPLICATION_COMMAND_INVALID_NAME', f'Command name is invalid: {name!r}')
-        desc = cmd.get('description', '')
-        if (depth > 0 or cmd.get('type', 1) == 1) and not 1 <= len(desc) <= 100:
-            raise _form_error(f'{path}.description', 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.')
-        options = cmd.get('options') or []
+        name = cmd.get("name", "")
+        is_chat = cmd.get("type", 1) in (1, 3, 4) if depth == 0 else True
+        if is_chat and (not re.fullmatch(r"[-_\w]{1,32}", name) or name != name.lower()):
+            raise _form_error(f"{path}.name", "APPLICATION_COMMAND_INVALID_NAME", f"Command name is invalid: {name!r}")
+        desc = cmd.get("description", "")
+        if (depth > 0 or cmd.get("type", 1) == 1) and not 1 <= len(desc) <= 100:
+            raise _form_error(f"{path}.description", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+        options = cmd.get("options") or []
         if len(options) > 25:
-            raise _form_error(f'{path}.options', 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.')
+            raise _form_error(f"{path}.options", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
         seen_optional = False
         for i, opt in enumerate(options):
-            if opt.get('type') in (1, 2):
-                if depth >= 2 or (depth == 1 and opt['type'] == 2):
-                    raise _form_error(f'{path}.options.{i}', 'APPLICATION_COMMAND_OPTIONS_TYPE_INVALID',
-                                      'Subcommand groups cannot be nested this deep')
-            elif opt.get('required'):
+            if opt.get("type") in (1, 2):
+                if depth >= 2 or (depth == 1 and opt["type"] == 2):
+                    raise _form_error(
+                        f"{path}.options.{i}",
+                        "APPLICATION_COMMAND_OPTIONS_TYPE_INVALID",
+                        "Subcommand groups cannot be nested this deep",
+                    )
+            elif opt.get("required"):
                 if seen_optional:
-                    raise _form_error(f'{path}.options.{i}', 'APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID',
-                                      'Required options must be placed before non-required options')
+                    raise _form_error(
+                        f"{path}.options.{i}",
+                        "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
+                        "Required options must be placed before non-required options",
+                    )
             else:
                 seen_optional = True
-            if len(opt.get('choices') or []) > 25:
+            if len(opt.get("choices") or []) > 25:
                 raise _form_error(
-                    f'{path}.options.{i}.choices', 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.'
+                    f"{path}.options.{i}.choices", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length."
                 )
-            self._validate_command(opt, f'{path}.options.{i}', depth + 1)
+            self._validate_command(opt, f"{path}.options.{i}", depth + 1)
 
     async def _h_put_commands(self, request: web.Request) -> web.Response:
-        if int(request.match_info['app_id']) != self.application_id:
-            raise _ApiError(403, 50001, 'Missing Access')
+        if int(request.match_info["app_id"]) != self.application_id:
+            raise _ApiError(403, 50001, "Missing Access")
         body = request[_BODY] or []
-        guild_id = int(request.match_info['guild_id']) if 'guild_id' in request.match_info else None
+        guild_id = int(request.match_info["guild_id"]) if "guild_id" in request.match_info else None
         if guild_id is not None and guild_id not in self.guilds:
-            raise _ApiError(403, 50001, 'Missing Access')
+            raise _ApiError(403, 50001, "Missing Access")
         old = self._guild_commands.get(guild_id, []) if guild_id is not None else self._global_commands
-        old_ids = {(c['name'], c.get('type', 1)): c['id'] for c in old}
+        old_ids = {(c["name"], c.get("type", 1)): c["id"] for c in old}
         stored: list[dict[str, Any]] = []
         for i, cmd in enumerate(body):
             self._validate_command(cmd, str(i))
-            perms = cmd.get('default_member_permissions')
+            perms = cmd.get("default_member_permissions")
             echoed = {
                 **cmd,
-                'id': old_ids.get((cmd['name'], cmd.get('type', 1))) or str(self._snowflake()),
-                'application_id': str(self.application_id),
-                'version': str(self._snowflake()),
-                'type': cmd.get('type', 1),
-                'description': cmd.get('description', ''),
+                "id": old_ids.get((cmd["name"], cmd.get("type", 1))) or str(self._snowflake()),
+                "application_id": str(self.application_id),
+                "version": str(self._snowflake()),
+                "type": cmd.get("type", 1),
+                "description": cmd.get("description", ""),
                 # discord.py sends an int; Discord echoes a string
-                'default_member_permissions': str(perms) if perms is not None else None,
-                'dm_permission': cmd.get('dm_permission', True),
-                'nsfw': cmd.get('nsfw', False),
+                "default_member_permissions": str(perms) if perms is not None else None,
+                "dm_permission": cmd.get("dm_permission", True),
+                "nsfw": cmd.get("nsfw", False),
             }
             if guild_id is not None:
-                echoed['guild_id'] = str(guild_id)
+                echoed["guild_id"] = str(guild_id)
             stored.append(echoed)
         if guild_id is not None:
             self._guild_commands[guild_id] = stored
@@ -2387,21 +2502,21 @@ class FakeDiscord:
         return _json_response(stored)
 
     async def _h_get_commands(self, request: web.Request) -> web.Response:
-        guild_id = int(request.match_info['guild_id']) if 'guild_id' in request.match_info else None
+        guild_id = int(request.match_info["guild_id"]) if "guild_id" in request.match_info else None
         cmds = self._guild_commands.get(guild_id, []) if guild_id is not None else self._global_commands
         return _json_response(cmds)
 
     # ---------------------------------------------------------------------------------------------- REST: guilds
 
     def _guild_or_404(self, request: web.Request) -> FakeGuild:
-        guild = self.guilds.get(int(request.match_info['guild_id']))
+        guild = self.guilds.get(int(request.match_info["guild_id"]))
         if guild is None:
-            raise _ApiError(404, 10004, 'Unknown Guild')
+            raise _ApiError(404, 10004, "Unknown Guild")
         return guild
 
     async def _h_get_guild(self, request: web.Request) -> web.Response:
         guild = self._guild_or_404(request)
-        return _json_response({**guild.payload(), 'approximate_member_count': len(guild.members)})
+        return _json_response({**guild.payload(), "approximate_member_count": len(guild.members)})
 
     async def _h_guild_channels(self, request: web.Request) -> web.Response:
         guild = self._guild_or_404(request)
@@ -2413,18 +2528,20 @@ class FakeDiscord:
 
     async def _h_guild_member(self, request: web.Request) -> web.Response:
         guild = self._guild_or_404(request)
-        member = guild.members.get(int(request.match_info['user_id']))
+        member = guild.members.get(int(request.match_info["user_id"]))
         if member is None:
-            raise _ApiError(404, 10007, 'Unknown Member')
+            raise _ApiError(404, 10007, "Unknown Member")
         return _json_response(member.payload())
 
     async def _h_active_threads(self, request: web.Request) -> web.Response:
         guild = self._guild_or_404(request)
         threads = [c for c in (self.channels[i] for i in guild.channel_ids) if c.is_thread and not c.archived]
-        return _json_response({
-            'threads': [self._channel_payload(t) for t in threads],
-            'members': [t.thread_member_payload(self.bot.id) for t in threads if self.bot.id in t.member_ids],
-        })
+        return _json_response(
+            {
+                "threads": [self._channel_payload(t) for t in threads],
+                "members": [t.thread_member_payload(self.bot.id) for t in threads if self.bot.id in t.member_ids],
+            }
+        )
 
     # ---------------------------------------------------------------------------------------------- REST: channels
 
@@ -2435,36 +2552,37 @@ class FakeDiscord:
         channel = self._channel_or_404(request)
         body = request[_BODY] or {}
         if channel.is_thread:
-            if channel.archived and body.get('archived') is not False:
-                raise _ApiError(400, 50083, 'Thread is archived')
-            if 'auto_archive_duration' in body and body['auto_archive_duration'] not in ARCHIVE_DURATIONS:
-                raise _form_error('auto_archive_duration', 'BASE_TYPE_CHOICES',
-                                  f'Value must be one of {ARCHIVE_DURATIONS}.')
-            if 'locked' in body and bool(body['locked']) != channel.locked:
+            if channel.archived and body.get("archived") is not False:
+                raise _ApiError(400, 50083, "Thread is archived")
+            if "auto_archive_duration" in body and body["auto_archive_duration"] not in ARCHIVE_DURATIONS:
+                raise _form_error(
+                    "auto_archive_duration", "BASE_TYPE_CHOICES", f"Value must be one of {ARCHIVE_DURATIONS}."
+                )
+            if "locked" in body and bool(body["locked"]) != channel.locked:
                 self._require_bot_permission(channel, PERM_MANAGE_THREADS)
-            if 'archived' in body and channel.owner_id != self.bot.id:
+            if "archived" in body and channel.owner_id != self.bot.id:
                 self._require_bot_permission(channel, PERM_MANAGE_THREADS)
-            if 'name' in body:
-                channel.name = body['name']
-            if 'auto_archive_duration' in body:
-                channel.auto_archive_duration = body['auto_archive_duration']
-            if 'locked' in body:
-                channel.locked = bool(body['locked'])
-            if 'invitable' in body:
-                channel.invitable = bool(body['invitable'])
-            if 'rate_limit_per_user' in body:
-                channel.rate_limit_per_user = body['rate_limit_per_user'] or 0
-            if 'archived' in body and bool(body['archived']) != channel.archived:
-                channel.archived = bool(body['archived'])
+            if "name" in body:
+                channel.name = body["name"]
+            if "auto_archive_duration" in body:
+                channel.auto_archive_duration = body["auto_archive_duration"]
+            if "locked" in body:
+                channel.locked = bool(body["locked"])
+            if "invitable" in body:
+                channel.invitable = bool(body["invitable"])
+            if "rate_limit_per_user" in body:
+                channel.rate_limit_per_user = body["rate_limit_per_user"] or 0
+            if "archived" in body and bool(body["archived"]) != channel.archived:
+                channel.archived = bool(body["archived"])
                 channel.archive_timestamp = self._wall()
             payload = self._channel_payload(channel)
-            await self.dispatch('THREAD_UPDATE', payload, guild_id=channel.guild_id)
+            await self.dispatch("THREAD_UPDATE", payload, guild_id=channel.guild_id)
             return _json_response(payload)
-        for key in ('name', 'topic', 'position', 'rate_limit_per_user'):
+        for key in ("name", "topic", "position", "rate_limit_per_user"):
             if key in body:
                 setattr(channel, key, body[key])
         payload = self._channel_payload(channel)
-        await self.dispatch('CHANNEL_UPDATE', payload, guild_id=channel.guild_id)
+        await self.dispatch("CHANNEL_UPDATE", payload, guild_id=channel.guild_id)
         return _json_response(payload)
 
     async def _h_delete_channel(self, request: web.Request) -> web.Response:
@@ -2482,12 +2600,12 @@ class FakeDiscord:
 
     async def _h_list_messages(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)
-        limit = max(1, min(100, int(request.query.get('limit', 50))))
+        limit = max(1, min(100, int(request.query.get("limit", 50))))
         msgs = self.channel_messages(channel.id)
-        if 'before' in request.query:
-            msgs = [m for m in msgs if int(m['id']) < int(request.query['before'])]
-        if 'after' in request.query:
-            msgs = [m for m in msgs if int(m['id']) > int(request.query['after'])]
+        if "before" in request.query:
+            msgs = [m for m in msgs if int(m["id"]) < int(request.query["before"])]
+        if "after" in request.query:
+            msgs = [m for m in msgs if int(m["id"]) > int(request.query["after"])]
             return _json_response([_as_fetched(m) for m in reversed(msgs[:limit])])
         return _json_response([_as_fetched(m) for m in reversed(msgs[-limit:])])  # newest first, like Discord
 
@@ -2497,43 +2615,43 @@ class FakeDiscord:
         files = request[_FILES]
         self._require_bot_permission(channel, PERM_SEND_THREADS if channel.is_thread else PERM_SEND)
         if channel.type == CH_DM and not all(self.users[uid].accepts_dms for uid in channel.recipient_ids):
-            raise _ApiError(403, 50007, 'Cannot send messages to this user')
-        nonce = body.get('nonce')
-        if nonce is not None and body.get('enforce_nonce'):
+            raise _ApiError(403, 50007, "Cannot send messages to this user")
+        nonce = body.get("nonce")
+        if nonce is not None and body.get("enforce_nonce"):
             existing = self._find_by_nonce(channel.id, self.bot.id, nonce)
             if existing is not None:
                 return _json_response(existing)
         await self._prepare_channel_for_message(channel)
-        msg = self._new_message(channel, author=self.bot, body=body, files=files, source='rest')
-        await self._publish('MESSAGE_CREATE', msg)
+        msg = self._new_message(channel, author=self.bot, body=body, files=files, source="rest")
+        await self._publish("MESSAGE_CREATE", msg)
         return _json_response(msg)
 
     async def _h_get_message(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)
-        return _json_response(_as_fetched(self._message_or_404(channel.id, request.match_info['message_id'])))
+        return _json_response(_as_fetched(self._message_or_404(channel.id, request.match_info["message_id"])))
 
     async def _h_edit_message(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)
-        msg = self._message_or_404(channel.id, request.match_info['message_id'])
-        if int(msg['author']['id']) != self.bot.id:
-            raise _ApiError(403, 50005, 'Cannot edit a message authored by another user')
+        msg = self._message_or_404(channel.id, request.match_info["message_id"])
+        if int(msg["author"]["id"]) != self.bot.id:
+            raise _ApiError(403, 50005, "Cannot edit a message authored by another user")
         if channel.is_thread and channel.archived:
-            raise _ApiError(400, 50083, 'Thread is archived')
+            raise _ApiError(400, 50083, "Thread is archived")
         self._edit_message(msg, request[_BODY] or {}, request[_FILES])
-        await self._publish('MESSAGE_UPDATE', msg)
+        await self._publish("MESSAGE_UPDATE", msg)
         return _json_response(msg)
 
     async def _h_delete_message(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)
-        msg = self._message_or_404(channel.id, request.match_info['message_id'])
+        msg = self._message_or_404(channel.id, request.match_info["message_id"])
         await self._delete_message(msg)
         return web.Response(status=204)
 
     async def _h_reaction(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)
-        msg = self._message_or_404(channel.id, request.match_info['message_id'])
-        emoji = request.match_info['emoji']
-        self.reactions.append((request.method, int(msg['id']), emoji))
+        msg = self._message_or_404(channel.id, request.match_info["message_id"])
+        emoji = request.match_info["emoji"]
+        self.reactions.append((request.method, int(msg["id"]), emoji))
         self._notify()
         return web.Response(status=204)
 
@@ -2542,19 +2660,26 @@ class FakeDiscord:
     def _new_thread(
         self, parent: FakeChannel, body: dict[str, Any], *, thread_type: int, thread_id: int | None = None
     ) -> FakeChannel:
-        duration = body.get('auto_archive_duration') or 1440
+        duration = body.get("auto_archive_duration") or 1440
         if duration not in ARCHIVE_DURATIONS:
             raise _form_error(
-                'auto_archive_duration', 'BASE_TYPE_CHOICES', f'Value must be one of {ARCHIVE_DURATIONS}.'
+                "auto_archive_duration", "BASE_TYPE_CHOICES", f"Value must be one of {ARCHIVE_DURATIONS}."
             )
-        name = body.get('name') or ''
+        name = body.get("name") or ""
         if not 1 <= len(name) <= 100:
-            raise _form_error('name', 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.')
+            raise _form_error("name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
         thread = FakeChannel(
-            id=thread_id or self._snowflake(), type=thread_type, name=name, guild_id=parent.guild_id,
-            parent_id=parent.id, owner_id=self.bot.id, auto_archive_duration=duration,
-            invitable=bool(body.get('invitable', True)), rate_limit_per_user=body.get('rate_limit_per_user') or 0,
-            archive_timestamp=self._wall(), create_timestamp=self._wall(),
+            id=thread_id or self._snowflake(),
+            type=thread_type,
+            name=name,
+            guild_id=parent.guild_id,
+            parent_id=parent.id,
+            owner_id=self.bot.id,
+            auto_archive_duration=duration,
+            invitable=bool(body.get("invitable", True)),
+            rate_limit_per_user=body.get("rate_limit_per_user") or 0,
+            archive_timestamp=self._wall(),
+            create_timestamp=self._wall(),
         )
         thread.member_ids.add(self.bot.id)
         self._register_channel(thread)
@@ -2562,89 +2687,96 @@ class FakeDiscord:
 
     async def _announce_thread(self, thread: FakeChannel) -> None:
         # The creator's THREAD_CREATE already carries its thread ``member``.
-        await self.dispatch('THREAD_CREATE', {**self._channel_payload(thread), 'newly_created': True},
-                            guild_id=thread.guild_id)
+        await self.dispatch(
+            "THREAD_CREATE", {**self._channel_payload(thread), "newly_created": True}, guild_id=thread.guild_id
+        )
 
     async def _h_create_thread(self, request: web.Request) -> web.Response:
         parent = self._channel_or_404(request)
         body = request[_BODY] or {}
         if parent.type not in (CH_TEXT, CH_NEWS, CH_FORUM):
-            raise _ApiError(400, 50024, 'Cannot execute action on this channel type')
+            raise _ApiError(400, 50024, "Cannot execute action on this channel type")
         if parent.type == CH_FORUM:
             thread_type = CH_PUBLIC_THREAD
         elif parent.type == CH_NEWS:
             thread_type = CH_NEWS_THREAD
         else:
             # Discord's default when "type" is omitted is a private thread (discord.py always sends it).
-            thread_type = int(body.get('type') or CH_PRIVATE_THREAD)
+            thread_type = int(body.get("type") or CH_PRIVATE_THREAD)
         needed = PERM_PRIVATE_THREADS if thread_type == CH_PRIVATE_THREAD else PERM_PUBLIC_THREADS
         self._require_bot_permission(parent, needed)
         thread = self._new_thread(parent, body, thread_type=thread_type)
         response = self._channel_payload(thread)
         await self._announce_thread(thread)
-        if parent.type == CH_FORUM and body.get('message'):
-            starter = self._new_message(thread, author=self.bot, body=body['message'], files=request[_FILES],
-                                        source='rest')
-            await self._publish('MESSAGE_CREATE', starter)
-            response['message'] = starter
+        if parent.type == CH_FORUM and body.get("message"):
+            starter = self._new_message(
+                thread, author=self.bot, body=body["message"], files=request[_FILES], source="rest"
+            )
+            await self._publish("MESSAGE_CREATE", starter)
+            response["message"] = starter
         return _json_response(response)
 
     async def _h_thread_from_message(self, request: web.Request) -> web.Response:
         parent = self._channel_or_404(request)
-        msg = self._message_or_404(parent.id, request.match_info['message_id'])
-        if int(msg['id']) in self.channels:
-            raise _ApiError(400, 160004, 'A thread has already been created for this message')
+        msg = self._message_or_404(parent.id, request.match_info["message_id"])
+        if int(msg["id"]) in self.channels:
+            raise _ApiError(400, 160004, "A thread has already been created for this message")
         self._require_bot_permission(parent, PERM_PUBLIC_THREADS)
         thread_type = CH_NEWS_THREAD if parent.type == CH_NEWS else CH_PUBLIC_THREAD
         # Discord gives a thread started from a message the message's id.
-        thread = self._new_thread(parent, request[_BODY] or {}, thread_type=thread_type, thread_id=int(msg['id']))
-        msg['flags'] |= FLAG_HAS_THREAD
-        msg['thread'] = self._channel_payload(thread)
+        thread = self._new_thread(parent, request[_BODY] or {}, thread_type=thread_type, thread_id=int(msg["id"]))
+        msg["flags"] |= FLAG_HAS_THREAD
+        msg["thread"] = self._channel_payload(thread)
         await self._announce_thread(thread)
         return _json_response(self._channel_payload(thread))
 
     async def _h_archived_threads(self, request: web.Request) -> web.Response:
         parent = self._channel_or_404(request)
-        kind = request.match_info.get('kind', 'private')
-        wanted = CH_PRIVATE_THREAD if kind == 'private' else None
+        kind = request.match_info.get("kind", "private")
+        wanted = CH_PRIVATE_THREAD if kind == "private" else None
         threads = [
-            t for t in self.threads(parent)
+            t
+            for t in self.threads(parent)
             if t.archived and (t.type == wanted if wanted else t.type != CH_PRIVATE_THREAD)
         ]
-        if 'before' in request.query:
-            before = datetime.fromisoformat(request.query['before'].replace('Z', '+00:00'))
+        if "before" in request.query:
+            before = datetime.fromisoformat(request.query["before"].replace("Z", "+00:00"))
             threads = [t for t in threads if t.archive_timestamp < before]
         threads.sort(key=lambda t: t.archive_timestamp, reverse=True)
-        limit = int(request.query.get('limit', 50))
-        return _json_response({
-            'threads': [self._channel_payload(t) for t in threads[:limit]],
-            'members': [t.thread_member_payload(self.bot.id) for t in threads[:limit] if self.bot.id in t.member_ids],
-            'has_more': len(threads) > limit,
-        })
+        limit = int(request.query.get("limit", 50))
+        return _json_response(
+            {
+                "threads": [self._channel_payload(t) for t in threads[:limit]],
+                "members": [
+                    t.thread_member_payload(self.bot.id) for t in threads[:limit] if self.bot.id in t.member_ids
+                ],
+                "has_more": len(threads) > limit,
+            }
+        )
 
     async def _h_thread_member(self, request: web.Request) -> web.Response:
         thread = self._channel_or_404(request)
         if not thread.is_thread:
-            raise _ApiError(400, 50024, 'Cannot execute action on this channel type')
-        raw = request.match_info['user_id']
-        uid = self.bot.id if raw == '@me' else int(raw)
-        if request.method == 'GET':
+            raise _ApiError(400, 50024, "Cannot execute action on this channel type")
+        raw = request.match_info["user_id"]
+        uid = self.bot.id if raw == "@me" else int(raw)
+        if request.method == "GET":
             if uid not in thread.member_ids:
-                raise _ApiError(404, 10007, 'Unknown Member')
+                raise _ApiError(404, 10007, "Unknown Member")
             return _json_response(thread.thread_member_payload(uid))
         if thread.archived and thread.locked:
-            raise _ApiError(400, 50083, 'Thread is archived')
-        update: dict[str, Any] = {'id': str(thread.id), 'guild_id': str(thread.guild_id)}
-        if request.method == 'PUT':
+            raise _ApiError(400, 50083, "Thread is archived")
+        update: dict[str, Any] = {"id": str(thread.id), "guild_id": str(thread.guild_id)}
+        if request.method == "PUT":
             thread.member_ids.add(uid)
-            update['added_members'] = [thread.thread_member_payload(uid)]
-        elif request.method == 'DELETE':
+            update["added_members"] = [thread.thread_member_payload(uid)]
+        elif request.method == "DELETE":
             thread.member_ids.discard(uid)
-            update['removed_member_ids'] = [str(uid)]
+            update["removed_member_ids"] = [str(uid)]
         else:
-            raise _ApiError(405, 0, '405: Method Not Allowed')
-        update['member_count'] = len(thread.member_ids)
-        await self.dispatch('THREAD_MEMBERS_UPDATE', update, guild_id=thread.guild_id)
+            raise _ApiError(405, 0, "405: Method Not Allowed")
+        update["member_count"] = len(thread.member_ids)
+        await self.dispatch("THREAD_MEMBERS_UPDATE", update, guild_id=thread.guild_id)
         return web.Response(status=204)
 
     # ---------------------------------------------------------------------------------------------- REST: webhooks
@@ -2652,19 +2784,27 @@ class FakeDiscord:
     async def _h_create_webhook(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)
         if channel.is_thread or channel.guild_id is None:
-            raise _ApiError(400, 50024, 'Cannot execute action on this channel type')
+            raise _ApiError(400, 50024, "Cannot execute action on this channel type")
         self._require_bot_permission(channel, PERM_MANAGE_WEBHOOKS)
         body = request[_BODY] or {}
-        name = body.get('name') or ''
-        if not 1 <= len(name) <= 80 or 'discord' in name.lower() or 'clyde' in name.lower():
-            raise _form_error('name', 'WEBHOOK_INVALID_USERNAME', f'Username cannot be {name!r}')
+        name = body.get("name") or ""
+        if not 1 <= len(name) <= 80 or "discord" in name.lower() or "clyde" in name.lower():
+            raise _form_error("name", "WEBHOOK_INVALID_USERNAME", f"Username cannot be {name!r}")
         webhook = FakeWebhook(
-            id=self._snowflake(), token=secrets.token_urlsafe(48), channel_id=channel.id, guild_id=channel.guild_id,
-            name=name, application_id=self.application_id, creator_id=self.bot.id,
+            id=self._snowflake(),
+            token=secrets.token_urlsafe(48),
+            channel_id=channel.id,
+            guild_id=channel.guild_id,
+            name=name,
+            application_id=self.application_id,
+            creator_id=self.bot.id,
         )
         self.webhooks[webhook.id] = webhook
-        await self.dispatch('WEBHOOKS_UPDATE', {'guild_id': str(channel.guild_id), 'channel_id': str(channel.id)},
-                            guild_id=channel.guild_id)
+        await self.dispatch(
+            "WEBHOOKS_UPDATE",
+            {"guild_id": str(channel.guild_id), "channel_id": str(channel.id)},
+            guild_id=channel.guild_id,
+        )
         return _json_response(webhook.payload(self.users))
 
     async def _h_channel_webhooks(self, request: web.Request) -> web.Response:
@@ -2678,103 +2818,109 @@ class FakeDiscord:
         return _json_response([w.payload(self.users) for w in self.webhooks.values() if w.guild_id == guild.id])
 
     def _webhook_or_error(self, request: web.Request, *, need_token: bool) -> FakeWebhook:
-        webhook = self.webhooks.get(int(request.match_info['webhook_id']))
+        webhook = self.webhooks.get(int(request.match_info["webhook_id"]))
         if webhook is None:
-            raise _ApiError(404, 10015, 'Unknown Webhook')
-        token = request.match_info.get('token')
+            raise _ApiError(404, 10015, "Unknown Webhook")
+        token = request.match_info.get("token")
         if (need_token or token is not None) and token != webhook.token:
-            raise _ApiError(401, 50027, 'Invalid Webhook Token')
+            raise _ApiError(401, 50027, "Invalid Webhook Token")
         return webhook
 
     async def _h_get_webhook(self, request: web.Request) -> web.Response:
-        if 'token' not in request.match_info:
-            self._check_auth(request, request.path[len(API_PREFIX):])
+        if "token" not in request.match_info:
+            self._check_auth(request, request.path[len(API_PREFIX) :])
         webhook = self._webhook_or_error(request, need_token=False)
         return _json_response(webhook.payload(self.users))
 
     def _interaction_for_webhook(self, request: web.Request) -> FakeInteraction | None:
-        if int(request.match_info['webhook_id']) != self.application_id:
+        if int(request.match_info["webhook_id"]) != self.application_id:
             return None
-        inter = self._interactions_by_token.get(request.match_info['token'])
+        inter = self._interactions_by_token.get(request.match_info["token"])
         if inter is None:
-            raise _ApiError(401, 50027, 'Invalid Webhook Token')
+            raise _ApiError(401, 50027, "Invalid Webhook Token")
         if self.now() - inter.dispatched_at > self.interaction_token_ttl:
-            raise _ApiError(401, 50027, 'Invalid Webhook Token')
+            raise _ApiError(401, 50027, "Invalid Webhook Token")
         if not inter.acknowledged:
-            raise _ApiError(404, 10015, 'Unknown Webhook')
+            raise _ApiError(404, 10015, "Unknown Webhook")
         return inter
 
     def _webhook_target_channel(self, request: web.Request, webhook: FakeWebhook) -> FakeChannel:
-        thread_id = request.query.get('thread_id')
+        thread_id = request.query.get("thread_id")
         if not thread_id:
             return self.channels[webhook.channel_id]
         thread = self.channels.get(int(thread_id))
         if thread is None or thread.deleted or not thread.is_thread:
-            raise _ApiError(404, 10003, 'Unknown Channel')
+            raise _ApiError(404, 10003, "Unknown Channel")
         if thread.parent_id != webhook.channel_id:
-            raise _ApiError(400, 220001, 'Target channel is not a thread of the webhook channel')
+            raise _ApiError(400, 220001, "Target channel is not a thread of the webhook channel")
         return thread
 
     async def _h_execute_webhook(self, request: web.Request) -> web.Response:
         body = request[_BODY] or {}
         files = request[_FILES]
-        wait = _truthy_query(request.query.get('wait'))
+        wait = _truthy_query(request.query.get("wait"))
         inter = self._interaction_for_webhook(request)
         if inter is not None:
             msg = await self._interaction_followup(inter, body, files)
             return _json_response(msg) if wait else web.Response(status=204)
         webhook = self._webhook_or_error(request, need_token=True)
         channel = self._webhook_target_channel(request, webhook)
-        username = body.get('username')
-        if username is not None and ('discord' in username.lower() or 'clyde' in username.lower()):
-            raise _form_error('username', 'USERNAME_INVALID_CONTAINS', f'Username cannot contain {username!r}')
+        username = body.get("username")
+        if username is not None and ("discord" in username.lower() or "clyde" in username.lower()):
+            raise _form_error("username", "USERNAME_INVALID_CONTAINS", f"Username cannot contain {username!r}")
         await self._prepare_channel_for_message(channel)
         msg = self._new_message(
-            channel, author=self.bot, body=body, files=files, source='webhook', webhook=webhook, username=username
+            channel, author=self.bot, body=body, files=files, source="webhook", webhook=webhook, username=username
         )
-        await self._publish('MESSAGE_CREATE', msg)
+        await self._publish("MESSAGE_CREATE", msg)
         return _json_response(msg) if wait else web.Response(status=204)
 
     async def _h_webhook_message(self, request: web.Request) -> web.Response:
         inter = self._interaction_for_webhook(request)
-        raw = request.match_info['message_id']
+        raw = request.match_info["message_id"]
         if inter is not None:
             return await self._interaction_webhook_message(request, inter, raw)
         webhook = self._webhook_or_error(request, need_token=True)
         channel = self._webhook_target_channel(request, webhook)
         msg = self._message_or_404(channel.id, raw)
-        if msg.get('webhook_id') != str(webhook.id):
-            raise _ApiError(403, 50005, 'Cannot edit a message authored by another user')
-        if request.method == 'GET':
+        if msg.get("webhook_id") != str(webhook.id):
+            raise _ApiError(403, 50005, "Cannot edit a message authored by another user")
+        if request.method == "GET":
             return _json_response(msg)
-        if request.method == 'PATCH':
+        if request.method == "PATCH":
             self._edit_message(msg, request[_BODY] or {}, request[_FILES])
-            await self._publish('MESSAGE_UPDATE', msg)
+            await self._publish("MESSAGE_UPDATE", msg)
             return _json_response(msg)
-        if request.method == 'DELETE':
+        if request.method == "DELETE":
             await self._delete_message(msg)
             return web.Response(status=204)
-        raise _ApiError(405, 0, '405: Method Not Allowed')
+        raise _ApiError(405, 0, "405: Method Not Allowed")
 
     # ---------------------------------------------------------------------------------------------- REST: interactions
 
     async def _h_interaction_callback(self, request: web.Request) -> web.Response:
         body = request[_BODY] or {}
-        cb_type = int(body.get('type', 0))
-        data = body.get('data') or {}
-        flags = int(data.get('flags') or 0)
-        inter = self.interactions.get(int(request.match_info['interaction_id']))
-        if inter is None or inter.token != request.match_info['token']:
-            raise _ApiError(404, 10062, 'Unknown interaction')
+        cb_type = int(body.get("type", 0))
+        data = body.get("data") or {}
+        flags = int(data.get("flags") or 0)
+        inter = self.interactions.get(int(request.match_info["interaction_id"]))
+        if inter is None or inter.token != request.match_info["token"]:
+            raise _ApiError(404, 10062, "Unknown interaction")
         elapsed = self.now() - inter.dispatched_at
-        record = CallbackRecord(type=cb_type, flags=flags, data=copy.deepcopy(data), elapsed=elapsed,
-                                status_code=200, body=copy.deepcopy(body))
+        record = CallbackRecord(
+            type=cb_type,
+            flags=flags,
+            data=copy.deepcopy(data),
+            elapsed=elapsed,
+            status_code=200,
+            body=copy.deepcopy(body),
+        )
         inter.callbacks.append(record)
         try:
             if elapsed > self.interaction_ack_deadline:
-                raise _ApiError(404, 10062, 'Unknown interaction')
+                raise _ApiError(404, 10062, "Unknown interaction")
             if any(c.status_code == 200 for c in inter.callbacks[:-1]):
-                raise _ApiError(400, 40060, 'Interaction has already been acknowledged.')
+                raise _ApiError(400, 40060, "Interaction has already been acknowledged.")
             result = await self._apply_callback(inter, cb_type, data, flags, request[_FILES])
         except _ApiError as exc:
             record.status_code, record.error_code = exc.status, exc.code
@@ -2784,44 +2930,58 @@ class FakeDiscord:
         return _json_response(result)
 
     async def _apply_callback(
-        self, inter: FakeInteraction, cb_type: int, data: dict[str, Any], flags: int,
+        self,
+        inter: FakeInteraction,
+        cb_type: int,
+        data: dict[str, Any],
+        flags: int,
         files: _FileParts,
     ) -> dict[str, Any]:
         allowed_types = {2: (4, 5, 9), 3: (4, 5, 6, 7, 9), 4: (8,), 5: (4, 5, 6, 7)}.get(inter.type, ())
         if cb_type == 1 or cb_type not in allowed_types:
             raise _ApiError(
-                400, 40043, f'Interaction callback type {cb_type} is invalid for interaction type {inter.type}'
+                400, 40043, f"Interaction callback type {cb_type} is invalid for interaction type {inter.type}"
             )
         channel = self.channels[inter.channel_id]
         ephemeral = bool(flags & FLAG_EPHEMERAL)
-        info: dict[str, Any] = {'id': str(inter.id), 'type': inter.type}
-        result: dict[str, Any] = {'interaction': info}
+        info: dict[str, Any] = {"id": str(inter.id), "type": inter.type}
+        result: dict[str, Any] = {"interaction": info}
         msg_type = 20 if inter.type == 2 else 0
         if cb_type in (4, 5):
             loading = cb_type == 5
             msg = self._new_message(
-                channel, author=self.bot, body={} if loading else data, files=[] if loading else files,
-                source='interaction', public=not ephemeral, msg_type=msg_type,
-                flags=(FLAG_LOADING if loading else 0) | (FLAG_EPHEMERAL if ephemeral else 0), inter=inter,
+                channel,
+                author=self.bot,
+                body={} if loading else data,
+                files=[] if loading else files,
+                source="interaction",
+                public=not ephemeral,
+                msg_type=msg_type,
+                flags=(FLAG_LOADING if loading else 0) | (FLAG_EPHEMERAL if ephemeral else 0),
+                inter=inter,
             )
-            inter.original_message_id = int(msg['id'])
-            self._snapshot(inter, 'deferred' if loading else 'initial', msg)
-            await self._publish('MESSAGE_CREATE', msg)
-            info.update(response_message_id=msg['id'], response_message_loading=loading,
-                        response_message_ephemeral=ephemeral)
-            result['resource'] = {'type': cb_type, 'message': msg}
+            inter.original_message_id = int(msg["id"])
+            self._snapshot(inter, "deferred" if loading else "initial", msg)
+            await self._publish("MESSAGE_CREATE", msg)
+            info.update(
+                response_message_id=msg["id"], response_message_loading=loading, response_message_ephemeral=ephemeral
+            )
+            result["resource"] = {"type": cb_type, "message": msg}
         elif cb_type in (6, 7):
             target = self._messages.get(inter.component_message_id or 0)
             if target is None:
-                raise _ApiError(400, 40043, 'No message to update for this interaction')
-            inter.original_message_id = int(target['id'])
+                raise _ApiError(400, 40043, "No message to update for this interaction")
+            inter.original_message_id = int(target["id"])
             if cb_type == 7:
                 self._edit_message(target, data, files)
-                self._snapshot(inter, 'update', target)
-                await self._publish('MESSAGE_UPDATE', target)
-                result['resource'] = {'type': 7, 'message': target}
-            info.update(response_message_id=target['id'], response_message_loading=False,
-                        response_message_ephemeral=bool(target['flags'] & FLAG_EPHEMERAL))
+                self._snapshot(inter, "update", target)
+                await self._publish("MESSAGE_UPDATE", target)
+                result["resource"] = {"type": 7, "message": target}
+            info.update(
+                response_message_id=target["id"],
+                response_message_loading=False,
+                response_message_ephemeral=bool(target["flags"] & FLAG_EPHEMERAL),
+            )
         # 8 (autocomplete choices) and 9 (modal) only need recording, done by the caller.
         return result
 
@@ -2829,44 +2989,51 @@ class FakeDiscord:
         self, inter: FakeInteraction, body: dict[str, Any], files: _FileParts
     ) -> dict[str, Any]:
         original = self._messages.get(inter.original_message_id or 0)
-        if original is not None and original['flags'] & FLAG_LOADING:
+        if original is not None and original["flags"] & FLAG_LOADING:
             # After a "thinking" defer the first followup replaces the loading message; ephemerality follows the defer.
-            self._edit_message(original, {**body, 'flags': None}, files)
-            self._snapshot(inter, 'followup', original)
-            await self._publish('MESSAGE_UPDATE', original)
+            self._edit_message(original, {**body, "flags": None}, files)
+            self._snapshot(inter, "followup", original)
+            await self._publish("MESSAGE_UPDATE", original)
             return original
         channel = self.channels[inter.channel_id]
-        flags = int(body.get('flags') or 0)
+        flags = int(body.get("flags") or 0)
         ephemeral = bool(flags & FLAG_EPHEMERAL)
         msg = self._new_message(
-            channel, author=self.bot, body=body, files=files, source='interaction', public=not ephemeral,
-            msg_type=20 if inter.type == 2 else 0, flags=FLAG_EPHEMERAL if ephemeral else 0, inter=inter,
+            channel,
+            author=self.bot,
+            body=body,
+            files=files,
+            source="interaction",
+            public=not ephemeral,
+            msg_type=20 if inter.type == 2 else 0,
+            flags=FLAG_EPHEMERAL if ephemeral else 0,
+            inter=inter,
         )
-        self._snapshot(inter, 'followup', msg)
-        await self._publish('MESSAGE_CREATE', msg)
+        self._snapshot(inter, "followup", msg)
+        await self._publish("MESSAGE_CREATE", msg)
         return msg
 
     async def _interaction_webhook_message(
         self, request: web.Request, inter: FakeInteraction, raw: str
     ) -> web.Response:
-        if raw == '@original':
+        if raw == "@original":
             mid = inter.original_message_id
         else:
             mid = int(raw) if raw.isdigit() else None
             if mid not in inter.message_ids and mid != inter.original_message_id:
                 mid = None
         msg = self._messages.get(mid or 0)
-        if msg is None or self._message_meta[int(msg['id'])].deleted:
-            raise _ApiError(404, 10008, 'Unknown Message')
-        if request.method == 'GET':
+        if msg is None or self._message_meta[int(msg["id"])].deleted:
+            raise _ApiError(404, 10008, "Unknown Message")
+        if request.method == "GET":
             return _json_response(msg)
-        if request.method == 'PATCH':
+        if request.method == "PATCH":
             self._edit_message(msg, request[_BODY] or {}, request[_FILES])
-            kind = 'original_edit' if int(msg['id']) == inter.original_message_id else 'followup_edit'
+            kind = "original_edit" if int(msg["id"]) == inter.original_message_id else "followup_edit"
             self._snapshot(inter, kind, msg)
-            await self._publish('MESSAGE_UPDATE', msg)
+            await self._publish("MESSAGE_UPDATE", msg)
             return _json_response(msg)
-        if request.method == 'DELETE':
+        if request.method == "DELETE":
             await self._delete_message(msg)
             return web.Response(status=204)
-        raise _ApiError(405, 0, '405: Method Not Allowed')
+        raise _ApiError(405, 0, "405: Method Not Allowed")

@@ -49,31 +49,31 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
     from pydantic_ai.models.openai import OpenAIChatModel
 
-__all__ = ['FakeOpenAI', 'SERVED_MODELS', 'Step', 'ToolCallSpec', 'Responder']
+__all__ = ["SERVED_MODELS", "FakeOpenAI", "Responder", "Step", "ToolCallSpec"]
 
 ToolCallSpec = tuple[str, dict[str, Any] | str] | tuple[str, dict[str, Any] | str, str]
 """``(name, args)`` or ``(name, args, call_id)``. Dict args are JSON-encoded; a str is sent verbatim (e.g. bad JSON)."""
 
-Responder = Callable[[dict[str, Any]], 'Step | str | Awaitable[Step | str]']
+Responder = Callable[[dict[str, Any]], "Step | str | Awaitable[Step | str]"]
 """Gets the parsed request body; returns a Step (or plain text) for this one request. May be async."""
 
 # status -> (error.type, error.code), as the real API sends them, so pydantic-ai picks the same error category.
 _ERROR_SHAPES: dict[int, tuple[str, str | None]] = {
-    400: ('invalid_request_error', None),
-    401: ('invalid_request_error', 'invalid_api_key'),
-    403: ('invalid_request_error', None),
-    404: ('invalid_request_error', 'model_not_found'),
-    429: ('requests', 'rate_limit_exceeded'),
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", None),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
 }
 
-SERVED_MODELS = ('gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'gpt-4o-mini', 'local-llama', 'o3', 'o4-mini')
+SERVED_MODELS = ("gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini", "local-llama", "o3", "o4-mini")
 
 
 @dataclass
 class Step:
     """One scripted answer. Build with the classmethods; ``FakeOpenAI.reply()`` etc. build and enqueue."""
 
-    kind: Literal['reply', 'error', 'hang', 'dynamic']
+    kind: Literal["reply", "error", "hang", "dynamic"]
     text: str | None = None
     tool_calls: list[ToolCallSpec] = field(default_factory=list)
     prompt_tokens: int = 10
@@ -93,31 +93,31 @@ class Step:
 
     @classmethod
     def reply(cls, text: str | None, *, tool_calls: Sequence[ToolCallSpec] = (), **kw: Any) -> Step:
-        return cls('reply', text=text, tool_calls=list(tool_calls), **kw)
+        return cls("reply", text=text, tool_calls=list(tool_calls), **kw)
 
     @classmethod
     def calls(cls, calls: Sequence[ToolCallSpec], *, text: str | None = None, **kw: Any) -> Step:
-        return cls('reply', text=text, tool_calls=list(calls), **kw)
+        return cls("reply", text=text, tool_calls=list(calls), **kw)
 
     @classmethod
     def error(cls, status: int, message: str, *, type: str | None = None, code: str | None = None, **kw: Any) -> Step:
-        d_type, d_code = _ERROR_SHAPES.get(status, ('server_error' if status >= 500 else 'invalid_request_error', None))
-        return cls('error', text=message, status=status, error_type=type or d_type, error_code=code or d_code, **kw)
+        d_type, d_code = _ERROR_SHAPES.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+        return cls("error", text=message, status=status, error_type=type or d_type, error_code=code or d_code, **kw)
 
     @classmethod
     def hang(cls, *, then: Step | None = None, **kw: Any) -> Step:
-        return cls('hang', then=then, **kw)
+        return cls("hang", then=then, **kw)
 
     @classmethod
     def dynamic(cls, fn: Responder, **kw: Any) -> Step:
-        return cls('dynamic', fn=fn, **kw)
+        return cls("dynamic", fn=fn, **kw)
 
 
 class FakeOpenAI:
     """Scripted OpenAI-compatible server on 127.0.0.1:<random port>. See the module docstring for the rules."""
 
     def __init__(
-        self, *, default: str | Responder | None = 'ok', served_models: Sequence[str] | None = SERVED_MODELS
+        self, *, default: str | Responder | None = "ok", served_models: Sequence[str] | None = SERVED_MODELS
     ) -> None:
         self.default = default
         self.served_models = served_models
@@ -128,7 +128,7 @@ class FakeOpenAI:
         ``messages``, ``stream``, and ``disconnected`` (True if the client went away before the answer)."""
         self.hanging = 0
         """Requests currently parked by a hang step."""
-        self.base_url = ''
+        self.base_url = ""
         self._script: list[Step] = []
         self._runner: web.AppRunner | None = None
         self._release = asyncio.Event()
@@ -140,16 +140,16 @@ class FakeOpenAI:
 
     async def start(self) -> FakeOpenAI:
         app = web.Application()
-        app.router.add_post('/v1/chat/completions', self._chat)
-        app.router.add_get('/v1/models', self._models)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
         # handler_cancellation: a client that disconnects (timeout/kill) cancels its handler, like a real server
         # would stop generating. shutdown_timeout only bounds stop() if something unexpected is still running.
         self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=2.0, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, '127.0.0.1', 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
         port = self._runner.addresses[0][1]
-        self.base_url = f'http://127.0.0.1:{port}/v1'
+        self.base_url = f"http://127.0.0.1:{port}/v1"
         return self
 
     async def stop(self) -> None:
@@ -175,11 +175,11 @@ class FakeOpenAI:
         """An ``AsyncOpenAI`` pointed here, ``max_retries=0`` (SDK retries would re-consume script steps)."""
         from openai import AsyncOpenAI
 
-        client = AsyncOpenAI(**{'base_url': self.base_url, 'api_key': 'sk-test', 'max_retries': 0, **kw})
+        client = AsyncOpenAI(**{"base_url": self.base_url, "api_key": "sk-test", "max_retries": 0, **kw})
         self._clients.append(client)
         return client
 
-    def model(self, name: str = 'gpt-4o-mini', **kw: Any) -> OpenAIChatModel:
+    def model(self, name: str = "gpt-4o-mini", **kw: Any) -> OpenAIChatModel:
         """A real pydantic-ai ``OpenAIChatModel`` talking to this server."""
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
@@ -258,39 +258,39 @@ class FakeOpenAI:
         self.model_list_requests += 1
         if self.served_models is None:
             raise web.HTTPNotFound()  # the plain 404 of a server that has no such route
-        data = [{'id': n, 'object': 'model', 'created': 0, 'owned_by': 'fake'} for n in self.served_models]
-        return web.json_response({'object': 'list', 'data': data})
+        data = [{"id": n, "object": "model", "created": 0, "owned_by": "fake"} for n in self.served_models]
+        return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         try:
             body = await request.json()
         except ValueError:
-            return _error_response(Step.error(400, 'request body is not JSON'))
-        model = str(body.get('model', ''))
+            return _error_response(Step.error(400, "request body is not JSON"))
+        model = str(body.get("model", ""))
         rec = {
-            'index': len(self.requests),
-            'body': body,
-            'headers': {k.lower(): v for k, v in request.headers.items()},
-            'model': model,
-            'messages': body.get('messages', []),
-            'stream': bool(body.get('stream')),
-            'disconnected': False,
+            "index": len(self.requests),
+            "body": body,
+            "headers": {k.lower(): v for k, v in request.headers.items()},
+            "model": model,
+            "messages": body.get("messages", []),
+            "stream": bool(body.get("stream")),
+            "disconnected": False,
         }
         self.requests.append(rec)
         self._notify()
         try:
             step = await self._resolve(self._take(model), body)
-            while step.kind == 'hang':
+            while step.kind == "hang":
                 step = await self._resolve(await self._park(step, model), body)
             if step.delay:
                 await asyncio.sleep(step.delay)
-            if step.kind == 'error':
+            if step.kind == "error":
                 return _error_response(step)
-            if rec['stream']:
-                return await self._stream(request, body, step, rec['index'])
-            return web.json_response(_completion(body, step, rec['index']))
+            if rec["stream"]:
+                return await self._stream(request, body, step, rec["index"])
+            return web.json_response(_completion(body, step, rec["index"]))
         except asyncio.CancelledError:
-            rec['disconnected'] = True
+            rec["disconnected"] = True
             self._notify()
             raise
 
@@ -302,10 +302,10 @@ class FakeOpenAI:
             return Step.reply(self.default)
         if self.default is not None:
             return Step.dynamic(self.default)
-        return Step.error(500, f'fake script exhausted (no step for model {model!r})')
+        return Step.error(500, f"fake script exhausted (no step for model {model!r})")
 
     async def _resolve(self, step: Step, body: dict[str, Any]) -> Step:
-        while step.kind == 'dynamic':
+        while step.kind == "dynamic":
             assert step.fn is not None
             out = step.fn(body)
             if inspect.isawaitable(out):
@@ -315,7 +315,7 @@ class FakeOpenAI:
 
     async def _park(self, step: Step, model: str) -> Step:
         if self._closing:
-            return Step.error(503, 'fake server stopping')
+            return Step.error(503, "fake server stopping")
         released = self._release
         self.hanging += 1
         self._notify()
@@ -325,35 +325,43 @@ class FakeOpenAI:
             self.hanging -= 1
             self._notify()
         if self._closing:
-            return Step.error(503, 'fake server stopping')
+            return Step.error(503, "fake server stopping")
         return step.then or self._take(model)
 
     async def _stream(self, request: web.Request, body: dict[str, Any], step: Step, index: int) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache'})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
-        base = {'id': f'chatcmpl-fake-{index}', 'object': 'chat.completion.chunk', 'created': int(time.time()),
-                'model': body.get('model', '')}
+        base = {
+            "id": f"chatcmpl-fake-{index}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", ""),
+        }
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {**base, 'choices': [{'index': 0, 'delta': delta, 'finish_reason': finish}]}
+            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
-        chunks = [chunk({'role': 'assistant', 'content': ''})]
+        chunks = [chunk({"role": "assistant", "content": ""})]
         if step.text:  # word-sized deltas, so the client really has to assemble the text
-            chunks += [chunk({'content': piece}) for piece in re.findall(r'\s*\S+\s*', step.text) or [step.text]]
+            chunks += [chunk({"content": piece}) for piece in re.findall(r"\s*\S+\s*", step.text) or [step.text]]
         for i, call in enumerate(_tool_calls(step, index)):
-            args = call['function']['arguments']
-            head = {'index': i, 'id': call['id'], 'type': 'function', 'function': {'name': call['function']['name'],
-                                                                                   'arguments': ''}}
-            tail = {'index': i, 'function': {'arguments': args}}
-            chunks += [chunk({'tool_calls': [head]}), chunk({'tool_calls': [tail]})]
+            args = call["function"]["arguments"]
+            head = {
+                "index": i,
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": ""},
+            }
+            tail = {"index": i, "function": {"arguments": args}}
+            chunks += [chunk({"tool_calls": [head]}), chunk({"tool_calls": [tail]})]
         chunks.append(chunk({}, _finish(step)))
-        if (body.get('stream_options') or {}).get('include_usage'):
-            chunks.append({**base, 'choices': [], 'usage': _usage(step)})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks.append({**base, "choices": [], "usage": _usage(step)})
         for data in chunks:
-            await resp.write(f'data: {json.dumps(data)}\n\n'.encode())
+            await resp.write(f"data: {json.dumps(data)}\n\n".encode())
             if step.chunk_delay:
                 await asyncio.sleep(step.chunk_delay)
-        await resp.write(b'data: [DONE]\n\n')
+        await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
 
@@ -362,30 +370,43 @@ def _tool_calls(step: Step, index: int) -> list[dict[str, Any]]:
     out = []
     for i, spec in enumerate(step.tool_calls):
         name, args = spec[0], spec[1]
-        call_id = spec[2] if len(spec) > 2 else f'call_{index}_{i}'  # deterministic ids for assertions
-        out.append({'id': call_id, 'type': 'function',
-                    'function': {'name': name, 'arguments': args if isinstance(args, str) else json.dumps(args)}})
+        call_id = spec[2] if len(spec) > 2 else f"call_{index}_{i}"  # deterministic ids for assertions
+        out.append(
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+            }
+        )
     return out
 
 
 def _finish(step: Step) -> str:
-    return step.finish_reason or ('tool_calls' if step.tool_calls else 'stop')
+    return step.finish_reason or ("tool_calls" if step.tool_calls else "stop")
 
 
 def _usage(step: Step) -> dict[str, int]:
-    return {'prompt_tokens': step.prompt_tokens, 'completion_tokens': step.completion_tokens,
-            'total_tokens': step.prompt_tokens + step.completion_tokens}
+    return {
+        "prompt_tokens": step.prompt_tokens,
+        "completion_tokens": step.completion_tokens,
+        "total_tokens": step.prompt_tokens + step.completion_tokens,
+    }
 
 
 def _completion(body: dict[str, Any], step: Step, index: int) -> dict[str, Any]:
-    message: dict[str, Any] = {'role': 'assistant', 'content': step.text}
+    message: dict[str, Any] = {"role": "assistant", "content": step.text}
     if step.tool_calls:
-        message['tool_calls'] = _tool_calls(step, index)
-    return {'id': f'chatcmpl-fake-{index}', 'object': 'chat.completion', 'created': int(time.time()),
-            'model': body.get('model', ''), 'usage': _usage(step),
-            'choices': [{'index': 0, 'message': message, 'finish_reason': _finish(step)}]}
+        message["tool_calls"] = _tool_calls(step, index)
+    return {
+        "id": f"chatcmpl-fake-{index}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", ""),
+        "usage": _usage(step),
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish(step)}],
+    }
 
 
 def _error_response(step: Step) -> web.Response:
-    error = {'message': step.text, 'type': step.error_type, 'param': None, 'code': step.error_code}
-    return web.json_response({'error': error}, status=step.status, headers=step.headers)
+    error = {"message": step.text, "type": step.error_type, "param": None, "code": step.error_code}
+    return web.json_response({"error": error}, status=step.status, headers=step.headers)
