@@ -20,7 +20,8 @@ from pydantic_ai.models.function import FunctionModel
 
 from bot.agents.models import ModelFactory, ResolvedModel
 from bot.config import parse_config
-from bot.core.orchestrator import Orchestrator, Origin, SpawnRequest
+from bot.core.orchestrator import Orchestrator, SpawnRequest
+from bot.records import Origin
 from storage.db import Database
 
 CONFIG = '[agents.defaults]\nmodel = "bench/instant"\n[agents.defaults.subagents]\nmax_children_per_agent = 20\n'

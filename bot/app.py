@@ -16,7 +16,7 @@ from discord.ext import commands
 from bot.agents.models import ModelFactory
 from bot.config import Config
 from bot.core.binding_control import BindingControl
-from bot.core.control import Actor, RunControl
+from bot.core.control import RunControl
 from bot.core.orchestrator import Orchestrator
 from bot.discord_adapter.conversations import actor_of
 from bot.discord_adapter.delivery import DeliveryWorker
@@ -26,6 +26,7 @@ from bot.discord_adapter.persona import WebhookPersona
 from bot.discord_adapter.run_buttons import RunButton
 from bot.discord_adapter.status_board import StatusBoard
 from bot.discord_adapter.threads import DiscordThreads
+from bot.records import Actor
 from storage.audit import AuditRepository
 from storage.db import Database
 from storage.meta import MetaRepository

@@ -8,10 +8,12 @@ import discord
 from discord.ext import commands
 
 from bot.app import ThreadboundBot
-from bot.core.limits import has_visible_text, shortened
-from bot.core.orchestrator import ChatRequest, Origin, UserError
+from bot.core.errors import UserError
+from bot.core.orchestrator import ChatRequest
 from bot.discord_adapter.conversations import conversation_for
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
+from bot.records import Origin
+from bot.text import has_visible_text, shortened
 
 _CHAT_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 

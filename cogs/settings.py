@@ -11,7 +11,7 @@ from discord.ext import commands
 
 from bot.app import ThreadboundBot
 from bot.core.durations import MAX_LIFETIME_HOURS
-from bot.core.orchestrator import UserError
+from bot.core.errors import UserError
 from bot.discord_adapter.replies import send_text
 
 

@@ -8,11 +8,12 @@ from discord.ext import commands
 
 from bot.app import ThreadboundBot
 from bot.config import THINKING_LEVELS
-from bot.core.orchestrator import Origin, SpawnRequest
+from bot.core.orchestrator import SpawnRequest
 from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.run_views import render_info, render_listing, render_log
+from bot.records import Origin
 
 
 class SubagentsCog(commands.GroupCog, group_name="subagents", group_description="Spawn and manage sub-agents"):

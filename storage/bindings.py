@@ -2,39 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import aiosqlite
 
+from bot.records import Binding
 from storage.db import Database
 
 _COLUMNS = (
     "thread_id, parent_channel_id, guild_id, session_key, bound_by, bound_at, last_activity_at, idle_seconds, "
     "max_age_seconds, ends_with_run_id"
 )
-
-
-@dataclass(frozen=True)
-class Binding:
-    thread_id: int
-    parent_channel_id: int | None
-    guild_id: int | None
-    session_key: str
-    bound_by: int | None  # who focused the thread, or whose request spawned it
-    bound_at: float
-    last_activity_at: float
-    idle_seconds: float  # 0 = no idle timeout
-    max_age_seconds: float  # 0 = no max age
-    ends_with_run_id: str | None = None  # a run-mode spawn's thread: the binding ends with that run
-
-    def deadline(self) -> tuple[float, str] | None:
-        """The next automatic unbinding and why (``idle`` or ``max-age``), if any."""
-        candidates = []
-        if self.idle_seconds > 0:
-            candidates.append((self.last_activity_at + self.idle_seconds, "idle"))
-        if self.max_age_seconds > 0:
-            candidates.append((self.bound_at + self.max_age_seconds, "max-age"))
-        return min(candidates) if candidates else None
 
 
 class BindingRepository:

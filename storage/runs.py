@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import aiosqlite
 
-from bot.core.models import LIVE_STATUSES, Run, RunKind, RunStatus, Usage
+from bot.records import LIVE_STATUSES, Run, RunKind, RunStatus, Usage
 from storage.db import Database
 
 _COLUMNS = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiosqlite
 
-from bot.core.models import Session
+from bot.records import Cleanup, ControlScope, Session, SessionKind, SessionMode, SessionRole
 from storage.db import Database
 
 _COLUMNS = (
@@ -15,7 +15,17 @@ _COLUMNS = (
 
 def _from_row(row: aiosqlite.Row) -> Session:
     values = dict(zip(row.keys(), row, strict=True))
-    return Session(**{**values, "sandboxed": bool(values["sandboxed"])})
+    return Session(
+        **{
+            **values,
+            "kind": SessionKind(values["kind"]),
+            "role": SessionRole(values["role"]),
+            "control_scope": ControlScope(values["control_scope"]),
+            "mode": SessionMode(values["mode"]),
+            "cleanup": Cleanup(values["cleanup"]),
+            "sandboxed": bool(values["sandboxed"]),
+        }
+    )
 
 
 class SessionRepository:

@@ -20,7 +20,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import parse_config
-from bot.core.orchestrator import ChatRequest, Orchestrator, Origin
+from bot.core.orchestrator import ChatRequest, Orchestrator
+from bot.records import Origin
 from storage.db import Database
 
 ORIGIN = Origin(user_id=7, channel_id=100, conversation="discord:channel:100", guild_id=1, message_id=55)

@@ -101,7 +101,7 @@ async def test_cleanup_delete_archives_only_after_delivery_even_across_a_restart
 
 
 async def test_archived_session_refuses_follow_ups(tmp_path):
-    from bot.agents.session_tools import Caller
+    from bot.core.session_toolset import Caller
 
     async with running_core(tmp_path, MODELS, CONFIG.format(minutes=0.01)) as core:
         accepted = await spawned_and_done(core)

@@ -2,9 +2,10 @@
 
 import pytest
 
-from bot.core.limits import EmptyText, TextTooLong, checked_text, has_visible_text, quoted
+from bot.core.limits import EmptyText, TextTooLong, checked_text
 from bot.core.session_queries import SessionQueries
 from bot.core.timers import EARLIEST, LATEST, instant
+from bot.text import has_visible_text, quoted
 
 
 @pytest.mark.parametrize(

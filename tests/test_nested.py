@@ -8,10 +8,10 @@ import json
 
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
-from bot.agents.session_tools import Caller
 from bot.core import internal_context
-from bot.core.models import RunStatus
 from bot.core.orchestrator import ChatRequest
+from bot.core.session_toolset import Caller
+from bot.records import RunStatus
 from tests.core_support import (
     ORIGIN,
     ScriptedModels,

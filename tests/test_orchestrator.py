@@ -9,14 +9,9 @@ import pytest
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
 from bot.config import parse_config
-from bot.core.models import RunStatus
-from bot.core.orchestrator import (
-    ChatRequest,
-    Orchestrator,
-    Origin,
-    SpawnRequest,
-    UserError,
-)
+from bot.core.errors import UserError
+from bot.core.orchestrator import ChatRequest, Orchestrator, SpawnRequest
+from bot.records import Origin, RunStatus
 from storage.db import Database
 from tests.core_support import ORIGIN, Gate, ScriptedModels, text
 

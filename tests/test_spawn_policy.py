@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bot.config import parse_config
-from bot.core.models import Run, RunKind, RunStatus, Session
-from bot.core.spawn_policy import SpawnArgs, SpawnContext, SpawnPolicy, SpawnRefused
+from bot.core.errors import SpawnRefused
+from bot.core.spawn_policy import SpawnArgs, SpawnContext, SpawnPolicy
+from bot.records import Run, RunKind, RunStatus, Session
 from tests.core_support import ScriptedModels, text
 
 CONFIG = """

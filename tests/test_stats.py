@@ -2,8 +2,8 @@
 
 from decimal import Decimal
 
-from bot.core.models import Usage
 from bot.core.stats import format_runtime, format_tokens, stats_line
+from bot.records import Usage
 
 
 def test_runtime_formats():

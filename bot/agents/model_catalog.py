@@ -18,7 +18,7 @@ from openai import APIError, APIStatusError, AsyncOpenAI
 from pydantic_ai.models.openai import OpenAIChatModel
 
 from bot.agents.models import ResolvedModel
-from bot.core.limits import quoted
+from bot.text import quoted
 
 CACHE_SECONDS = 300.0
 LIST_TIMEOUT_SECONDS = 5.0

@@ -17,7 +17,7 @@ from pydantic_ai.settings import ModelSettings
 
 from bot.agents.offline import OFFLINE_MODEL_REFERENCE, offline_model
 from bot.config import ProviderConfig
-from bot.core.limits import quoted
+from bot.text import quoted
 
 SDK_MAX_RETRIES = 1
 ANTHROPIC_MAX_TOKENS = 8192

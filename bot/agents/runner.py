@@ -34,7 +34,7 @@ from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_graph import End
 
 from bot.agents.models import ResolvedModel
-from bot.core.models import RunStatus, Usage
+from bot.records import RunStatus, Usage
 
 NO_OUTPUT = "(no output)"
 KILLED_BEFORE = "the run was killed"

@@ -10,8 +10,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from bot.agents.runner import NO_OUTPUT
-from bot.core.models import Run, RunKind, RunStatus, Session
 from bot.core.stats import stats_line
+from bot.records import Run, RunKind, RunStatus, Session
 
 INTERRUPTED_REASON = "the bot restarted while this run was in progress"
 

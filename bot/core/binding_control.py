@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.config import ThreadBindingSettings
-from bot.core.control import Actor, RunControl
+from bot.core.control import RunControl
 from bot.core.durations import LONGEST, DurationTooLong, format_duration, parse_duration
-from bot.core.limits import quoted
-from bot.core.orchestrator import Orchestrator, SessionArchived, UserError
+from bot.core.errors import SessionArchived, UserError
+from bot.core.orchestrator import Orchestrator
 from bot.core.session_queries import ChildRow
 from bot.core.threads import (
     ThreadUnavailable,
@@ -21,7 +21,8 @@ from bot.core.threads import (
     thread_name,
 )
 from bot.core.timers import instant
-from storage.bindings import Binding
+from bot.records import Actor, Binding
+from bot.text import quoted
 
 UNFOCUS_FAREWELL = "⚙️ Thread unfocused. Messages here will no longer be routed."
 NOT_FOCUSED = "ℹ️ This conversation is not currently focused."

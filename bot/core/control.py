@@ -12,34 +12,19 @@ from dataclasses import dataclass
 import structlog
 
 from bot.core.delivery_state import delivery_state
-from bot.core.limits import EmptyText, TextTooLong, checked_text, has_visible_text
-from bot.core.models import RunKind, RunStatus
-from bot.core.orchestrator import Orchestrator, UserError, main_session_key
+from bot.core.errors import UserError
+from bot.core.limits import checked_text
+from bot.core.orchestrator import Orchestrator, main_session_key
 from bot.core.session_queries import ChildRow
 from bot.core.stats import format_runtime
+from bot.records import Actor, RunKind, RunStatus
+from bot.text import has_visible_text
 from storage.audit import AuditEntry, AuditRepository
 
-MAX_STEER_CHARS = 4000
 STEER_INTERVAL_SECONDS = 2.0
 SEND_WAIT_SECONDS = 30.0
 
 log = structlog.get_logger(__name__)
-
-
-def _message_text(message: str, verb: str) -> str:
-    try:
-        return checked_text(message, limit=MAX_STEER_CHARS)
-    except EmptyText:
-        raise UserError(f"{verb} needs a message.") from None
-    except TextTooLong as long:
-        raise UserError(f"Message too long ({long.length} chars, max {MAX_STEER_CHARS}).") from None
-
-
-@dataclass(frozen=True)
-class Actor:
-    user_id: int
-    is_moderator: bool
-    guild_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -170,7 +155,7 @@ class RunControl:
 
     async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> str:
         row = await self.resolve(conversation, target)
-        text = _message_text(message, "Steer")
+        text = checked_text(message, empty="Steer needs a message.", terse=True)
         if row.run is None or row.run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             if row.run is not None and row.run.status is RunStatus.WAITING_CHILDREN:
                 raise UserError(f"{row.label} is waiting on its children; steer one of them instead.")
@@ -188,7 +173,7 @@ class RunControl:
     async def send(self, actor: Actor, conversation: str, target: str, message: str) -> str:
         """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run)."""
         row = await self.resolve(conversation, target)
-        text = _message_text(message, "Send")
+        text = checked_text(message, empty="Send needs a message.", terse=True)
         await self.authorize(actor, row, "send", text[:200])
         orchestrator = self._orchestrator
         live = row.run is not None and not row.run.status.is_terminal

@@ -33,7 +33,6 @@ from bot.agents.runner import (
     partial_result,
     run_agent,
 )
-from bot.agents.session_tools import Caller, ToolDeps, session_toolset
 from bot.config import Config
 from bot.core import internal_context
 from bot.core.announcements import (
@@ -43,20 +42,14 @@ from bot.core.announcements import (
     idempotency_key,
     status_line,
 )
+from bot.core.errors import SessionArchived, SpawnRefused, UserError
 from bot.core.guild_settings import GuildSettings
-from bot.core.limits import quoted
-from bot.core.models import LIVE_STATUSES, Run, RunKind, RunStatus, Session, Usage
+from bot.core.limits import checked_text
 from bot.core.prompts import subagent_context
 from bot.core.session_queries import SessionQueries
-from bot.core.spawn_policy import (
-    SpawnArgs,
-    SpawnContext,
-    SpawnPlan,
-    SpawnPolicy,
-    SpawnRefused,
-    check_text,
-)
-from bot.core.stats import format_runtime, stats_line
+from bot.core.session_toolset import Caller, ToolDeps, session_toolset
+from bot.core.spawn_policy import SpawnArgs, SpawnContext, SpawnPlan, SpawnPolicy
+from bot.core.stats import stats_line
 from bot.core.threads import (
     ThreadPort,
     ThreadUnavailable,
@@ -67,8 +60,10 @@ from bot.core.threads import (
 )
 from bot.core.timers import Timers
 from bot.core.tool_policy import allowed_tools
+from bot.records import LIVE_STATUSES, Binding, Origin, Run, RunKind, RunStatus, Session, Usage
+from bot.text import quoted
 from storage.audit import AuditRepository
-from storage.bindings import Binding, BindingRepository
+from storage.bindings import BindingRepository
 from storage.db import Database
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
@@ -77,7 +72,6 @@ from storage.runs import RunRepository
 from storage.sessions import SessionRepository
 from storage.transcripts import TranscriptRepository
 
-MAX_CHAT_CHARS = 4000
 SPAWN_NOTE = (
     "Auto-announce is push-based: do not poll with sessions_list or sessions_history. The result arrives as an "
     "internal completion event in this session. If your turn ends before all your children finish, you are woken "
@@ -87,31 +81,6 @@ SPAWN_NOTE = (
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
-
-
-class UserError(Exception):
-    """A refusal whose message is written for the person who asked; safe to show as is."""
-
-
-class SessionArchived(UserError):
-    """An archived session takes no more messages: the one rule for every way of writing to a session."""
-
-    def __init__(self, session_key: str, archived_at: float, now: float) -> None:
-        super().__init__(
-            f"Session {session_key} was archived {format_runtime(now - archived_at)} ago and takes no more "
-            "messages. Spawn a new sub-agent to go on (its transcript stays readable with /subagents log)."
-        )
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Who asked, and where: the conversation a request came from and where its answer goes."""
-
-    user_id: int
-    channel_id: int
-    conversation: str
-    guild_id: int | None = None
-    message_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -275,20 +244,14 @@ class Orchestrator:
             thinking=request.thinking,
             thread=request.thread,
         )
-        try:
-            async with self._spawning(requester.key):
-                context = await self._spawn_context(requester, None, member_id=request.origin.user_id)
-                plan = await self._policy.checked_plan(args, context)
-                return await self._create_child(plan, requester, None, request.origin)
-        except SpawnRefused as refused:
-            raise UserError(str(refused)) from None
+        async with self._spawning(requester.key):
+            context = await self._spawn_context(requester, None, member_id=request.origin.user_id)
+            plan = await self._policy.checked_plan(args, context)
+            return await self._create_child(plan, requester, None, request.origin)
 
     async def chat(self, request: ChatRequest) -> str:
         """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox."""
-        try:
-            text = check_text(request.text, what="Message", limit=MAX_CHAT_CHARS)
-        except SpawnRefused as refused:
-            raise UserError(str(refused)) from None
+        text = checked_text(request.text)
         agent_id = self._config.agents.default_agent
         model = self._resolve_model(self._config.agents.list[agent_id].model or self._config.agents.defaults.model)
         now = self._clock()
@@ -336,7 +299,7 @@ class Orchestrator:
             async with self._spawning(requester.key):
                 plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run))
                 accepted = await self._create_child(plan, requester, requester_run, _origin_of(requester_run))
-        except SpawnRefused as refused:
+        except UserError as refused:
             log.info("spawn_refused", status=refused.status, error=str(refused))
             return {"status": refused.status, "error": str(refused)}
         return {
@@ -570,10 +533,7 @@ class Orchestrator:
         binding = await self.bindings.get(thread_id)
         if binding is None:
             return False
-        try:
-            message = check_text(text, what="Message", limit=MAX_CHAT_CHARS)
-        except SpawnRefused as refused:
-            raise UserError(str(refused)) from None
+        message = checked_text(text)
         now = self._clock()
         await self.bindings.touch(thread_id, now)
         self._schedule_binding_deadline(replace(binding, last_activity_at=now))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core.models import Session
+from bot.records import Session
 
 
 def subagent_context(session: Session, max_depth: int) -> str:

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic_ai.messages import TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
-from bot.core.limits import quoted
-from bot.core.models import Run, RunStatus, Session
+from bot.records import Run, RunStatus, Session
+from bot.text import quoted
 from storage.runs import RunRepository
 from storage.sessions import SessionRepository
 from storage.transcripts import TranscriptRepository

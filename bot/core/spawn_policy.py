@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 from bot.agents.model_catalog import ModelCatalog
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
@@ -20,20 +19,11 @@ from bot.config import (
     Config,
     ThreadBindingSettings,
 )
-from bot.core.limits import EmptyText, TextTooLong, checked_text, has_visible_text, quoted
-from bot.core.models import Run, Session
+from bot.core.errors import SpawnRefused, TextRefused
+from bot.core.limits import MAX_LABEL_CHARS, checked_text
 from bot.core.threads import binding_gate
-
-MAX_TASK_CHARS = 4000
-MAX_LABEL_CHARS = 100
-
-
-class SpawnRefused(Exception):
-    """A refused spawn: ``status`` is ``forbidden`` (a policy said no) or ``error`` (the request is wrong)."""
-
-    def __init__(self, status: Literal["forbidden", "error"], message: str) -> None:
-        super().__init__(message)
-        self.status = status
+from bot.records import Run, Session
+from bot.text import has_visible_text, quoted
 
 
 @dataclass(frozen=True)
@@ -64,17 +54,6 @@ class SpawnPlan:
     role: str
     sandboxed: bool
     thread: bool = False
-
-
-def check_text(text: str, *, what: str, limit: int) -> str:
-    try:
-        return checked_text(text, limit=limit)
-    except EmptyText:
-        raise SpawnRefused("error", f"{what} must not be empty.") from None
-    except TextTooLong as long:
-        raise SpawnRefused(
-            "error", f"{what} is too long ({long.length:,} characters; the limit is {limit:,})."
-        ) from None
 
 
 def _first(*values):
@@ -114,7 +93,10 @@ class SpawnPolicy:
         requester = context.requester
         requester_agent = agents.list.get(requester.agent_id, AgentConfig())
 
-        task = check_text(args.task, what="Task", limit=MAX_TASK_CHARS)
+        try:
+            task = checked_text(args.task, what="Task")
+        except TextRefused as refused:
+            raise SpawnRefused("error", str(refused)) from None  # every refusal of the policy is a SpawnRefused
         label = args.label.strip()[:MAX_LABEL_CHARS] if args.label and has_visible_text(args.label) else None
         if args.agent_id is not None and not AGENT_ID_PATTERN.match(args.agent_id):
             raise SpawnRefused(

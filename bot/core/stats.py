@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from bot.core.models import Usage
+from bot.records import Usage
 
 
 def format_runtime(seconds: float) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import discord
 
-from bot.core.control import Actor
+from bot.records import Actor
 
 
 def conversation_for(*, channel_id: int, guild_id: int | None, user_id: int) -> str:

@@ -7,9 +7,9 @@ import discord
 import structlog
 from discord import app_commands
 
-from bot.core.limits import shortened
-from bot.core.orchestrator import UserError
+from bot.core.errors import UserError
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
+from bot.text import shortened
 
 log = structlog.get_logger(__name__)
 

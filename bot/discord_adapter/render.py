@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from bot.core.announcements import Announcement
 from bot.core.internal_context import strip_internal_context
-from bot.core.models import RunStatus
 from bot.discord_adapter.splitting import split_message
+from bot.records import RunStatus
 
 ATTACH_OVER_CHARS = 6000
 PREVIEW_CHARS = 1200

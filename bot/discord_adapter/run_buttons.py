@@ -9,7 +9,7 @@ from collections.abc import Awaitable
 
 import discord
 
-from bot.core.orchestrator import UserError
+from bot.core.errors import UserError
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.interaction_errors import send_ephemeral
 from bot.discord_adapter.replies import send_text

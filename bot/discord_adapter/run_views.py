@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 from bot.core.control import Listing
 from bot.core.internal_context import strip_internal_context
-from bot.core.limits import quoted
 from bot.core.session_queries import ChildRow
 from bot.core.stats import format_runtime, format_tokens
+from bot.text import quoted
 
 
 def _runtime(row: ChildRow, now: float) -> str:

@@ -13,11 +13,11 @@ import discord
 import structlog
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 
-from bot.core.models import Run, RunStatus
 from bot.core.orchestrator import Orchestrator
 from bot.core.session_queries import run_label
 from bot.core.stats import format_runtime, format_tokens
 from bot.discord_adapter.run_buttons import run_controls
+from bot.records import Run, RunStatus
 from storage.status_messages import StatusMessageRepository
 
 log = structlog.get_logger(__name__)

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_ai import RunContext, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
-from bot.core.limits import EmptyText, TextTooLong, checked_text, quoted
-from bot.core.models import Session
+from bot.core.errors import TextRefused
+from bot.core.limits import checked_text
 from bot.core.spawn_policy import SpawnArgs
 from bot.core.tool_policy import (
     AGENTS_LIST,
@@ -25,9 +25,10 @@ from bot.core.tool_policy import (
     SESSIONS_SPAWN,
     SUBAGENTS,
 )
+from bot.records import Session
+from bot.text import quoted
 
 DELIVERY_KEYS = ("target", "transport", "channel", "to", "threadId", "thread_id", "replyTo", "reply_to")
-MAX_MESSAGE_CHARS = 4000
 
 
 @dataclass(frozen=True)
@@ -69,11 +70,9 @@ def _validation_message(tool: str, error: ValidationError) -> str:
 def _message_error(message: str) -> dict[str, Any] | None:
     """What an agent sends or steers with follows the same text rule as people's messages."""
     try:
-        checked_text(message, limit=MAX_MESSAGE_CHARS)
-    except EmptyText:
-        return _error("Message must not be empty.")
-    except TextTooLong as long:
-        return _error(f"Message too long ({long.length} chars, max {MAX_MESSAGE_CHARS}).")
+        checked_text(message, terse=True)
+    except TextRefused as refused:
+        return _error(str(refused))
     return None
 
 

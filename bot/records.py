@@ -1,0 +1,207 @@
+"""The records everything else talks in: sessions, runs, usage, thread bindings, who asked and who acts.
+
+A leaf: it imports nothing of the project, so storage, the agent runtime, the core and the Discord adapter can
+all share it without depending on each other. The string enums' values are the strings stored in SQLite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    WAITING_CHILDREN = "waiting_children"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+    KILLED = "killed"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self not in LIVE_STATUSES
+
+    @property
+    def word(self) -> str:
+        """How people read the status (a waiting run is worded with its children count by the caller)."""
+        return _STATUS_WORDS[self]
+
+    @property
+    def icon(self) -> str:
+        return _STATUS_ICONS[self]
+
+
+LIVE_STATUSES = frozenset({RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN})
+_STATUS_WORDS = {
+    RunStatus.QUEUED: "queued",
+    RunStatus.RUNNING: "running",
+    RunStatus.WAITING_CHILDREN: "waiting",
+    RunStatus.COMPLETED: "done",
+    RunStatus.FAILED: "failed",
+    RunStatus.TIMED_OUT: "timed out",
+    RunStatus.KILLED: "killed",
+    RunStatus.INTERRUPTED: "interrupted",
+}
+_STATUS_ICONS = {
+    RunStatus.QUEUED: "⏳",
+    RunStatus.RUNNING: "🔄",
+    RunStatus.WAITING_CHILDREN: "🕓",
+    RunStatus.COMPLETED: "✅",
+    RunStatus.FAILED: "❌",
+    RunStatus.TIMED_OUT: "⏱️",
+    RunStatus.KILLED: "🛑",
+    RunStatus.INTERRUPTED: "⚠️",
+}
+
+
+class RunKind(StrEnum):
+    SPAWN = "spawn"
+    CHAT = "chat"
+    FOLLOWUP = "followup"
+
+
+class SessionKind(StrEnum):
+    MAIN = "main"  # a conversation's main agent
+    SUBAGENT = "subagent"
+
+
+class SessionRole(StrEnum):
+    MAIN = "main"
+    ORCHESTRATOR = "orchestrator"  # a sub-agent that may spawn its own
+    LEAF = "leaf"  # a sub-agent at the deepest allowed depth
+
+
+class ControlScope(StrEnum):
+    CHILDREN = "children"  # may list, steer and kill the sessions it spawned
+    NONE = "none"
+
+
+class SessionMode(StrEnum):
+    RUN = "run"  # one task; a thread bound to it ends with its run
+    SESSION = "session"  # stays bound to its thread for follow-ups
+
+
+class Cleanup(StrEnum):
+    KEEP = "keep"  # archived some time after its run ends
+    DELETE = "delete"  # archived right after announcing
+
+
+@dataclass(frozen=True)
+class Session:
+    key: str
+    agent_id: str
+    kind: SessionKind
+    depth: int
+    role: SessionRole
+    requester_session_key: str | None
+    label: str | None
+    guild_id: int | None
+    channel_id: int
+    owner_user_id: int | None
+    created_at: float
+    control_scope: ControlScope = ControlScope.NONE
+    task: str | None = None
+    mode: SessionMode = SessionMode.RUN
+    cleanup: Cleanup = Cleanup.KEEP
+    sandboxed: bool = False
+    archive_at: float | None = None
+    archived_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    tool_calls: int = 0
+    cost: Decimal | None = None
+
+    def then(self, turn: Usage) -> Usage:
+        """Usage over this and a later turn; a cost stays unknown once any turn's cost is unknown."""
+        if self.requests == 0:
+            return turn
+        cost = self.cost + turn.cost if self.cost is not None and turn.cost is not None else None
+        return Usage(
+            input_tokens=self.input_tokens + turn.input_tokens,
+            output_tokens=self.output_tokens + turn.output_tokens,
+            requests=self.requests + turn.requests,
+            tool_calls=self.tool_calls + turn.tool_calls,
+            cost=cost,
+        )
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    session_key: str
+    kind: RunKind
+    status: RunStatus
+    task: str
+    model: str
+    thinking: str | None
+    timeout_seconds: int
+    requester_user_id: int | None
+    guild_id: int | None
+    channel_id: int
+    source_message_id: int | None
+    created_at: float
+    parent_run_id: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    error: str | None = None
+    result_text: str | None = None
+    usage: Usage = Usage()
+
+    @property
+    def short_id(self) -> str:
+        """The id as people see it in messages and buttons."""
+        return self.id[:8]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A Discord thread (or DM) whose messages go to one session."""
+
+    thread_id: int
+    parent_channel_id: int | None
+    guild_id: int | None
+    session_key: str
+    bound_by: int | None  # who focused the thread, or whose request spawned it
+    bound_at: float
+    last_activity_at: float
+    idle_seconds: float  # 0 = no idle timeout
+    max_age_seconds: float  # 0 = no max age
+    ends_with_run_id: str | None = None  # a run-mode spawn's thread: the binding ends with that run
+
+    def deadline(self) -> tuple[float, str] | None:
+        """The next automatic unbinding and why (``idle`` or ``max-age``), if any."""
+        candidates = []
+        if self.idle_seconds > 0:
+            candidates.append((self.last_activity_at + self.idle_seconds, "idle"))
+        if self.max_age_seconds > 0:
+            candidates.append((self.bound_at + self.max_age_seconds, "max-age"))
+        return min(candidates) if candidates else None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Who asked, and where: the conversation a request came from and where its answer goes."""
+
+    user_id: int
+    channel_id: int
+    conversation: str
+    guild_id: int | None = None
+    message_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Actor:
+    """A person acting on runs or bindings, and whether they moderate where they act."""
+
+    user_id: int
+    is_moderator: bool
+    guild_id: int | None = None
