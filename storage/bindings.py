@@ -49,15 +49,11 @@ class BindingRepository:
     async def all(self) -> list[Binding]:
         return [Binding(*row) for row in await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings")]
 
-    async def touch(self, thread_id: int, now: float) -> None:
-        async with self._db.transaction() as tx:
-            await tx.execute("UPDATE thread_bindings SET last_activity_at = ? WHERE thread_id = ?", (now, thread_id))
+    async def touch(self, tx: aiosqlite.Connection, thread_id: int, now: float) -> None:
+        await tx.execute("UPDATE thread_bindings SET last_activity_at = ? WHERE thread_id = ?", (now, thread_id))
 
-    async def remove(self, thread_id: int) -> Binding | None:
+    async def remove(self, tx: aiosqlite.Connection, thread_id: int) -> Binding | None:
         """Delete the binding of ``thread_id``; returns it, or ``None`` if there was none."""
-        async with self._db.transaction() as tx:
-            cursor = await tx.execute(
-                f"DELETE FROM thread_bindings WHERE thread_id = ? RETURNING {_COLUMNS}", (thread_id,)
-            )
-            row = await cursor.fetchone()
+        cursor = await tx.execute(f"DELETE FROM thread_bindings WHERE thread_id = ? RETURNING {_COLUMNS}", (thread_id,))
+        row = await cursor.fetchone()
         return Binding(*row) if row else None

@@ -82,13 +82,12 @@ class RunRepository:
             row = await (await tx.execute(sql, params)).fetchone()
         return _from_row(row) if row else None
 
-    async def mark_running(self, run_id: str, started_at: float) -> bool:
+    async def mark_running(self, tx: aiosqlite.Connection, run_id: str, started_at: float) -> bool:
         """queued → running; False if the run was settled meanwhile (e.g. killed while it waited for the lane)."""
-        async with self._db.transaction() as tx:
-            cursor = await tx.execute(
-                "UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'",
-                (started_at, run_id),
-            )
+        cursor = await tx.execute(
+            "UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'",
+            (started_at, run_id),
+        )
         return cursor.rowcount == 1
 
     async def set_status(

@@ -69,12 +69,11 @@ class SessionRepository:
         row = await (await tx.execute("SELECT archived_at FROM sessions WHERE key = ?", (key,))).fetchone()
         return row[0] if row else None
 
-    async def archive(self, key: str, now: float) -> bool:
-        async with self._db.transaction() as tx:
-            cursor = await tx.execute(
-                "UPDATE sessions SET archived_at = ?, archive_at = NULL WHERE key = ? AND archived_at IS NULL",
-                (now, key),
-            )
+    async def archive(self, tx: aiosqlite.Connection, key: str, now: float) -> bool:
+        cursor = await tx.execute(
+            "UPDATE sessions SET archived_at = ?, archive_at = NULL WHERE key = ? AND archived_at IS NULL",
+            (now, key),
+        )
         return cursor.rowcount == 1
 
     async def archive_schedule(self) -> list[tuple[str, float]]:

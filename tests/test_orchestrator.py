@@ -10,7 +10,8 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolRetu
 
 from bot.config import parse_config
 from bot.core.errors import UserError
-from bot.core.orchestrator import ChatRequest, Orchestrator, SpawnRequest
+from bot.core.orchestrator import Orchestrator
+from bot.core.spawning import ChatRequest, SpawnRequest
 from bot.records import Origin, RunStatus
 from storage.db import Database
 from tests.core_support import ORIGIN, Gate, ScriptedModels, text

@@ -14,8 +14,9 @@ import structlog
 from bot.core.delivery_state import delivery_state
 from bot.core.errors import UserError
 from bot.core.limits import checked_text
-from bot.core.orchestrator import Orchestrator, main_session_key
+from bot.core.orchestrator import Orchestrator
 from bot.core.session_queries import ChildRow
+from bot.core.spawning import main_session_key
 from bot.core.stats import format_runtime
 from bot.records import Actor, RunKind, RunStatus
 from bot.text import has_visible_text

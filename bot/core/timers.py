@@ -7,7 +7,7 @@ timer, and a deadline that passed while the process was down fires as soon as it
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 
 import structlog
@@ -61,3 +61,12 @@ class Timers:
     def cancel(self, job_id: str) -> None:
         with contextlib.suppress(JobLookupError):
             self._scheduler.remove_job(job_id)
+
+
+@contextlib.contextmanager
+def skipped_if_bad(what: str, **row: object) -> Iterator[None]:
+    """Start-up goes on past one row it cannot use (say, a corrupt deadline): the row is logged and skipped."""
+    try:
+        yield
+    except Exception:
+        log.exception("startup_row_skipped", what=what, **row)

@@ -1,0 +1,157 @@
+"""The core's side of the agent-facing session tools (:class:`bot.core.session_toolset.SessionControl`): what
+``sessions_spawn``, ``agents_list``, ``sessions_*`` and ``subagents`` do for the calling session. Refusals come
+back as ``{"status": ..., "error": ...}`` data for the model to read, never as exceptions."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import structlog
+
+from bot.config import Config
+from bot.core.errors import SessionArchived, UserError
+from bot.core.run_actions import NotActionable, descendants, kill_refusal, steer_refusal
+from bot.core.session_queries import SessionQueries
+from bot.core.session_toolset import Caller
+from bot.core.spawn_policy import SpawnArgs, SpawnPolicy
+from bot.core.spawning import Spawning
+from bot.records import ControlScope, Run, RunStatus, Session
+from bot.text import quoted
+from storage.repositories import Repositories
+
+SPAWN_NOTE = (
+    "Auto-announce is push-based: do not poll with sessions_list or sessions_history. The result arrives as an "
+    "internal completion event in this session. If your turn ends before all your children finish, you are woken "
+    "with their results once every one has settled; give your final answer only after all expected completions "
+    "arrive. If a completion arrives after your final answer, reply ONLY with NO_REPLY."
+)
+
+log = structlog.get_logger(__name__)
+
+
+class RunCommands(Protocol):
+    """What the tools do to runs: the same kill, steer and follow-up people's commands use."""
+
+    async def kill(self, run_id: str) -> list[Run]: ...
+
+    async def steer(self, run_id: str, message: str) -> bool: ...
+
+    async def follow_up(
+        self, session: Session, message: str, previous: Run | None, parent_run_id: str | None = None
+    ) -> str: ...
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"status": "error", "error": message}
+
+
+def _refuse_control(caller: Caller) -> dict[str, Any] | None:
+    """Control scope is stored with the session at creation; a leaf controls nothing, whatever it is offered."""
+    if caller.session.control_scope != ControlScope.CHILDREN:
+        return {"status": "forbidden", "error": "Leaf subagents cannot control other sessions."}
+    return None
+
+
+class AgentTools:
+    def __init__(
+        self,
+        config: Config,
+        repos: Repositories,
+        queries: SessionQueries,
+        policy: SpawnPolicy,
+        spawning: Spawning,
+        runs: RunCommands,
+    ) -> None:
+        self._config = config
+        self._repos = repos
+        self._queries = queries
+        self._policy = policy
+        self._spawning = spawning
+        self._runs = runs
+
+    async def tool_spawn(self, caller: Caller, args: SpawnArgs) -> dict[str, Any]:
+        requester = await self._repos.sessions.get(caller.session.key)
+        requester_run = await self._repos.runs.get(caller.run_id)
+        assert requester is not None and requester_run is not None, "a tool call comes from a live run"
+        try:
+            accepted = await self._spawning.spawn_for(requester, requester_run, args)
+        except UserError as refused:
+            log.info("spawn_refused", status=refused.status, error=str(refused))
+            return {"status": refused.status, "error": str(refused)}
+        return {
+            "status": "accepted",
+            "runId": accepted.run_id,
+            "childSessionKey": accepted.session_key,
+            "mode": accepted.mode,
+            "note": SPAWN_NOTE,
+        }
+
+    async def tool_agents_list(self, caller: Caller) -> dict[str, Any]:
+        allowed = self._policy.allowed_targets(caller.session.agent_id)
+        agents = self._config.agents.list
+        ids = sorted(agents) if "*" in allowed else [a for a in allowed if a in agents]
+        return {
+            "requester": caller.session.agent_id,
+            "allowAny": "*" in allowed,
+            "agents": [{"id": a, "name": agents[a].name or a, "sandboxed": agents[a].sandboxed} for a in ids],
+        }
+
+    async def tool_sessions_list(self, caller: Caller) -> dict[str, Any]:
+        if refused := _refuse_control(caller):
+            return refused
+        rows = await self._queries.children(caller.session.key)
+        return {"sessions": [row.as_dict(index) for index, row in enumerate(rows, start=1)]}
+
+    async def tool_sessions_history(
+        self, caller: Caller, session_key: str, limit: int, include_tools: bool
+    ) -> dict[str, Any]:
+        if refused := _refuse_control(caller):
+            return refused
+        if await self._queries.own_child(caller.session.key, session_key) is None:
+            return _error(f"Unknown session '{quoted(session_key)}': not one of your sub-agents.")
+        return {"sessionKey": session_key, "messages": await self._queries.history(session_key, limit, include_tools)}
+
+    async def tool_sessions_send(self, caller: Caller, session_key: str, message: str) -> dict[str, Any]:
+        if refused := _refuse_control(caller):
+            return refused
+        child = await self._queries.own_child(caller.session.key, session_key)
+        if child is None:
+            return _error(f"Unknown session '{quoted(session_key)}': not one of your sub-agents.")
+        latest = await self._repos.runs.latest_for_session(session_key)
+        if latest is not None and latest.status is RunStatus.WAITING_CHILDREN:
+            return _error(f"Session {session_key} is waiting on its children; message them.")
+        if latest is not None and steer_refusal(latest) is None and await self._runs.steer(latest.id, message):
+            return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
+        try:
+            run_id = await self._runs.follow_up(child, message, latest, parent_run_id=caller.run_id)
+        except SessionArchived as archived:
+            return _error(str(archived))
+        return {"status": "accepted", "runId": run_id, "delivered": "started a follow-up run"}
+
+    async def tool_subagents(
+        self, caller: Caller, action: str, target: str | None, message: str | None
+    ) -> dict[str, Any]:
+        if refused := _refuse_control(caller):
+            return refused
+        rows = await self._queries.children(caller.session.key)
+        if action == "list":
+            return {"subagents": [row.as_dict(index) for index, row in enumerate(rows, start=1)]}
+        if not target:
+            return _error(f"Missing subagent id for {action}.")
+        try:
+            row = self._queries.resolve_target(rows, target)
+        except LookupError as missing:
+            return _error(str(missing))
+        if row.run is None or kill_refusal(row.run) is NotActionable.FINISHED:
+            return _error(f"{row.label} is already finished.")
+        if action == "kill":
+            count = descendants(await self._runs.kill(row.run.id))
+            suffix = f" (+ {count} descendant(s))" if count else ""
+            return {"status": "ok", "result": f"killed {row.label}{suffix}."}
+        if not message or not message.strip():
+            return _error("steer needs a message.")
+        if steer_refusal(row.run) is NotActionable.WAITING:
+            return _error(f"{row.label} is waiting on its children; steer them instead.")
+        if not await self._runs.steer(row.run.id, message.strip()):
+            return _error(f"{row.label} is already finished.")
+        return {"status": "ok", "result": f"steered {row.label} (run {row.run.short_id})."}

@@ -1,0 +1,201 @@
+"""Execution: the supervisor that starts runs, the lanes they wait in, the runner call, the run inbox (steers
+in, taken out as a prompt) and cancellation.
+
+Runs execute in tasks created by the supervisor task (never inside a caller's tool call), so a child never
+inherits its parent's deadline or cancellation. How a turn ends is settlement's business; what must happen after
+its commit is handed to ``apply``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import structlog
+from pydantic_ai import CancellationToken
+from pydantic_ai.messages import ModelMessage
+
+from bot.agents.models import ModelFactory
+from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, run_agent
+from bot.config import Config
+from bot.core import internal_context
+from bot.core.prompts import subagent_context
+from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
+from bot.core.settlement import AfterCommit, Settlement
+from bot.core.signals import Signals
+from bot.core.tool_policy import allowed_tools
+from bot.records import Run, RunKind, RunStatus, Session, SessionKind, Usage
+from storage.repositories import Repositories
+
+log = structlog.get_logger(__name__)
+
+
+class Execution:
+    def __init__(
+        self,
+        config: Config,
+        repos: Repositories,
+        models: ModelFactory,
+        settlement: Settlement,
+        signals: Signals,
+        tools: SessionControl,
+        apply: Callable[[AfterCommit], None],
+        clock: Callable[[], float],
+    ) -> None:
+        self._config = config
+        self._repos = repos
+        self._models = models
+        self._settlement = settlement
+        self._signals = signals
+        self._tools = tools
+        self._apply = apply
+        self._clock = clock
+        self._subagent_lane = asyncio.Semaphore(config.agents.defaults.subagents.max_concurrent)
+        self._session_locks: dict[str, asyncio.Lock] = {}
+        self._pending: asyncio.Queue[tuple[str, bool]] = asyncio.Queue()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._cancellations: dict[str, CancellationToken] = {}
+        self._supervisor: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
+
+    async def close(self) -> None:
+        """Stop every task; runs still live stay live in the database and are settled at next start."""
+        tasks = [t for t in (self._supervisor, *self._tasks.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        self._supervisor = None
+
+    async def wait_idle(self) -> None:
+        """Wait until no run is queued or executing in this process."""
+        while self._tasks or not self._pending.empty():
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+            await asyncio.sleep(0)
+
+    def queue(self, run_id: str) -> None:
+        """Start a run that was just persisted as queued."""
+        self._pending.put_nowait((run_id, False))
+
+    def wake(self, run_id: str) -> None:
+        """Resume a run that settlement moved from waiting back to running."""
+        self._pending.put_nowait((run_id, True))
+
+    def cancel(self, run_id: str) -> None:
+        """Stop the turn in flight of a run that was killed (if this process runs one)."""
+        token = self._cancellations.get(run_id)
+        if token is not None:
+            token.cancel()
+
+    async def steer(self, run_id: str, message: str) -> bool:
+        """Queue a message for a live run; it reaches the model at the run's next request (``AgentRun.enqueue``),
+        or, for a run waiting on its children, with their results. False if the run ended meanwhile."""
+        async with self._repos.db.transaction() as tx:
+            steered = await self._repos.inbox.add_steer(tx, run_id=run_id, content=message, now=self._clock())
+        log.info("run_steered" if steered else "steer_too_late", run_id=run_id)
+        return steered
+
+    async def take_inbox(self, run_id: str, *, wake: bool) -> str | None:
+        """Consume the run's pending inbox as one prompt (steers as they are, completions in one internal block)."""
+        async with self._repos.db.transaction() as tx:
+            items = await self._repos.inbox.take_pending(tx, run_id, self._clock())
+        if not items:
+            return None
+        steers = [content for source, content in items if source is None]
+        events = [content for source, content in items if source is not None]
+        parts = steers + ([internal_context.wrap(events, wake=wake)] if events else [])
+        return "\n\n".join(parts)
+
+    async def _supervise(self) -> None:
+        while True:
+            run_id, wake = await self._pending.get()
+            task = asyncio.create_task(self._execute(run_id, wake=wake), name=f"run-{run_id[:8]}")
+            self._tasks[run_id] = task
+            task.add_done_callback(lambda _t, rid=run_id: self._tasks.pop(rid, None))
+
+    def _lane(self, run: Run) -> asyncio.Semaphore | asyncio.Lock:
+        """Sub-agent runs share the bounded lane; main-agent turns queue one at a time per session."""
+        if run.kind is RunKind.CHAT:
+            return self._session_locks.setdefault(run.session_key, asyncio.Lock())
+        return self._subagent_lane
+
+    async def _execute(self, run_id: str, *, wake: bool) -> None:
+        run = await self._repos.runs.get(run_id)
+        expected = RunStatus.RUNNING if wake else RunStatus.QUEUED
+        if run is None or run.status is not expected:
+            return
+        session = await self._repos.sessions.get(run.session_key)
+        assert session is not None, f"run {run_id} has no session"
+        with structlog.contextvars.bound_contextvars(
+            run_id=run.id, session_key=session.key, agent_id=session.agent_id, depth=session.depth
+        ):
+            async with self._lane(run):
+                prompt = await self._first_prompt(run, session, wake)
+                while prompt is not None:
+                    ended = await self._settlement.end_turn(run, session, await self._run_turn(run, session, prompt))
+                    prompt = await self.take_inbox(run.id, wake=True) if ended.again else None
+                    if not ended.again:
+                        self._apply(ended.after)
+                    self._signals.run_changed(run.id)
+
+    async def _first_prompt(self, run: Run, session: Session, wake: bool) -> str | None:
+        """A woken run's inbox, or a queued run's task once it is marked running (``None``: nothing to do)."""
+        if wake:
+            prompt = await self.take_inbox(run.id, wake=True)
+            if prompt is None:
+                log.warning("wake_without_messages")
+                outcome = RunOutcome(RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, [])
+                self._apply((await self._settlement.end_turn(run, session, outcome)).after)
+            return prompt
+        async with self._repos.db.transaction() as tx:
+            started = await self._repos.runs.mark_running(tx, run.id, self._clock())
+        if not started:
+            return None
+        log.info("run_started", model=run.model)
+        self._signals.run_changed(run.id)
+        return run.task
+
+    async def _run_turn(self, run: Run, session: Session, prompt: str) -> RunOutcome:
+        agent = self._config.agents.list[session.agent_id]
+        system_prompt = agent.system_prompt or self._config.agents.defaults.system_prompt
+        if session.kind == SessionKind.SUBAGENT:
+            system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
+        toolset = session_toolset(allowed_tools(session.role, self._config.tools.subagents.tools))
+        before = (await self._repos.runs.get(run.id) or run).usage
+
+        async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
+            async with self._repos.db.transaction() as tx:
+                await self._repos.transcripts.append(tx, session.key, run.id, messages)
+                await self._repos.runs.record_usage(tx, run.id, before.then(turn))
+            self._signals.progressed()
+            self._signals.run_changed(run.id)
+
+        async def drain() -> list[str]:
+            text = await self.take_inbox(run.id, wake=False)
+            return [text] if text else []
+
+        request = RunRequest(
+            prompt=prompt,
+            system_prompt=system_prompt,
+            model=self._models.resolve(run.model),
+            history=await self._repos.transcripts.history(session.key),
+            thinking=run.thinking,
+            timeout_seconds=run.timeout_seconds,
+            toolsets=[toolset] if toolset else [],
+            deps=ToolDeps(control=self._tools, caller=Caller(session=session, run_id=run.id)),
+        )
+        token = self._cancellations.setdefault(run.id, CancellationToken())
+        try:
+            # A main turn is not redirected by results that arrive meanwhile (they are already posted for
+            # people); they join its session's history when it ends. A sub-agent reads its inbox at every step.
+            inbox = drain if session.kind == SessionKind.SUBAGENT else None
+            outcome = await run_agent(request, on_step=persist, drain=inbox, cancellation=token)
+        finally:
+            self._cancellations.pop(run.id, None)
+        return replace(outcome, usage=before.then(outcome.usage))

@@ -1,0 +1,222 @@
+"""Settlement: every terminal transition of a run and where its result goes — exactly once.
+
+Each transition and its result's destination are written in one transaction, guarded by the run's current
+status, so a crash can neither lose a result nor deliver it twice. What must happen after the commit is not
+done here: it is returned as an :class:`AfterCommit` value, which the orchestrator applies in one place.
+
+The run state machine (the guard is the status the UPDATE requires):
+
+=================  ==============================================  =================  ===========================
+from               event                                           to                 after commit
+=================  ==============================================  =================  ===========================
+(none)             spawn, chat or follow-up persisted              queued             queued for the supervisor
+queued             takes its lane (``mark_running``)               running            changed
+running            turn ends; a sub-agent's children are unsettled waiting_children   (nothing)
+running            turn ends; a sub-agent's inbox has results      running            another turn, same task
+running            turn ends otherwise                             completed, failed, result routed, changed
+                                                                   timed_out
+waiting_children   last child settles; its inbox has results       running            woken, changed
+waiting_children   last child settles; nothing new                 completed          result routed, changed
+any live           kill of its subtree (deepest first)             killed             turn cancelled, changed,
+                                                                                      parent may settle
+any live           found at start-up (the process died)            interrupted        topmost of a chain routed
+=================  ==============================================  =================  ===========================
+
+A result is *routed* to the run's direct requester: a top-level requester (a main session, or none) gets a
+Discord announcement (outbox row); a live nested requester gets an inbox message; a requester that is gone
+passes it to its own requester; a killed requester drops it. A killed run announces nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import aiosqlite
+import structlog
+
+from bot.agents.runner import INTERRUPTED_BEFORE, KILLED_BEFORE, RunOutcome, partial_result
+from bot.core import internal_context
+from bot.core.announcements import INTERRUPTED_REASON
+from bot.core.archiving import Archiving
+from bot.core.results import Results
+from bot.records import LIVE_STATUSES, Cleanup, Run, RunKind, RunStatus, Session, SessionKind
+from storage.repositories import Repositories
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class AfterCommit:
+    """What a committed settlement asks of the process (applied by ``Orchestrator._apply``)."""
+
+    wake: list[str] = field(default_factory=list)  # waiting runs to resume with their inbox
+    changed: list[str] = field(default_factory=list)  # runs whose state changed (status listeners)
+    cancel: list[str] = field(default_factory=list)  # killed runs whose turn in flight must stop
+    archive_at: dict[str, float] = field(default_factory=dict)  # archive deadlines to schedule, by session key
+    archive_now: list[str] = field(default_factory=list)  # ``cleanup: delete`` sessions done with
+    ended: list[str] = field(default_factory=list)  # ended runs whose run-mode thread binding may end
+    outbox: bool = False  # outbox rows were added: wake the delivery worker
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """How a turn settled: ``again`` when the run takes another turn with its inbox (nothing to apply then)."""
+
+    again: bool
+    after: AfterCommit
+
+
+class Settlement:
+    def __init__(self, repos: Repositories, archiving: Archiving, results: Results, clock: Callable[[], float]) -> None:
+        self._repos = repos
+        self._archiving = archiving
+        self._results = results
+        self._clock = clock
+
+    async def end_turn(self, run: Run, session: Session, outcome: RunOutcome) -> TurnEnd:
+        """After a turn (``outcome.usage`` is the run's total): wait for children, take another turn, or end."""
+        now = self._clock()
+        after = AfterCommit()
+        runs = self._repos.runs
+        async with self._repos.db.transaction() as tx:
+            current = await runs.get(run.id, tx)
+            if current is None:
+                return TurnEnd(False, after)
+            await runs.record_usage(tx, run.id, outcome.usage)
+            if session.kind == SessionKind.MAIN:
+                await self._results.keep_unread(tx, run.id, session.key, now)
+            if current.status is not RunStatus.RUNNING:
+                return TurnEnd(False, after)  # killed meanwhile: its spending is counted, and it announces nothing
+            orchestrating = outcome.status is RunStatus.COMPLETED and session.kind == SessionKind.SUBAGENT
+            if orchestrating and await runs.count_unsettled_children(run.id, tx):
+                await runs.set_status(
+                    tx, run.id, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN, result_text=outcome.result_text
+                )
+                log.info("run_waiting_on_children")
+                return TurnEnd(False, after)
+            if orchestrating and await self._repos.inbox.count_pending(tx, run.id) > 0:
+                return TurnEnd(True, after)
+            await runs.finish(tx, run.id, outcome.status, now, result_text=outcome.result_text, error=outcome.error)
+            finished = replace(
+                current,
+                status=outcome.status,
+                ended_at=now,
+                result_text=outcome.result_text,
+                error=outcome.error,
+                usage=outcome.usage,
+            )
+            await self._route(tx, finished, session, now, after)
+        log.info("run_finished", status=outcome.status.value, error=outcome.error)
+        return TurnEnd(False, after)
+
+    async def kill(self, run_id: str) -> tuple[list[Run], AfterCommit]:
+        """Stop a run and every live run below it (deepest first). Killed runs announce nothing."""
+        after = AfterCommit()
+        subtree = await self._repos.runs.live_subtree(run_id)
+        if not subtree:
+            return [], after
+        killed_ids = {run.id for run in subtree}
+        now = self._clock()
+        transcripts = self._repos.transcripts
+        partials = {
+            run.id: partial_result(await transcripts.for_run(run.id), stopped_by=KILLED_BEFORE) for run in subtree
+        }
+        async with self._repos.db.transaction() as tx:
+            for run in subtree:
+                await self._repos.runs.finish(
+                    tx, run.id, RunStatus.KILLED, now, result_text=partials[run.id], error="killed"
+                )
+                if run.kind is RunKind.CHAT:
+                    await self._results.keep_unread(tx, run.id, run.session_key, now)
+            for run in subtree:
+                if run.parent_run_id and run.parent_run_id not in killed_ids:
+                    await self._child_settled(tx, run.parent_run_id, now, after)
+        for run in subtree:
+            log.info("run_killed", run_id=run.id, session_key=run.session_key)
+        after.cancel += killed_ids
+        after.changed += [run.id for run in subtree]
+        after.ended += [run.id for run in subtree]
+        return subtree, after
+
+    async def interrupt_leftovers(self) -> AfterCommit:
+        """Runs live when the last process died end as ``interrupted``; the topmost of each chain is routed."""
+        after = AfterCommit()
+        leftovers = await self._repos.runs.list_live()
+        live_ids = {run.id for run in leftovers}
+        for run in leftovers:
+            session = await self._repos.sessions.get(run.session_key)
+            assert session is not None, f"run {run.id} has no session"
+            now = self._clock()
+            partial = partial_result(await self._repos.transcripts.for_run(run.id), stopped_by=INTERRUPTED_BEFORE)
+            async with self._repos.db.transaction() as tx:
+                if not await self._repos.runs.finish(
+                    tx, run.id, RunStatus.INTERRUPTED, now, result_text=partial, error=INTERRUPTED_REASON
+                ):
+                    continue
+                if run.kind is RunKind.CHAT:
+                    await self._results.keep_unread(tx, run.id, run.session_key, now)
+                if run.parent_run_id not in live_ids:
+                    interrupted = replace(
+                        run, status=RunStatus.INTERRUPTED, ended_at=now, error=INTERRUPTED_REASON, result_text=partial
+                    )
+                    await self._route(tx, interrupted, session, now, after)
+            log.warning("run_interrupted", run_id=run.id, session_key=session.key, previous_status=run.status.value)
+        return after
+
+    async def _route(
+        self, tx: aiosqlite.Connection, run: Run, session: Session, now: float, after: AfterCommit
+    ) -> None:
+        """Deliver a finished run's result to its direct requester, exactly once (inside the caller's transaction)."""
+        deadline = await self._archiving.mark_deadline(tx, session, now)
+        if deadline is not None:
+            after.archive_at[session.key] = deadline
+        after.ended.append(run.id)
+        silent = run.status is RunStatus.COMPLETED and internal_context.is_silent(run.result_text)
+        done_with = [session.key] if session.cleanup == Cleanup.DELETE else []
+        target_id = run.parent_run_id
+        while True:
+            target = await self._repos.runs.get(target_id, tx) if target_id else None
+            target_session = await self._repos.sessions.get(target.session_key) if target else None
+            if target is None or target_session is None or target_session.kind == SessionKind.MAIN:
+                if silent:
+                    after.archive_now += done_with
+                    return
+                requester = await self._repos.sessions.get(session.requester_session_key or "")
+                announcement = await self._results.announce(tx, run, session, requester, now)
+                if announcement.kind == "completion":
+                    await self._results.tell_main_agent(tx, run, session, requester, now)
+                after.outbox = True
+                return
+            if target.status is RunStatus.KILLED:
+                log.info("completion_dropped", reason="requester killed", requester_run_id=target.id)
+                return
+            if target.status in LIVE_STATUSES and target_session.archived_at is None:
+                if not silent:
+                    await self._results.tell_run(tx, target, run, session, now)
+                after.archive_now += done_with
+                if target.status is RunStatus.WAITING_CHILDREN:
+                    await self._child_settled(tx, target.id, now, after)
+                return
+            target_id = target.parent_run_id
+
+    async def _child_settled(
+        self, tx: aiosqlite.Connection, parent_run_id: str, now: float, after: AfterCommit
+    ) -> None:
+        """A child of ``parent_run_id`` settled: if the parent waits and nothing is left, wake it or end it."""
+        runs = self._repos.runs
+        parent = await runs.get(parent_run_id, tx)
+        if parent is None or parent.status is not RunStatus.WAITING_CHILDREN:
+            return
+        if await runs.count_unsettled_children(parent.id, tx):
+            return
+        after.changed.append(parent.id)
+        if await self._repos.inbox.count_pending(tx, parent.id):
+            await runs.set_status(tx, parent.id, RunStatus.WAITING_CHILDREN, RunStatus.RUNNING)
+            log.info("run_woken", run_id=parent.id)
+            after.wake.append(parent.id)
+            return
+        parent_session = await self._repos.sessions.get(parent.session_key)
+        assert parent_session is not None, f"run {parent.id} has no session"
+        await runs.finish(tx, parent.id, RunStatus.COMPLETED, now)
+        await self._route(tx, replace(parent, status=RunStatus.COMPLETED, ended_at=now), parent_session, now, after)

@@ -1,0 +1,321 @@
+"""Spawning: new sessions and runs — a person's spawn, an agent's spawn, a main-agent turn, a follow-up — each
+persisted with its session, thread binding and queued run in one transaction, then queued for execution.
+
+Whether a spawn may happen, and with what, is :mod:`bot.core.spawn_policy`'s to decide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import structlog
+
+from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
+from bot.config import Config
+from bot.core.archiving import Archiving
+from bot.core.errors import SessionArchived, UserError
+from bot.core.execution import Execution
+from bot.core.guild_settings import GuildSettings
+from bot.core.limits import checked_text
+from bot.core.signals import Signals
+from bot.core.spawn_policy import SpawnArgs, SpawnContext, SpawnPlan, SpawnPolicy
+from bot.core.thread_bindings import ThreadBindings
+from bot.records import (
+    Binding,
+    ControlScope,
+    Origin,
+    Run,
+    RunKind,
+    RunStatus,
+    Session,
+    SessionKind,
+    SessionMode,
+    SessionRole,
+)
+from storage.repositories import Repositories
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    agent_id: str
+    task: str
+    origin: Origin
+    model: str | None = None
+    thinking: str | None = None
+    thread: bool = False
+
+
+@dataclass(frozen=True)
+class SpawnAccepted:
+    run_id: str
+    session_key: str
+    agent_id: str
+    mode: str = SessionMode.RUN
+
+    @property
+    def short_run_id(self) -> str:
+        return self.run_id[:8]
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    text: str
+    origin: Origin
+
+
+def main_session_key(agent_id: str, conversation: str) -> str:
+    """The main session of one conversation, e.g. ``agent:main:discord:channel:123``."""
+    return f"agent:{agent_id}:{conversation}"
+
+
+def subagent_session_key(agent_id: str) -> str:
+    return f"agent:{agent_id}:subagent:{uuid.uuid4()}"
+
+
+def origin_of(run: Run) -> Origin:
+    """Work done on behalf of a run answers to the same person and place (the conversation key is only
+    needed to name a main session, which a child never creates)."""
+    return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")
+
+
+class Spawning:
+    def __init__(
+        self,
+        config: Config,
+        repos: Repositories,
+        models: ModelFactory,
+        policy: SpawnPolicy,
+        guild_settings: GuildSettings,
+        threads: ThreadBindings,
+        archiving: Archiving,
+        execution: Execution,
+        signals: Signals,
+        clock: Callable[[], float],
+    ) -> None:
+        self._config = config
+        self._repos = repos
+        self._models = models
+        self._policy = policy
+        self._guild_settings = guild_settings
+        self._threads = threads
+        self._archiving = archiving
+        self._execution = execution
+        self._signals = signals
+        self._clock = clock
+        self._spawn_locks: dict[str, asyncio.Lock] = {}
+
+    async def spawn(self, request: SpawnRequest) -> SpawnAccepted:
+        """A user's spawn (slash command): a child of the conversation's main session, announced to it."""
+        requester = self._main_session(request.origin, self._clock())
+        args = SpawnArgs(
+            task=request.task,
+            agent_id=request.agent_id.strip(),
+            model=request.model,
+            thinking=request.thinking,
+            thread=request.thread,
+        )
+        async with self._spawning(requester.key):
+            context = await self._spawn_context(requester, None, member_id=request.origin.user_id)
+            plan = await self._policy.checked_plan(args, context)
+            return await self._create_child(plan, requester, None, request.origin)
+
+    async def spawn_for(self, requester: Session, requester_run: Run, args: SpawnArgs) -> SpawnAccepted:
+        """An agent's spawn (``sessions_spawn``): a child of the calling run, answering to its requester."""
+        async with self._spawning(requester.key):
+            plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run))
+            return await self._create_child(plan, requester, requester_run, origin_of(requester_run))
+
+    async def chat(self, request: ChatRequest) -> str:
+        """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox."""
+        text = checked_text(request.text)
+        agent_id = self._config.agents.default_agent
+        model = self._resolve_model(self._config.agents.list[agent_id].model or self._config.agents.defaults.model)
+        now = self._clock()
+        session = self._main_session(request.origin, now)
+        run = self._new_run(session, RunKind.CHAT, text, model.reference, None, 0, request.origin, None, now)
+        await self._persist_and_queue(run, session)
+        return run.id
+
+    async def follow_up(
+        self,
+        session: Session,
+        message: str,
+        previous: Run | None,
+        parent_run_id: str | None = None,
+        origin: Origin | None = None,
+    ) -> str:
+        """Start a new run in an existing sub-agent session (it announces again when it ends), answering to
+        ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs."""
+        if previous is None:
+            raise UserError(f"Session {session.key} has no earlier run to follow up.")
+        run = self._new_run(
+            session,
+            RunKind.FOLLOWUP,
+            message,
+            previous.model,
+            previous.thinking,
+            previous.timeout_seconds,
+            origin or origin_of(previous),
+            parent_run_id,
+            self._clock(),
+        )
+        await self._persist_and_queue(run, None)
+        return run.id
+
+    def _spawning(self, requester_key: str) -> asyncio.Lock:
+        """One spawn at a time per requester session, from counting its children to persisting the new one, so
+        calls that arrive together (one model response's tool calls) cannot all pass a cap."""
+        return self._spawn_locks.setdefault(requester_key, asyncio.Lock())
+
+    async def _spawn_context(
+        self, requester: Session, requester_run: Run | None, *, member_id: int | None = None
+    ) -> SpawnContext:
+        """Who is spawning: an agent's run, or (``member_id``) a person through a command."""
+        by_user = member_id is not None
+        runs = self._repos.runs
+        return SpawnContext(
+            requester=requester,
+            requester_run=requester_run,
+            active_children=0 if by_user else await runs.count_active_children(requester.key),
+            by_user=by_user,
+            thread_settings=(await self._guild_settings.effective(requester.guild_id)).thread_bindings,
+            member_active=await runs.count_active_children(requester.key, member_id=member_id) if by_user else 0,
+            member_limit=self._config.discord.max_active_runs_per_member,
+        )
+
+    async def _create_child(
+        self, plan: SpawnPlan, requester: Session, requester_run: Run | None, origin: Origin
+    ) -> SpawnAccepted:
+        binding = None
+        if plan.thread:
+            binding = await self._threads.open_thread(plan, origin)
+            origin = replace(origin, channel_id=binding.thread_id, message_id=None)
+        now = self._clock()
+        child = Session(
+            key=subagent_session_key(plan.agent_id),
+            agent_id=plan.agent_id,
+            kind=SessionKind.SUBAGENT,
+            depth=plan.depth,
+            role=plan.role,
+            control_scope=ControlScope.NONE if plan.role == SessionRole.LEAF else ControlScope.CHILDREN,
+            task=plan.task,
+            requester_session_key=requester.key,
+            label=plan.label,
+            guild_id=origin.guild_id,
+            channel_id=origin.channel_id,
+            owner_user_id=origin.user_id,
+            created_at=now,
+            mode=plan.mode,
+            cleanup=plan.cleanup,
+            sandboxed=plan.sandboxed,
+        )
+        run = self._new_run(
+            child,
+            RunKind.SPAWN,
+            plan.task,
+            plan.model.reference,
+            plan.thinking,
+            plan.timeout_seconds,
+            origin,
+            requester_run.id if requester_run else None,
+            now,
+        )
+        if binding is not None:
+            binding = replace(
+                binding,
+                session_key=child.key,
+                bound_by=origin.user_id,
+                bound_at=now,
+                last_activity_at=now,
+                ends_with_run_id=run.id if plan.mode == SessionMode.RUN else None,
+            )
+        await self._persist_and_queue(run, requester if requester.kind == SessionKind.MAIN else None, child, binding)
+        if binding is not None:
+            await self._threads.introduce(binding, child.label or child.agent_id)
+        return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=plan.agent_id, mode=plan.mode)
+
+    @staticmethod
+    def _new_run(
+        session: Session,
+        kind: RunKind,
+        task: str,
+        model: str,
+        thinking: str | None,
+        timeout_seconds: int,
+        origin: Origin,
+        parent_run_id: str | None,
+        now: float,
+    ) -> Run:
+        return Run(
+            id=uuid.uuid4().hex,
+            session_key=session.key,
+            parent_run_id=parent_run_id,
+            kind=kind,
+            status=RunStatus.QUEUED,
+            task=task,
+            model=model,
+            thinking=thinking,
+            timeout_seconds=timeout_seconds,
+            requester_user_id=origin.user_id,
+            guild_id=origin.guild_id,
+            channel_id=origin.channel_id,
+            source_message_id=origin.message_id,
+            created_at=now,
+        )
+
+    async def _persist_and_queue(
+        self, run: Run, main: Session | None, child: Session | None = None, binding: Binding | None = None
+    ) -> None:
+        """One transaction: the conversation's main session (if new), a new child session, the queued run and
+        the child's thread binding."""
+        sessions = self._repos.sessions
+        async with self._repos.db.transaction() as tx:
+            if main is not None:
+                await sessions.insert(tx, main, if_missing=True)
+            if child is not None:
+                await sessions.insert(tx, child)
+            elif (archived := await sessions.archived_at(tx, run.session_key)) is not None:
+                raise SessionArchived(run.session_key, archived, self._clock())
+            await sessions.set_archive_at(tx, run.session_key, None)
+            await self._repos.runs.insert(tx, run)
+            if binding is not None:
+                await self._repos.bindings.add(tx, binding)
+        self._archiving.cancel(run.session_key)
+        log.info(
+            "run_queued",
+            run_id=run.id,
+            session_key=run.session_key,
+            kind=run.kind.value,
+            parent_run_id=run.parent_run_id,
+        )
+        self._execution.queue(run.id)
+        self._signals.run_changed(run.id)
+
+    def _resolve_model(self, reference: str) -> ResolvedModel:
+        try:
+            return self._models.resolve(reference)
+        except UnknownModelError as exc:
+            raise UserError(str(exc)) from None
+
+    def _main_session(self, origin: Origin, now: float) -> Session:
+        agent_id = self._config.agents.default_agent
+        return Session(
+            key=main_session_key(agent_id, origin.conversation),
+            agent_id=agent_id,
+            kind=SessionKind.MAIN,
+            depth=0,
+            role=SessionRole.MAIN,
+            control_scope=ControlScope.CHILDREN,
+            requester_session_key=None,
+            label=None,
+            guild_id=origin.guild_id,
+            channel_id=origin.channel_id,
+            owner_user_id=None,
+            created_at=now,
+            sandboxed=self._config.agents.list[agent_id].sandboxed,
+        )

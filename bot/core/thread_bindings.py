@@ -1,0 +1,201 @@
+"""A session's Discord thread: open it, introduce it, route what people write in it, bind and unbind, expire
+bindings at their idle or max-age deadline, and reconcile with threads closed while the bot was down.
+
+Bindings live in SQLite; their deadline timers are rebuilt from it at start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Protocol
+
+import structlog
+
+from bot.core.archiving import Archiving
+from bot.core.errors import SpawnRefused
+from bot.core.guild_settings import GuildSettings
+from bot.core.limits import checked_text
+from bot.core.spawn_policy import SpawnPlan
+from bot.core.threads import ThreadPort, ThreadUnavailable, auto_archive_minutes, farewell_text, intro_text, thread_name
+from bot.core.timers import Timers, skipped_if_bad
+from bot.records import Binding, Origin, Run, Session
+from storage.repositories import Repositories
+
+log = structlog.get_logger(__name__)
+
+
+class SessionInput(Protocol):
+    """How a message reaches a session: steered into its live run, or as a new run."""
+
+    async def steer(self, run_id: str, message: str) -> bool: ...
+
+    async def follow_up(
+        self,
+        session: Session,
+        message: str,
+        previous: Run | None,
+        parent_run_id: str | None = None,
+        origin: Origin | None = None,
+    ) -> str: ...
+
+
+class ThreadBindings:
+    def __init__(
+        self,
+        repos: Repositories,
+        threads: ThreadPort | None,
+        guild_settings: GuildSettings,
+        archiving: Archiving,
+        timers: Timers,
+        sessions: SessionInput,
+        clock: Callable[[], float],
+    ) -> None:
+        self._repos = repos
+        self._threads = threads
+        self._guild_settings = guild_settings
+        self._archiving = archiving
+        self._timers = timers
+        self._sessions = sessions
+        self._clock = clock
+
+    async def start(self) -> None:
+        """Rebuild every binding's deadline, and end run-mode bindings whose run ended while the bot was down."""
+        for binding in await self._repos.bindings.all():
+            with skipped_if_bad("thread_binding", binding=repr(binding)):
+                self._schedule_deadline(binding)
+            if binding.ends_with_run_id is not None:
+                await self.end_run_bindings(binding.ends_with_run_id)
+
+    async def open_thread(self, plan: SpawnPlan, origin: Origin) -> Binding:
+        """Create the thread a spawned session will live in (a DM binds itself); not yet persisted."""
+        settings = (await self._guild_settings.effective(origin.guild_id)).thread_bindings
+        unbound = Binding(
+            thread_id=origin.channel_id,
+            parent_channel_id=None,
+            guild_id=origin.guild_id,
+            session_key="",
+            bound_by=None,
+            bound_at=0,
+            last_activity_at=0,
+            idle_seconds=settings.idle_hours * 3600,
+            max_age_seconds=settings.max_age_hours * 3600,
+        )
+        if origin.guild_id is None:
+            return unbound
+        if self._threads is None:
+            raise SpawnRefused("error", "Thread bindings are unavailable: no chat adapter can create threads.")
+        try:
+            ref = await self._threads.create_thread(
+                origin.channel_id,
+                thread_name(plan.label or plan.agent_id),
+                auto_archive_minutes(unbound.idle_seconds, settings.auto_archive_minutes),
+            )
+        except ThreadUnavailable as unavailable:
+            raise SpawnRefused(
+                "error", f"Unable to create or bind a Discord thread for this subagent session: {unavailable}"
+            ) from None
+        return replace(unbound, thread_id=ref.thread_id, parent_channel_id=ref.parent_channel_id)
+
+    async def introduce(self, binding: Binding, label: str) -> None:
+        self._schedule_deadline(binding)
+        if self._threads is None:
+            return
+        try:
+            await self._threads.post(
+                binding.thread_id, intro_text(label, binding.idle_seconds, binding.max_age_seconds)
+            )
+        except ThreadUnavailable as unavailable:
+            log.warning("thread_intro_failed", thread_id=binding.thread_id, error=str(unavailable))
+
+    async def reconcile(self) -> None:
+        """Unbind threads that people deleted, locked or archived while the bot was down (no farewell)."""
+        if self._threads is None:
+            return
+        for binding in await self._repos.bindings.all():
+            if binding.guild_id is not None and await self._threads.is_closed(binding.thread_id) is True:
+                await self.unbind(binding.thread_id)
+
+    async def bind(self, binding: Binding) -> None:
+        """Create or replace a binding, and (re)schedule its deadline. A bound session is not archived under
+        its thread: any archive deadline it had is cleared."""
+        async with self._repos.db.transaction() as tx:
+            await self._repos.bindings.add(tx, binding)
+            await self._repos.sessions.set_archive_at(tx, binding.session_key, None)
+        self._archiving.cancel(binding.session_key)
+        self._schedule_deadline(binding)
+        log.info("thread_bound", thread_id=binding.thread_id, session_key=binding.session_key)
+
+    async def route_message(self, thread_id: int, text: str, origin: Origin) -> bool:
+        """A person wrote in a thread: if it is bound, the message goes to its session (no mention needed) —
+        steered into the running run, or as a new turn. Returns whether the thread was bound."""
+        binding = await self._repos.bindings.get(thread_id)
+        if binding is None:
+            return False
+        message = checked_text(text)
+        now = self._clock()
+        async with self._repos.db.transaction() as tx:
+            await self._repos.bindings.touch(tx, thread_id, now)
+        self._schedule_deadline(replace(binding, last_activity_at=now))
+        session = await self._repos.sessions.get(binding.session_key)
+        assert session is not None, f"binding of thread {thread_id} has no session"
+        latest = await self._repos.runs.latest_for_session(binding.session_key)
+        live = latest is not None and not latest.status.is_terminal
+        if not (live and latest is not None and await self._sessions.steer(latest.id, message)):
+            await self._sessions.follow_up(session, message, latest, origin=origin)
+        return True
+
+    async def unbind(self, thread_id: int, *, farewell: str | None = None) -> bool:
+        """End a binding (the thread itself is left alone); ``farewell`` is posted into it when given. A
+        session left with no thread is archived in due course, like any other that has finished."""
+        async with self._repos.db.transaction() as tx:
+            removed = await self._repos.bindings.remove(tx, thread_id)
+        self._timers.cancel(f"binding:{thread_id}")
+        if removed is None:
+            return False
+        log.info("thread_unbound", thread_id=thread_id, farewell=farewell is not None)
+        if farewell and self._threads is not None:
+            with contextlib.suppress(ThreadUnavailable):
+                await self._threads.post(thread_id, farewell)
+        await self._archiving.after_unbinding(removed.session_key)
+        return True
+
+    async def end_run_bindings(self, run_id: str) -> None:
+        """A run-mode spawn's thread binding ends with its run: once the run's announcement is delivered (so the
+        result lands in the thread first), or at once when there is nothing left to deliver."""
+        bindings = await self._repos.bindings.ending_with(run_id)
+        if not bindings:
+            return
+        run = await self._repos.runs.get(run_id)
+        if run is None or not run.status.is_terminal:
+            return
+        if any(row.status == "pending" and row.notice is None for row in await self._repos.outbox.for_run(run_id)):
+            return
+        for binding in bindings:
+            await self.unbind(binding.thread_id, farewell=farewell_text("run-ended", 0))
+
+    def _schedule_deadline(self, binding: Binding) -> None:
+        deadline = binding.deadline()
+        if deadline is None:
+            self._timers.cancel(f"binding:{binding.thread_id}")
+        else:
+            self._timers.at(f"binding:{binding.thread_id}", deadline[0], self._deadline_due, binding.thread_id)
+
+    async def _deadline_due(self, thread_id: int) -> None:
+        binding = await self._repos.bindings.get(thread_id)
+        deadline = binding.deadline() if binding else None
+        if binding is None or deadline is None:
+            return
+        when, reason = deadline
+        if when > self._clock():
+            self._schedule_deadline(binding)  # activity moved it meanwhile
+            return
+        seconds = binding.idle_seconds if reason == "idle" else binding.max_age_seconds
+        await self.unbind(thread_id, farewell=farewell_text(reason, seconds))
+        settings = (await self._guild_settings.effective(binding.guild_id)).thread_bindings
+        if settings.archive_on_expiry and binding.guild_id is not None and self._threads is not None:
+            try:
+                await self._threads.archive(thread_id)
+            except ThreadUnavailable as unavailable:
+                log.warning("thread_archive_failed", thread_id=thread_id, error=str(unavailable))

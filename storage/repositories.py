@@ -1,0 +1,42 @@
+"""Every repository over one database, built once (in ``bot/app.py``) and handed to whoever needs them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from storage.audit import AuditRepository
+from storage.bindings import BindingRepository
+from storage.db import Database
+from storage.guild_settings import GuildSettingsRepository
+from storage.inbox import InboxRepository
+from storage.outbox import OutboxRepository
+from storage.runs import RunRepository
+from storage.sessions import SessionRepository
+from storage.transcripts import TranscriptRepository
+
+
+@dataclass(frozen=True)
+class Repositories:
+    db: Database
+    sessions: SessionRepository
+    runs: RunRepository
+    transcripts: TranscriptRepository
+    outbox: OutboxRepository
+    inbox: InboxRepository
+    bindings: BindingRepository
+    audit: AuditRepository
+    guild_settings: GuildSettingsRepository
+
+    @classmethod
+    def over(cls, db: Database) -> Repositories:
+        return cls(
+            db=db,
+            sessions=SessionRepository(db),
+            runs=RunRepository(db),
+            transcripts=TranscriptRepository(db),
+            outbox=OutboxRepository(db),
+            inbox=InboxRepository(),
+            bindings=BindingRepository(db),
+            audit=AuditRepository(db),
+            guild_settings=GuildSettingsRepository(db),
+        )
