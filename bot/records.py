@@ -158,8 +158,12 @@ class Run:
 
     @property
     def short_id(self) -> str:
-        """The id as people see it in messages and buttons."""
-        return self.id[:8]
+        return short_run_id(self.id)
+
+
+def short_run_id(run_id: str) -> str:
+    """A run id as people see it in messages and buttons."""
+    return run_id[:8]
 
 
 @dataclass(frozen=True)

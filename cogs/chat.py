@@ -9,7 +9,7 @@ from discord.ext import commands
 
 from bot.app import ThreadboundBot
 from bot.core.errors import UserError
-from bot.core.spawning import ChatRequest
+from bot.core.requests import ChatRequest
 from bot.discord_adapter.conversations import conversation_for
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.records import Origin

@@ -8,7 +8,7 @@ from discord.ext import commands
 
 from bot.app import ThreadboundBot
 from bot.config import THINKING_LEVELS
-from bot.core.spawning import SpawnRequest
+from bot.core.requests import SpawnRequest
 from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.replies import send_text

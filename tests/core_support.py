@@ -21,7 +21,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import parse_config
 from bot.core.orchestrator import Orchestrator
-from bot.core.spawning import ChatRequest
+from bot.core.requests import ChatRequest
 from bot.records import Origin
 from storage.db import Database
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bot.core.spawning import SpawnRequest
+from bot.core.requests import SpawnRequest
 from tests.core_support import (
     ORIGIN,
     Script,

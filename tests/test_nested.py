@@ -9,8 +9,8 @@ import json
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
 from bot.core import internal_context
+from bot.core.requests import ChatRequest
 from bot.core.session_toolset import Caller
-from bot.core.spawning import ChatRequest
 from bot.records import RunStatus
 from tests.core_support import (
     ORIGIN,

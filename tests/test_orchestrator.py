@@ -11,7 +11,7 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolRetu
 from bot.config import parse_config
 from bot.core.errors import UserError
 from bot.core.orchestrator import Orchestrator
-from bot.core.spawning import ChatRequest, SpawnRequest
+from bot.core.requests import ChatRequest, SpawnRequest
 from bot.records import Origin, RunStatus
 from storage.db import Database
 from tests.core_support import ORIGIN, Gate, ScriptedModels, text

@@ -15,10 +15,10 @@ from bot.core.delivery_state import delivery_state
 from bot.core.errors import UserError
 from bot.core.limits import checked_text
 from bot.core.orchestrator import Orchestrator
+from bot.core.requests import main_session_key
 from bot.core.session_queries import ChildRow
-from bot.core.spawning import main_session_key
 from bot.core.stats import format_runtime
-from bot.records import Actor, RunKind, RunStatus
+from bot.records import Actor, RunKind, RunStatus, short_run_id
 from bot.text import has_visible_text
 from storage.audit import AuditEntry, AuditRepository
 
@@ -169,7 +169,7 @@ class RunControl:
         self._last_steer[key] = now
         if not await self._orchestrator.steer(row.run.id, text):
             raise UserError(f"{row.label} is already finished.")
-        return f"steered {row.label} (run {row.run.id[:8]})."
+        return f"steered {row.label} (run {row.run.short_id})."
 
     async def send(self, actor: Actor, conversation: str, target: str, message: str) -> str:
         """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run)."""
@@ -186,7 +186,7 @@ class RunControl:
             run_id = await orchestrator.follow_up(row.session, text, row.run)
             reply = await orchestrator.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
         if reply is None:
-            return f"⏳ Subagent still running (run {run_id[:8]})."
+            return f"⏳ Subagent still running (run {short_run_id(run_id)})."
         return reply
 
     async def _new_reply(self, session_key: str, seen: int) -> str | None:
@@ -199,7 +199,7 @@ class RunControl:
             return None
         if run.status is RunStatus.COMPLETED:
             return run.result_text or "(no output)"
-        return f"⚠️ Subagent error: {run.error or run.status.value} (run {run_id[:8]})."
+        return f"⚠️ Subagent error: {run.error or run.status.value} (run {short_run_id(run_id)})."
 
     async def stop(self, actor: Actor, conversation: str) -> str:
         """Abort the conversation's main-agent turn and every sub-agent (cascading), as far as the actor may."""

@@ -26,7 +26,7 @@ from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_t
 from bot.core.settlement import AfterCommit, Settlement
 from bot.core.signals import Signals
 from bot.core.tool_policy import allowed_tools
-from bot.records import Run, RunKind, RunStatus, Session, SessionKind, Usage
+from bot.records import Run, RunKind, RunStatus, Session, SessionKind, Usage, short_run_id
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -115,7 +115,7 @@ class Execution:
     async def _supervise(self) -> None:
         while True:
             run_id, wake = await self._pending.get()
-            task = asyncio.create_task(self._execute(run_id, wake=wake), name=f"run-{run_id[:8]}")
+            task = asyncio.create_task(self._execute(run_id, wake=wake), name=f"run-{short_run_id(run_id)}")
             self._tasks[run_id] = task
             task.add_done_callback(lambda _t, rid=run_id: self._tasks.pop(rid, None))
 

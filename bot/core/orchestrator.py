@@ -27,13 +27,14 @@ from bot.core.archiving import Archiving
 from bot.core.errors import UserError
 from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
+from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
 from bot.core.results import Results
 from bot.core.session_queries import SessionQueries
 from bot.core.session_toolset import Caller
 from bot.core.settlement import AfterCommit, Settlement
 from bot.core.signals import Signals
 from bot.core.spawn_policy import SpawnArgs, SpawnPolicy
-from bot.core.spawning import ChatRequest, SpawnAccepted, Spawning, SpawnRequest
+from bot.core.spawning import Spawning
 from bot.core.thread_bindings import ThreadBindings
 from bot.core.threads import ThreadPort
 from bot.core.timers import Timers

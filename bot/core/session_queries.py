@@ -20,15 +20,6 @@ from storage.transcripts import TranscriptRepository
 
 RECENT_SECONDS = 30 * 60
 _RUN_ID_PREFIX = re.compile(r"[0-9a-f]{4,32}")
-_STATUS_WORDS = {
-    RunStatus.QUEUED: "queued",
-    RunStatus.RUNNING: "running",
-    RunStatus.COMPLETED: "done",
-    RunStatus.FAILED: "failed",
-    RunStatus.TIMED_OUT: "timed out",
-    RunStatus.KILLED: "killed",
-    RunStatus.INTERRUPTED: "interrupted",
-}
 
 
 def run_label(session: Session) -> str:
@@ -53,7 +44,7 @@ class ChildRow:
         if self.run.status is RunStatus.WAITING_CHILDREN:
             noun = "child" if self.waiting_on == 1 else "children"
             return f"waiting on {self.waiting_on} {noun}"
-        return _STATUS_WORDS[self.run.status]
+        return self.run.status.word
 
     def as_dict(self, index: int) -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import structlog
 
@@ -20,6 +20,14 @@ from bot.core.errors import SessionArchived, UserError
 from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
 from bot.core.limits import checked_text
+from bot.core.requests import (
+    ChatRequest,
+    SpawnAccepted,
+    SpawnRequest,
+    main_session_key,
+    origin_of,
+    subagent_session_key,
+)
 from bot.core.signals import Signals
 from bot.core.spawn_policy import SpawnArgs, SpawnContext, SpawnPlan, SpawnPolicy
 from bot.core.thread_bindings import ThreadBindings
@@ -38,49 +46,6 @@ from bot.records import (
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class SpawnRequest:
-    agent_id: str
-    task: str
-    origin: Origin
-    model: str | None = None
-    thinking: str | None = None
-    thread: bool = False
-
-
-@dataclass(frozen=True)
-class SpawnAccepted:
-    run_id: str
-    session_key: str
-    agent_id: str
-    mode: str = SessionMode.RUN
-
-    @property
-    def short_run_id(self) -> str:
-        return self.run_id[:8]
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    text: str
-    origin: Origin
-
-
-def main_session_key(agent_id: str, conversation: str) -> str:
-    """The main session of one conversation, e.g. ``agent:main:discord:channel:123``."""
-    return f"agent:{agent_id}:{conversation}"
-
-
-def subagent_session_key(agent_id: str) -> str:
-    return f"agent:{agent_id}:subagent:{uuid.uuid4()}"
-
-
-def origin_of(run: Run) -> Origin:
-    """Work done on behalf of a run answers to the same person and place (the conversation key is only
-    needed to name a main session, which a child never creates)."""
-    return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")
 
 
 class Spawning:

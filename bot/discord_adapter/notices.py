@@ -11,12 +11,13 @@ from __future__ import annotations
 import discord
 
 from bot.core.announcements import Announcement
+from bot.records import short_run_id
 from storage.outbox import NewNotice, NoticeVia, OutboxRow
 
 
 def notice_text(announcement: Announcement, channel_id: int, reason: str) -> str:
     mention = f"<@{announcement.mention_user_id}> " if announcement.mention_user_id else ""
-    short = announcement.run_id[:8]
+    short = short_run_id(announcement.run_id)
     if announcement.kind == "reply":
         return (
             f"{mention}⚠️ The answer of **{announcement.agent_label}** (run {short}) could not be posted in "

@@ -11,17 +11,10 @@ from dataclasses import dataclass
 from bot.core.announcements import Announcement
 from bot.core.internal_context import strip_internal_context
 from bot.discord_adapter.splitting import split_message
-from bot.records import RunStatus
+from bot.records import short_run_id
 
 ATTACH_OVER_CHARS = 6000
 PREVIEW_CHARS = 1200
-_ICONS = {
-    RunStatus.COMPLETED: "✅",
-    RunStatus.FAILED: "❌",
-    RunStatus.TIMED_OUT: "⏱️",
-    RunStatus.INTERRUPTED: "⚠️",
-    RunStatus.KILLED: "🛑",
-}
 
 
 @dataclass(frozen=True)
@@ -32,9 +25,9 @@ class OutgoingMessage:
 
 def _header(announcement: Announcement) -> str:
     mention = f"<@{announcement.mention_user_id}> " if announcement.mention_user_id else ""
-    icon = _ICONS.get(announcement.status, "ℹ️")
+    icon = announcement.status.icon
     return (
-        f"{mention}{icon} Subagent **{announcement.agent_label}** (run `{announcement.run_id[:8]}`): "
+        f"{mention}{icon} Subagent **{announcement.agent_label}** (run `{short_run_id(announcement.run_id)}`): "
         f"{announcement.status_line}"
     )
 

@@ -22,17 +22,6 @@ from storage.status_messages import StatusMessageRepository
 
 log = structlog.get_logger(__name__)
 
-_ICONS = {
-    RunStatus.QUEUED: "⏳",
-    RunStatus.RUNNING: "🔄",
-    RunStatus.WAITING_CHILDREN: "🕓",
-    RunStatus.COMPLETED: "✅",
-    RunStatus.FAILED: "❌",
-    RunStatus.TIMED_OUT: "⏱️",
-    RunStatus.KILLED: "🛑",
-    RunStatus.INTERRUPTED: "⚠️",
-}
-
 
 class StatusBoard:
     def __init__(
@@ -128,6 +117,6 @@ class StatusBoard:
         if run.status is RunStatus.WAITING_CHILDREN:
             state = f"waiting on {await self._orchestrator.runs.count_unsettled_children(run.id)} children"
         return (
-            f"{_ICONS[run.status]} **{label}** · {state} · {runtime} · {tool_calls} tool call(s) · "
-            f"tokens {format_tokens(tokens)}\n-# run {run.id[:8]}"
+            f"{run.status.icon} **{label}** · {state} · {runtime} · {tool_calls} tool call(s) · "
+            f"tokens {format_tokens(tokens)}\n-# run {run.short_id}"
         )

@@ -1,0 +1,51 @@
+"""What callers ask the core for and what it answers, and how sessions are named."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from bot.records import Origin, Run, SessionMode, short_run_id
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    agent_id: str
+    task: str
+    origin: Origin
+    model: str | None = None
+    thinking: str | None = None
+    thread: bool = False
+
+
+@dataclass(frozen=True)
+class SpawnAccepted:
+    run_id: str
+    session_key: str
+    agent_id: str
+    mode: str = SessionMode.RUN
+
+    @property
+    def short_run_id(self) -> str:
+        return short_run_id(self.run_id)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    text: str
+    origin: Origin
+
+
+def main_session_key(agent_id: str, conversation: str) -> str:
+    """The main session of one conversation, e.g. ``agent:main:discord:channel:123``."""
+    return f"agent:{agent_id}:{conversation}"
+
+
+def subagent_session_key(agent_id: str) -> str:
+    return f"agent:{agent_id}:subagent:{uuid.uuid4()}"
+
+
+def origin_of(run: Run) -> Origin:
+    """Work done on behalf of a run answers to the same person and place (the conversation key is only
+    needed to name a main session, which a child never creates)."""
+    return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")
