@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -117,7 +118,10 @@ class Execution:
             run_id, wake = await self._pending.get()
             task = asyncio.create_task(self._execute(run_id, wake=wake), name=f"run-{short_run_id(run_id)}")
             self._tasks[run_id] = task
-            task.add_done_callback(lambda _t, rid=run_id: self._tasks.pop(rid, None))
+            task.add_done_callback(functools.partial(self._forget, run_id))
+
+    def _forget(self, run_id: str, _task: asyncio.Task[None]) -> None:
+        self._tasks.pop(run_id, None)
 
     def _lane(self, run: Run) -> asyncio.Semaphore | asyncio.Lock:
         """Sub-agent runs share the bounded lane; main-agent turns queue one at a time per session."""

@@ -48,4 +48,5 @@ def subagent_session_key(agent_id: str) -> str:
 def origin_of(run: Run) -> Origin:
     """Work done on behalf of a run answers to the same person and place (the conversation key is only
     needed to name a main session, which a child never creates)."""
+    assert run.requester_user_id is not None, "every run is requested by someone"
     return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")

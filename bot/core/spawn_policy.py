@@ -22,7 +22,7 @@ from bot.config import (
 from bot.core.errors import SpawnRefused, TextRefused
 from bot.core.limits import MAX_LABEL_CHARS, checked_text
 from bot.core.threads import binding_gate
-from bot.records import Run, Session
+from bot.records import Cleanup, Run, Session, SessionMode, SessionRole
 from bot.text import has_visible_text, quoted
 
 
@@ -45,13 +45,13 @@ class SpawnPlan:
     agent_id: str
     task: str
     label: str | None
-    mode: str
-    cleanup: str
+    mode: SessionMode
+    cleanup: Cleanup
     model: ResolvedModel
     thinking: str | None
     timeout_seconds: int
     depth: int
-    role: str
+    role: SessionRole
     sandboxed: bool
     thread: bool = False
 
@@ -105,7 +105,7 @@ class SpawnPolicy:
                 "Use agents_list to discover valid targets.",
             )
         mode = self._mode(args)
-        cleanup = "keep" if mode == "session" else args.cleanup
+        cleanup = Cleanup.KEEP if mode is SessionMode.SESSION else Cleanup(args.cleanup)
         if args.thread and (refusal := binding_gate(context.thread_settings)):
             raise SpawnRefused("error", refusal)
 
@@ -191,7 +191,7 @@ class SpawnPolicy:
             thinking=thinking,
             timeout_seconds=timeout,
             depth=depth,
-            role="leaf" if depth >= max_depth else "orchestrator",
+            role=SessionRole.LEAF if depth >= max_depth else SessionRole.ORCHESTRATOR,
             sandboxed=target.sandboxed,
             thread=args.thread,
         )
@@ -203,15 +203,15 @@ class SpawnPolicy:
         return [requester_agent_id, *(a for a in allowed if a != requester_agent_id)]
 
     @staticmethod
-    def _mode(args: SpawnArgs) -> str:
-        if args.mode not in (None, "run", "session"):
+    def _mode(args: SpawnArgs) -> SessionMode:
+        if args.mode is not None and args.mode not in tuple(SessionMode):
             raise SpawnRefused("error", f'Invalid mode "{quoted(args.mode)}". Use "run" or "session".')
-        if args.cleanup not in ("keep", "delete"):
+        if args.cleanup not in tuple(Cleanup):
             raise SpawnRefused("error", f'Invalid cleanup "{quoted(args.cleanup)}". Use "keep" or "delete".')
         if args.sandbox not in ("inherit", "require"):
             raise SpawnRefused("error", f'Invalid sandbox "{quoted(args.sandbox)}". Use "inherit" or "require".')
-        mode = args.mode or ("session" if args.thread else "run")
-        if mode == "session" and not args.thread:
+        mode = SessionMode(args.mode or (SessionMode.SESSION if args.thread else SessionMode.RUN))
+        if mode is SessionMode.SESSION and not args.thread:
             raise SpawnRefused(
                 "error", 'mode="session" requires thread=true so the subagent can stay bound to a thread.'
             )
