@@ -11,7 +11,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -22,12 +22,13 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from bot.core.durations import MAX_LIFETIME_HOURS, parse_duration
 
 AGENT_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
 
 
 class ConfigError(Exception):
@@ -141,7 +142,8 @@ class AgentsConfig(_Section):
         return self
 
 
-AUTO_ARCHIVE_MINUTES = (60, 1440, 4320, 10080)
+AutoArchiveMinutes = Literal[60, 1440, 4320, 10080]
+AUTO_ARCHIVE_MINUTES: tuple[AutoArchiveMinutes, ...] = get_args(AutoArchiveMinutes)
 LifetimeHours = Annotated[float, Field(ge=0, le=MAX_LIFETIME_HOURS)]
 
 
@@ -152,7 +154,7 @@ class ThreadBindingSettings(_Section):
     idle_hours: LifetimeHours = 24
     max_age_hours: LifetimeHours = 0
     spawn_subagent_sessions: bool = False
-    auto_archive_minutes: Literal[60, 1440, 4320, 10080] = 60
+    auto_archive_minutes: AutoArchiveMinutes = 60
     archive_on_expiry: bool = False
 
 
@@ -163,7 +165,7 @@ class ThreadBindingOverrides(_Section):
     idle_hours: LifetimeHours | None = None
     max_age_hours: LifetimeHours | None = None
     spawn_subagent_sessions: bool | None = None
-    auto_archive_minutes: Literal[60, 1440, 4320, 10080] | None = None
+    auto_archive_minutes: AutoArchiveMinutes | None = None
     archive_on_expiry: bool | None = None
 
 
@@ -235,7 +237,7 @@ def _location(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc)
 
 
-def _describe(error: dict) -> str:
+def _describe(error: ErrorDetails) -> str:
     where = _location(error["loc"])
     if error["type"] == "extra_forbidden":
         return f"unknown key '{where}' (check the spelling against config.example.toml)"

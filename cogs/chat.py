@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
 
-from bot.app import ThreadboundBot
 from bot.core.errors import UserError
 from bot.core.requests import ChatRequest
 from bot.discord_adapter.conversations import conversation_for
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.records import Origin
 from bot.text import has_visible_text, shortened
+
+if TYPE_CHECKING:
+    from bot.app import ThreadboundBot
 
 _CHAT_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 
@@ -22,10 +25,16 @@ class ChatCog(commands.Cog):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
 
+    @property
+    def _me(self) -> discord.ClientUser:
+        """The bot's own user: set at log-in, before any message arrives (``on_message`` checks it first)."""
+        assert self.bot.user is not None, "messages are handled only after log-in"
+        return self.bot.user
+
     def _addressed_to_me(self, message: discord.Message) -> bool:
         if message.type not in _CHAT_TYPES:
             return False
-        return message.guild is None or any(user.id == self.bot.user.id for user in message.mentions)
+        return message.guild is None or any(user.id == self._me.id for user in message.mentions)
 
     async def _route_to_bound_session(self, message: discord.Message) -> bool:
         """Messages in a bound thread go to its session without a mention."""
@@ -52,7 +61,7 @@ class ChatCog(commands.Cog):
         )
 
     def _without_my_mention(self, content: str) -> str:
-        return re.sub(rf"<@!?{self.bot.user.id}>", "", content).strip()
+        return re.sub(rf"<@!?{self._me.id}>", "", content).strip()
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.app import ThreadboundBot
 from bot.discord_adapter.autocomplete import target_choices
-from bot.discord_adapter.conversations import conversation_for
+from bot.discord_adapter.conversations import channel_id_of, conversation_for
 from bot.discord_adapter.replies import send_text
+
+if TYPE_CHECKING:
+    from bot.app import ThreadboundBot
 
 
 def parent_conversation(interaction: discord.Interaction) -> str:
     """Targets are the sub-agents of the channel: inside a thread, of the thread's parent channel."""
     channel = interaction.channel
     channel_id = (
-        channel.parent_id if isinstance(channel, discord.Thread) and channel.parent_id else interaction.channel_id
+        channel.parent_id if isinstance(channel, discord.Thread) and channel.parent_id else channel_id_of(interaction)
     )
     return conversation_for(channel_id=channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id)
 
@@ -36,7 +40,7 @@ class FocusCog(commands.Cog):
             await self.bot.actor(interaction),
             conversation=parent_conversation(interaction),
             target=target,
-            channel_id=interaction.channel_id,
+            channel_id=channel_id_of(interaction),
             parent_channel_id=channel.parent_id if isinstance(channel, discord.Thread) else None,
             is_dm=interaction.guild_id is None,
         )
@@ -50,7 +54,7 @@ class FocusCog(commands.Cog):
     async def unfocus(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
-        await send_text(interaction, await self.bot.bindings.unfocus(actor, interaction.channel_id))
+        await send_text(interaction, await self.bot.bindings.unfocus(actor, channel_id_of(interaction)))
 
     @app_commands.command(name="agents", description="Active and thread-bound sub-agents of this channel")
     async def agents(self, interaction: discord.Interaction) -> None:
@@ -62,7 +66,7 @@ class FocusCog(commands.Cog):
     async def idle(self, interaction: discord.Interaction, duration: str | None = None) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
-        reply = await self.bot.bindings.lifetime(actor, interaction.channel_id, "idle", duration)
+        reply = await self.bot.bindings.lifetime(actor, channel_id_of(interaction), "idle", duration)
         await send_text(interaction, reply)
 
     @session.command(name="max-age", description="Show or set the hard limit on this thread's binding")
@@ -70,7 +74,7 @@ class FocusCog(commands.Cog):
     async def max_age(self, interaction: discord.Interaction, duration: str | None = None) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
-        reply = await self.bot.bindings.lifetime(actor, interaction.channel_id, "max-age", duration)
+        reply = await self.bot.bindings.lifetime(actor, channel_id_of(interaction), "max-age", duration)
         await send_text(interaction, reply)
 
 

@@ -3,16 +3,18 @@ time; the ``default_permissions`` on the group is only Discord's UI hint)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.app import ThreadboundBot
 from bot.core.durations import MAX_LIFETIME_HOURS
 from bot.core.errors import UserError
 from bot.discord_adapter.replies import send_text
+
+if TYPE_CHECKING:
+    from bot.app import ThreadboundBot
 
 
 @app_commands.guild_only()
@@ -44,6 +46,8 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         await interaction.response.defer(ephemeral=True, thinking=True)
         if not interaction.permissions.manage_guild:
             raise UserError("You need the Manage Server permission to view or change these settings.")
+        if interaction.guild_id is None:
+            raise app_commands.NoPrivateMessage()
         settings = self.bot.orchestrator.guild_settings
         changes = {
             key: value

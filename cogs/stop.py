@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.app import ThreadboundBot
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.replies import send_text
+
+if TYPE_CHECKING:
+    from bot.app import ThreadboundBot
 
 
 class StopCog(commands.Cog):

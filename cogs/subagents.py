@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.app import ThreadboundBot
 from bot.config import THINKING_LEVELS
 from bot.core.requests import SpawnRequest
 from bot.discord_adapter.autocomplete import target_choices
-from bot.discord_adapter.conversations import conversation_of
+from bot.discord_adapter.conversations import channel_id_of, conversation_of
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.run_views import render_info, render_listing, render_log
 from bot.records import Origin
+
+if TYPE_CHECKING:
+    from bot.app import ThreadboundBot
 
 
 class SubagentsCog(commands.GroupCog, group_name="subagents", group_description="Spawn and manage sub-agents"):
@@ -42,7 +46,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         await interaction.response.defer(ephemeral=True, thinking=True)
         origin = Origin(
             user_id=interaction.user.id,
-            channel_id=interaction.channel_id,
+            channel_id=channel_id_of(interaction),
             guild_id=interaction.guild_id,
             conversation=conversation_of(interaction),
         )

@@ -3,11 +3,15 @@ Discord archived because it was quiet stays bound (the next message reopens it).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord.ext import commands
 
-from bot.app import ThreadboundBot
 from bot.discord_adapter.threads import closed_by_people
+
+if TYPE_CHECKING:
+    from bot.app import ThreadboundBot
 
 
 class ThreadEventsCog(commands.Cog):

@@ -40,4 +40,6 @@ class InboxRepository:
 
     async def count_pending(self, tx: aiosqlite.Connection, run_id: str) -> int:
         cursor = await tx.execute("SELECT COUNT(*) FROM run_inbox WHERE run_id = ? AND status = 'pending'", (run_id,))
-        return (await cursor.fetchone())[0]
+        row = await cursor.fetchone()
+        assert row is not None, "COUNT(*) always returns one row"
+        return row[0]

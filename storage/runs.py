@@ -150,6 +150,7 @@ class RunRepository:
             row = await self._db.fetch_one(sql, params)
         else:
             row = await (await tx.execute(sql, params)).fetchone()
+        assert row is not None, "COUNT(*) always returns one row"
         return row[0]
 
     async def count_active_children(self, session_key: str, *, member_id: int | None = None) -> int:

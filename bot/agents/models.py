@@ -11,6 +11,7 @@ from openai import AsyncOpenAI
 from pydantic_ai.models import Model
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.settings import ModelSettings
@@ -72,16 +73,20 @@ class ModelFactory:
                 f"(configured: {', '.join(sorted(self._providers))})."
             )
         api_key = self._environ.get(provider.api_key_env) if provider.api_key_env else None
-        profile = {"supports_thinking": provider.supports_thinking} if provider.supports_thinking is not None else None
+        profile = (
+            ModelProfile(supports_thinking=provider.supports_thinking)
+            if provider.supports_thinking is not None
+            else None
+        )
         if provider.type == "anthropic":
-            client = AsyncAnthropic(api_key=api_key, base_url=provider.base_url, max_retries=SDK_MAX_RETRIES)
+            anthropic_client = AsyncAnthropic(api_key=api_key, base_url=provider.base_url, max_retries=SDK_MAX_RETRIES)
             return AnthropicModel(
                 model_name,
-                provider=AnthropicProvider(anthropic_client=client),
+                provider=AnthropicProvider(anthropic_client=anthropic_client),
                 profile=profile,
                 settings=ModelSettings(max_tokens=ANTHROPIC_MAX_TOKENS),
             )
-        client = AsyncOpenAI(
+        openai_client = AsyncOpenAI(
             api_key=api_key or "api-key-not-set", base_url=provider.base_url, max_retries=SDK_MAX_RETRIES
         )
-        return OpenAIChatModel(model_name, provider=OpenAIProvider(openai_client=client), profile=profile)
+        return OpenAIChatModel(model_name, provider=OpenAIProvider(openai_client=openai_client), profile=profile)

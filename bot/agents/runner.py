@@ -29,11 +29,13 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.settings import ThinkingLevel as ThinkingSetting
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_graph import End
 
 from bot.agents.models import ResolvedModel
+from bot.config import THINKING_LEVELS
 from bot.records import RunStatus, Usage
 
 NO_OUTPUT = "(no output)"
@@ -67,6 +69,14 @@ class RunRequest:
     timeout_seconds: float = 0
     toolsets: Sequence[AbstractToolset[Any]] = field(default_factory=tuple)
     deps: Any = None
+
+
+def _thinking_setting(level: str) -> ThinkingSetting:
+    """Our ``off`` is pydantic-ai's ``False``; the effort levels are the same words (checked at spawn)."""
+    for known in THINKING_LEVELS:
+        if level == known:
+            return False if known == "off" else known
+    raise ValueError(f"unknown thinking level {level!r}; expected one of {', '.join(THINKING_LEVELS)}")
 
 
 def _usage(run_usage: RunUsage) -> Usage:
@@ -178,9 +188,9 @@ async def run_agent(
     )
     settings = ModelSettings()
     if request.thinking:
-        settings["thinking"] = False if request.thinking == "off" else request.thinking
+        settings["thinking"] = _thinking_setting(request.thinking)
     persisted = 0
-    agent_run: AgentRun | None = None
+    agent_run: AgentRun[Any, str | None] | None = None
 
     async def flush(messages: Sequence[ModelMessage], usage: RunUsage) -> None:
         nonlocal persisted

@@ -13,9 +13,16 @@ def conversation_for(*, channel_id: int, guild_id: int | None, user_id: int) -> 
     return f"discord:channel:{channel_id}"
 
 
+def channel_id_of(interaction: discord.Interaction) -> int:
+    """The channel a command or button was used in; Discord leaves it out only of interactions that have none."""
+    if interaction.channel_id is None:
+        raise ValueError(f"interaction {interaction.id} ({interaction.type.name}) came with no channel id")
+    return interaction.channel_id
+
+
 def conversation_of(interaction: discord.Interaction) -> str:
     return conversation_for(
-        channel_id=interaction.channel_id, guild_id=interaction.guild_id, user_id=interaction.user.id
+        channel_id=channel_id_of(interaction), guild_id=interaction.guild_id, user_id=interaction.user.id
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import io
 import time
@@ -121,10 +122,10 @@ class DeliveryWorker:
             elif len(self._channels) < MAX_CHANNELS:
                 task = asyncio.create_task(self._drain(channel_id), name=f"outbox-channel-{channel_id}")
                 self._channels[channel_id] = task
-                task.add_done_callback(lambda _, channel_id=channel_id: self._drained(channel_id))
+                task.add_done_callback(functools.partial(self._drained, channel_id))
         return next_at
 
-    def _drained(self, channel_id: int) -> None:
+    def _drained(self, channel_id: int, _done: asyncio.Task[None]) -> None:
         self._channels.pop(channel_id, None)
         self._wake.set()
 
@@ -202,14 +203,15 @@ class DeliveryWorker:
             )
             if posted is not None:
                 return posted
-        target = await self._persona.target(row.channel_id) if self._persona and not message.attachment else None
-        if target is not None:
-            try:
-                return await self._persona.post(
-                    target, message.content, f"🤖 {announcement.agent_label}", announcement.mention_user_id
-                )
-            except PersonaUnavailable as unavailable:
-                log.info("persona_fallback", channel_id=row.channel_id, reason=str(unavailable))
+        if self._persona is not None and not message.attachment:
+            target = await self._persona.target(row.channel_id)
+            if target is not None:
+                try:
+                    return await self._persona.post(
+                        target, message.content, f"🤖 {announcement.agent_label}", announcement.mention_user_id
+                    )
+                except PersonaUnavailable as unavailable:
+                    log.info("persona_fallback", channel_id=row.channel_id, reason=str(unavailable))
         return (await self._send(row, announcement, message, index)).id
 
     async def _send(
@@ -223,10 +225,11 @@ class DeliveryWorker:
                 message_id=announcement.reply_to_message_id, channel_id=row.channel_id, fail_if_not_exists=False
             )
         file = discord.File(io.BytesIO(message.attachment[1]), message.attachment[0]) if message.attachment else None
+        # send() takes None for "no file" and "no reference" (its own defaults); its overloads do not say so.
         return await channel.send(
             message.content,
-            file=file,
+            file=file,  # type: ignore[arg-type]
             nonce=nonce_for(row.idempotency_key, index),
-            reference=reference,
+            reference=reference,  # type: ignore[arg-type]
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=mentioned, replied_user=True),
         )

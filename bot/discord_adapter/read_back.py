@@ -10,9 +10,13 @@ personas) and its exact content; a completion's first part names the run, so it 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import discord
 import structlog
+
+if TYPE_CHECKING:
+    from discord.types.message import Message as MessagePayload  # at run time: a circular import in discord.py
 
 PAGE_SIZE = 100
 MAX_PAGES = 10
@@ -21,17 +25,18 @@ CLOCK_SKEW_SECONDS = 60.0
 log = structlog.get_logger(__name__)
 
 
-def _ours(client: discord.Client, message: dict) -> bool:
+def _ours(client: discord.Client, message: MessagePayload) -> bool:
     if message.get("webhook_id") is None:
         return client.user is not None and message["author"]["id"] == str(client.user.id)
     return message.get("application_id") == str(client.application_id)
 
 
-def _answers(message: dict, reply_to: int | None) -> bool:
+def _answers(message: MessagePayload, reply_to: int | None) -> bool:
     """A reply the bot posts itself points at the message it answers (a webhook's post cannot)."""
     if reply_to is None or message.get("webhook_id") is not None:
         return True
-    return str((message.get("message_reference") or {}).get("message_id")) == str(reply_to)
+    reference = message.get("message_reference")
+    return reference is not None and str(reference.get("message_id")) == str(reply_to)
 
 
 async def find_posted(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
 
 import discord
 
@@ -13,6 +14,9 @@ from bot.core.errors import UserError
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.interaction_errors import send_ephemeral
 from bot.discord_adapter.replies import send_text
+
+if TYPE_CHECKING:
+    from bot.app import ThreadboundBot
 
 STEER_INPUT_ID = "steer-text"
 
@@ -32,12 +36,14 @@ class SteerModal(discord.ui.Modal):
     def __init__(self, run_id: str) -> None:
         super().__init__(title="Steer this sub-agent", custom_id=f"run:steer-modal:{run_id}", timeout=600)
         self.run_id = run_id
-        self.direction = discord.ui.TextInput(
+        self.direction: discord.ui.TextInput[SteerModal] = discord.ui.TextInput(
             label="New direction", style=discord.TextStyle.paragraph, max_length=4000, custom_id=STEER_INPUT_ID
         )
         self.add_item(self.direction)
 
-    async def on_submit(self, interaction: discord.Interaction) -> None:
+    # discord.py's stubs give ClientT to the method, not the class, so no override may name its client; this
+    # modal and RunButton are only ever built for ThreadboundBot (its setup_hook registers RunButton).
+    async def on_submit(self, interaction: discord.Interaction[ThreadboundBot]) -> None:  # type: ignore[override]
         bot = interaction.client
         actor = await bot.actor(interaction)
         await _answer(
@@ -64,11 +70,12 @@ class RunButton(
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
     ) -> RunButton:
         return cls(match["action"], match["run_id"])
 
-    async def callback(self, interaction: discord.Interaction) -> None:
+    # [override]: as on SteerModal.on_submit.
+    async def callback(self, interaction: discord.Interaction[ThreadboundBot]) -> None:  # type: ignore[override]
         if self.action == "steer":
             await interaction.response.send_modal(SteerModal(self.run_id))
             return

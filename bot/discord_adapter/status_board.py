@@ -93,14 +93,16 @@ class StatusBoard:
             return
         content = await self._render(run, run_label(session))
         finished = run.status.is_terminal
-        view = None if finished else run_controls(run.id)
         channel = self._client.get_partial_messageable(run.channel_id)
         if existing is None:
             if finished:
                 return  # it ended before its first status: the announcement says everything
-            message = await channel.send(content, view=view, allowed_mentions=discord.AllowedMentions.none())
+            message = await channel.send(
+                content, view=run_controls(run.id), allowed_mentions=discord.AllowedMentions.none()
+            )
             await self._messages.add(run.id, run.channel_id, message.id)
             return
+        view = None if finished else run_controls(run.id)
         await channel.get_partial_message(existing.message_id).edit(content=content, view=view)
         if finished:
             await self._messages.mark_final(run.id)

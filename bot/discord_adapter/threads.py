@@ -4,17 +4,19 @@ that Discord archived because it was quiet."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 import discord
 
+from bot.config import AUTO_ARCHIVE_MINUTES, AutoArchiveMinutes
 from bot.core.threads import ThreadRef, ThreadUnavailable
 
 ARCHIVE_TOLERANCE = timedelta(seconds=1)
 
 
-def archived_for_inactivity(thread: dict[str, Any]) -> bool:
+def archived_for_inactivity(thread: Mapping[str, Any]) -> bool:
     """Whether a thread payload (REST or gateway) says Discord archived it by itself: its archive time is at
     least its auto-archive duration after its last activity (its last message, else its creation). A person
     archiving a thread does it sooner, since Discord would otherwise have archived it already."""
@@ -27,11 +29,19 @@ def archived_for_inactivity(thread: dict[str, Any]) -> bool:
     return archived_at + ARCHIVE_TOLERANCE >= last_activity + quiet_for
 
 
-def closed_by_people(thread: dict[str, Any]) -> bool:
+def closed_by_people(thread: Mapping[str, Any]) -> bool:
     """Locked, or archived by someone rather than by Discord's inactivity timer."""
     metadata = thread.get("thread_metadata") or {}
     locked, archived = bool(metadata.get("locked")), bool(metadata.get("archived"))
     return locked or (archived and not archived_for_inactivity(thread))
+
+
+def _archive_duration(minutes: int) -> AutoArchiveMinutes:
+    """The core picks from the durations Discord accepts; any other value is a bug, named here rather than sent."""
+    for allowed in AUTO_ARCHIVE_MINUTES:
+        if minutes == allowed:
+            return allowed
+    raise ValueError(f"{minutes} minutes is not an auto-archive duration Discord accepts {AUTO_ARCHIVE_MINUTES}")
 
 
 NEEDED = (("create_public_threads", "Create Public Threads"), ("send_messages_in_threads", "Send Messages in Threads"))
@@ -54,15 +64,16 @@ class DiscordThreads:
         missing = [label for flag, label in NEEDED if not getattr(permissions, flag)]
         if missing:
             raise ThreadUnavailable(f"I am missing the {' and '.join(missing)} permission in #{channel.name}.")
+        auto_archive_duration = _archive_duration(auto_archive_minutes)
         try:
             if isinstance(channel, discord.ForumChannel):
                 created = await channel.create_thread(
-                    name=name, auto_archive_duration=auto_archive_minutes, content="⚙️ Sub-agent session"
+                    name=name, auto_archive_duration=auto_archive_duration, content="⚙️ Sub-agent session"
                 )
                 thread = created.thread
             else:
                 thread = await channel.create_thread(
-                    name=name, type=discord.ChannelType.public_thread, auto_archive_duration=auto_archive_minutes
+                    name=name, type=discord.ChannelType.public_thread, auto_archive_duration=auto_archive_duration
                 )
         except discord.HTTPException as error:
             raise ThreadUnavailable(f"Discord refused to create the thread ({error.text or error.status}).") from None

@@ -1,0 +1,21 @@
+# Developer shortcuts; every target runs the tools installed in .venv (`make install` creates it).
+
+.PHONY: install test lint fmt bench
+
+install:
+	python3 -m venv .venv && .venv/bin/pip install -q -e '.[test,lint]'
+
+test:
+	.venv/bin/pytest -q
+
+lint:
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+	.venv/bin/mypy
+
+fmt:
+	.venv/bin/ruff format .
+	.venv/bin/ruff check --fix .
+
+bench:
+	.venv/bin/python bench/orchestrator_overhead.py 30 2
