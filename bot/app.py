@@ -144,9 +144,10 @@ class ThreadboundBot(commands.Bot):
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         self._orchestrator = Orchestrator(self.config, self._db, models, threads=DiscordThreads(self))
-        self._persona = WebhookPersona(self, WebhookRepository(self._db), self._orchestrator.bindings)
+        self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), self._orchestrator.bindings)
         self._delivery = DeliveryWorker(
             self,
+            self._db,
             self._orchestrator.outbox,
             on_delivered=self._orchestrator.announcement_delivered,
             on_failed=self._orchestrator.announcement_delivered,
@@ -155,11 +156,11 @@ class ThreadboundBot(commands.Bot):
             base_delay=self._retry_base_delay,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
-        self._control = RunControl(self._orchestrator, AuditRepository(self._db))
+        self._control = RunControl(self._orchestrator, self._db, AuditRepository())
         self._bindings = BindingControl(self._orchestrator, self._control)
         self.add_dynamic_items(RunButton)
         if self.config.discord.status_messages:
-            self._status_board = StatusBoard(self, self._orchestrator, StatusMessageRepository(self._db))
+            self._status_board = StatusBoard(self, self._orchestrator, self._db, StatusMessageRepository(self._db))
             self._orchestrator.add_run_listener(self._status_board.run_changed)
         await self._orchestrator.start()
         await self._delivery.start()
@@ -171,10 +172,11 @@ class ThreadboundBot(commands.Bot):
                 await self.load_extension(extension)
             except Exception:
                 log.exception("extension_failed_to_load", extension=extension)
-        await self._sync_commands(MetaRepository(self._db))
+        await self._sync_commands(self._db)
 
-    async def _sync_commands(self, meta: MetaRepository) -> None:
+    async def _sync_commands(self, db: Database) -> None:
         """Sync to the dev guild at every start (fast); globally only when the schema changed."""
+        meta = MetaRepository(db)
         guild_id = self.config.discord.dev_guild_id
         if guild_id is not None:
             guild = discord.Object(guild_id)
@@ -187,7 +189,8 @@ class ThreadboundBot(commands.Bot):
         if await meta.get(COMMAND_SCHEMA_KEY) == digest:
             return
         await self.tree.sync()
-        await meta.set(COMMAND_SCHEMA_KEY, digest)
+        async with db.transaction() as tx:
+            await meta.set(tx, COMMAND_SCHEMA_KEY, digest)
         log.info("commands_synced", scope="global")
 
     async def on_message(self, message: discord.Message) -> None:

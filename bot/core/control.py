@@ -20,6 +20,7 @@ from bot.core.stats import format_runtime
 from bot.records import Actor, RunKind, RunStatus
 from bot.text import has_visible_text
 from storage.audit import AuditEntry, AuditRepository
+from storage.db import Database
 
 STEER_INTERVAL_SECONDS = 2.0
 SEND_WAIT_SECONDS = 30.0
@@ -43,12 +44,14 @@ class RunControl:
     def __init__(
         self,
         orchestrator: Orchestrator,
+        db: Database,
         audit: AuditRepository,
         *,
         clock: Callable[[], float] = time.time,
         send_wait_seconds: float = SEND_WAIT_SECONDS,
     ) -> None:
         self._orchestrator = orchestrator
+        self._db = db
         self._audit = audit
         self._clock = clock
         self._send_wait = send_wait_seconds
@@ -120,11 +123,13 @@ class RunControl:
             raise UserError(
                 f"You can only {action} runs you started; {row.label} belongs to <@{owner}>. Ask them or a moderator."
             )
-        await self._audit.record(
-            AuditEntry(
-                actor.guild_id, actor.user_id, owner, action, row.run.id if row.run else None, detail, self._clock()
+        async with self._db.transaction() as tx:
+            await self._audit.record(
+                tx,
+                AuditEntry(
+                    actor.guild_id, actor.user_id, owner, action, row.run.id if row.run else None, detail, self._clock()
+                ),
             )
-        )
         log.warning(
             "moderator_action", action=action, actor=actor.user_id, owner=owner, run_id=row.run.id if row.run else None
         )

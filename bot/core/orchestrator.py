@@ -170,7 +170,7 @@ class Orchestrator:
         self.outbox = OutboxRepository(db)
         self.inbox = InboxRepository()
         self.bindings = BindingRepository(db)
-        self.guild_settings = GuildSettings(config, GuildSettingsRepository(db), AuditRepository(db), clock=clock)
+        self.guild_settings = GuildSettings(config, db, GuildSettingsRepository(db), AuditRepository(), clock=clock)
         self.queries = SessionQueries(self.sessions, self.runs, self.transcripts, clock)
         self._policy = SpawnPolicy(config, models)
         self._timers = Timers()

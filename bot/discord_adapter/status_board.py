@@ -18,6 +18,7 @@ from bot.core.session_queries import run_label
 from bot.core.stats import format_runtime, format_tokens
 from bot.discord_adapter.run_buttons import run_controls
 from bot.records import Run, RunStatus
+from storage.db import Database
 from storage.status_messages import StatusMessageRepository
 
 log = structlog.get_logger(__name__)
@@ -39,6 +40,7 @@ class StatusBoard:
         self,
         client: discord.Client,
         orchestrator: Orchestrator,
+        db: Database,
         messages: StatusMessageRepository,
         *,
         interval: float = 1.0,
@@ -46,6 +48,7 @@ class StatusBoard:
     ) -> None:
         self._client = client
         self._orchestrator = orchestrator
+        self._db = db
         self._messages = messages
         self._interval = interval
         self._clock = clock
@@ -110,11 +113,13 @@ class StatusBoard:
             if finished:
                 return  # it ended before its first status: the announcement says everything
             message = await channel.send(content, view=view, allowed_mentions=discord.AllowedMentions.none())
-            await self._messages.add(run.id, run.channel_id, message.id)
+            async with self._db.transaction() as tx:
+                await self._messages.add(tx, run.id, run.channel_id, message.id)
             return
         await channel.get_partial_message(existing.message_id).edit(content=content, view=view)
         if finished:
-            await self._messages.mark_final(run.id)
+            async with self._db.transaction() as tx:
+                await self._messages.mark_final(tx, run.id)
 
     async def _render(self, run: Run, label: str) -> str:
         messages = await self._orchestrator.transcripts.for_run(run.id)
