@@ -27,9 +27,9 @@ from bot.discord_adapter.run_buttons import RunButton
 from bot.discord_adapter.status_board import StatusBoard
 from bot.discord_adapter.threads import DiscordThreads
 from bot.records import Actor
-from storage.audit import AuditRepository
 from storage.db import Database
 from storage.meta import MetaRepository
+from storage.repositories import Repositories
 from storage.status_messages import StatusMessageRepository
 from storage.webhooks import WebhookRepository
 
@@ -143,11 +143,13 @@ class ThreadboundBot(commands.Bot):
         models = ModelFactory(self.config.providers)
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
-        self._orchestrator = Orchestrator(self.config, self._db, models, threads=DiscordThreads(self))
-        self._persona = WebhookPersona(self, WebhookRepository(self._db), self._orchestrator.bindings)
+        repos = Repositories.over(self._db)
+        self._orchestrator = Orchestrator(self.config, self._db, models, threads=DiscordThreads(self), repos=repos)
+        self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
         self._delivery = DeliveryWorker(
             self,
-            self._orchestrator.outbox,
+            self._db,
+            repos.outbox,
             on_delivered=self._orchestrator.announcement_delivered,
             on_failed=self._orchestrator.announcement_delivered,
             give_up_after=self.config.discord.delivery_give_up_after,
@@ -155,11 +157,11 @@ class ThreadboundBot(commands.Bot):
             base_delay=self._retry_base_delay,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
-        self._control = RunControl(self._orchestrator, AuditRepository(self._db))
-        self._bindings = BindingControl(self._orchestrator, self._control)
+        self._control = RunControl(self._orchestrator, repos)
+        self._bindings = BindingControl(self._orchestrator, repos, self._control)
         self.add_dynamic_items(RunButton)
         if self.config.discord.status_messages:
-            self._status_board = StatusBoard(self, self._orchestrator, StatusMessageRepository(self._db))
+            self._status_board = StatusBoard(self, repos, StatusMessageRepository(self._db))
             self._orchestrator.add_run_listener(self._status_board.run_changed)
         await self._orchestrator.start()
         await self._delivery.start()
@@ -171,10 +173,11 @@ class ThreadboundBot(commands.Bot):
                 await self.load_extension(extension)
             except Exception:
                 log.exception("extension_failed_to_load", extension=extension)
-        await self._sync_commands(MetaRepository(self._db))
+        await self._sync_commands(self._db)
 
-    async def _sync_commands(self, meta: MetaRepository) -> None:
+    async def _sync_commands(self, db: Database) -> None:
         """Sync to the dev guild at every start (fast); globally only when the schema changed."""
+        meta = MetaRepository(db)
         guild_id = self.config.discord.dev_guild_id
         if guild_id is not None:
             guild = discord.Object(guild_id)
@@ -187,7 +190,8 @@ class ThreadboundBot(commands.Bot):
         if await meta.get(COMMAND_SCHEMA_KEY) == digest:
             return
         await self.tree.sync()
-        await meta.set(COMMAND_SCHEMA_KEY, digest)
+        async with db.transaction() as tx:
+            await meta.set(tx, COMMAND_SCHEMA_KEY, digest)
         log.info("commands_synced", scope="global")
 
     async def on_message(self, message: discord.Message) -> None:

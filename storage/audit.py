@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from storage.db import Database
+import aiosqlite
 
 
 @dataclass(frozen=True)
@@ -19,21 +19,17 @@ class AuditEntry:
 
 
 class AuditRepository:
-    def __init__(self, db: Database) -> None:
-        self._db = db
-
-    async def record(self, entry: AuditEntry) -> None:
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO audit_log (guild_id, actor_user_id, target_user_id, action, run_id, detail, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    entry.guild_id,
-                    entry.actor_user_id,
-                    entry.target_user_id,
-                    entry.action,
-                    entry.run_id,
-                    entry.detail,
-                    entry.created_at,
-                ),
-            )
+    async def record(self, tx: aiosqlite.Connection, entry: AuditEntry) -> None:
+        await tx.execute(
+            "INSERT INTO audit_log (guild_id, actor_user_id, target_user_id, action, run_id, detail, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                entry.guild_id,
+                entry.actor_user_id,
+                entry.target_user_id,
+                entry.action,
+                entry.run_id,
+                entry.detail,
+                entry.created_at,
+            ),
+        )

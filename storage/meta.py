@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import aiosqlite
+
 from storage.db import Database
 
 
@@ -13,9 +15,8 @@ class MetaRepository:
         row = await self._db.fetch_one("SELECT value FROM meta WHERE key = ?", (key,))
         return row[0] if row else None
 
-    async def set(self, key: str, value: str) -> None:
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+    async def set(self, tx: aiosqlite.Connection, key: str, value: str) -> None:
+        await tx.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )

@@ -97,59 +97,56 @@ class OutboxRepository:
         )
         return _from_row(row) if row else None
 
-    async def retry_pending_now(self, now: float) -> int:
+    async def retry_pending_now(self, tx: aiosqlite.Connection, now: float) -> int:
         """Make every undelivered row due at once (a fresh process need not wait out an old backoff)."""
-        async with self._db.transaction() as tx:
-            cursor = await tx.execute(
-                "UPDATE outbox SET next_attempt_at = ? WHERE status = 'pending' AND next_attempt_at > ?", (now, now)
-            )
+        cursor = await tx.execute(
+            "UPDATE outbox SET next_attempt_at = ? WHERE status = 'pending' AND next_attempt_at > ?", (now, now)
+        )
         return cursor.rowcount
 
-    async def record_part(self, row_id: int, parts_sent: int, message_ids: list[int]) -> None:
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "UPDATE outbox SET parts_sent = ?, message_ids_json = ? WHERE id = ?",
-                (parts_sent, json.dumps(message_ids), row_id),
-            )
+    async def record_part(self, tx: aiosqlite.Connection, row_id: int, parts_sent: int, message_ids: list[int]) -> None:
+        await tx.execute(
+            "UPDATE outbox SET parts_sent = ?, message_ids_json = ? WHERE id = ?",
+            (parts_sent, json.dumps(message_ids), row_id),
+        )
 
-    async def mark_delivered(self, row_id: int, now: float) -> None:
-        async with self._db.transaction() as tx:
-            await tx.execute("UPDATE outbox SET status = 'delivered', delivered_at = ? WHERE id = ?", (now, row_id))
+    async def mark_delivered(self, tx: aiosqlite.Connection, row_id: int, now: float) -> None:
+        await tx.execute("UPDATE outbox SET status = 'delivered', delivered_at = ? WHERE id = ?", (now, row_id))
 
-    async def schedule_retry(self, row_id: int, attempts: int, next_attempt_at: float, error: str, now: float) -> None:
+    async def schedule_retry(
+        self, tx: aiosqlite.Connection, row_id: int, attempts: int, next_attempt_at: float, error: str, now: float
+    ) -> None:
         """Try again later. The give-up bound counts from the first failure — for the rows waiting behind this
         one in its channel too, so the last of them is not told days after the first."""
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
-                (attempts, next_attempt_at, error, row_id),
-            )
-            await tx.execute(
-                "UPDATE outbox SET first_failed_at = COALESCE(first_failed_at, ?) WHERE status = 'pending' "
-                "AND channel_id = (SELECT channel_id FROM outbox WHERE id = ?)",
-                (now, row_id),
-            )
+        await tx.execute(
+            "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
+            (attempts, next_attempt_at, error, row_id),
+        )
+        await tx.execute(
+            "UPDATE outbox SET first_failed_at = COALESCE(first_failed_at, ?) WHERE status = 'pending' "
+            "AND channel_id = (SELECT channel_id FROM outbox WHERE id = ?)",
+            (now, row_id),
+        )
 
     async def mark_failed(
-        self, row: OutboxRow, attempts: int, error: str, notice: NewNotice | None, now: float
+        self, tx: aiosqlite.Connection, row: OutboxRow, attempts: int, error: str, notice: NewNotice | None, now: float
     ) -> None:
         """End ``row`` as failed and, in the same transaction, add the notice that tells its requester."""
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, "
-                "first_failed_at = COALESCE(first_failed_at, ?) WHERE id = ?",
-                (attempts, error, now, row.id),
+        await tx.execute(
+            "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, "
+            "first_failed_at = COALESCE(first_failed_at, ?) WHERE id = ?",
+            (attempts, error, now, row.id),
+        )
+        if notice is not None:
+            await self.enqueue(
+                tx,
+                key=notice.key,
+                run_id=row.run_id,
+                channel_id=notice.channel_id,
+                payload_json=notice.payload_json,
+                now=now,
+                notice=notice.via,
             )
-            if notice is not None:
-                await self.enqueue(
-                    tx,
-                    key=notice.key,
-                    run_id=row.run_id,
-                    channel_id=notice.channel_id,
-                    payload_json=notice.payload_json,
-                    now=now,
-                    notice=notice.via,
-                )
 
     async def posted_in_channel(self, channel_id: int, *, since: float) -> set[int]:
         """Ids of the messages any row recorded posting in ``channel_id`` (rows still going on, or done since

@@ -37,6 +37,6 @@ class Repositories:
             outbox=OutboxRepository(db),
             inbox=InboxRepository(),
             bindings=BindingRepository(db),
-            audit=AuditRepository(db),
+            audit=AuditRepository(),
             guild_settings=GuildSettingsRepository(db),
         )

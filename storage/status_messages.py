@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import aiosqlite
+
 from storage.db import Database
 
 
@@ -25,16 +27,14 @@ class StatusMessageRepository:
         )
         return StatusMessage(row[0], row[1], row[2], bool(row[3])) if row else None
 
-    async def add(self, run_id: str, channel_id: int, message_id: int) -> None:
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "INSERT OR IGNORE INTO status_messages (run_id, channel_id, message_id) VALUES (?, ?, ?)",
-                (run_id, channel_id, message_id),
-            )
+    async def add(self, tx: aiosqlite.Connection, run_id: str, channel_id: int, message_id: int) -> None:
+        await tx.execute(
+            "INSERT OR IGNORE INTO status_messages (run_id, channel_id, message_id) VALUES (?, ?, ?)",
+            (run_id, channel_id, message_id),
+        )
 
-    async def mark_final(self, run_id: str) -> None:
-        async with self._db.transaction() as tx:
-            await tx.execute("UPDATE status_messages SET final = 1 WHERE run_id = ?", (run_id,))
+    async def mark_final(self, tx: aiosqlite.Connection, run_id: str) -> None:
+        await tx.execute("UPDATE status_messages SET final = 1 WHERE run_id = ?", (run_id,))
 
     async def unfinished(self) -> list[str]:
         rows = await self._db.fetch_all("SELECT run_id FROM status_messages WHERE final = 0")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import aiosqlite
+
 from storage.db import Database
 
 
@@ -15,13 +17,11 @@ class WebhookRepository:
         )
         return (row[0], row[1]) if row else None
 
-    async def put(self, channel_id: int, webhook_id: int, token: str) -> None:
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "INSERT OR REPLACE INTO channel_webhooks (channel_id, webhook_id, token) VALUES (?, ?, ?)",
-                (channel_id, webhook_id, token),
-            )
+    async def put(self, tx: aiosqlite.Connection, channel_id: int, webhook_id: int, token: str) -> None:
+        await tx.execute(
+            "INSERT OR REPLACE INTO channel_webhooks (channel_id, webhook_id, token) VALUES (?, ?, ?)",
+            (channel_id, webhook_id, token),
+        )
 
-    async def forget(self, channel_id: int) -> None:
-        async with self._db.transaction() as tx:
-            await tx.execute("DELETE FROM channel_webhooks WHERE channel_id = ?", (channel_id,))
+    async def forget(self, tx: aiosqlite.Connection, channel_id: int) -> None:
+        await tx.execute("DELETE FROM channel_webhooks WHERE channel_id = ?", (channel_id,))

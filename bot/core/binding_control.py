@@ -23,6 +23,7 @@ from bot.core.threads import (
 from bot.core.timers import instant
 from bot.records import Actor, Binding
 from bot.text import quoted
+from storage.repositories import Repositories
 
 UNFOCUS_FAREWELL = "⚙️ Thread unfocused. Messages here will no longer be routed."
 NOT_FOCUSED = "ℹ️ This conversation is not currently focused."
@@ -33,8 +34,16 @@ def _iso(timestamp: float) -> str:
 
 
 class BindingControl:
-    def __init__(self, orchestrator: Orchestrator, runs: RunControl, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        repos: Repositories,
+        runs: RunControl,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._orchestrator = orchestrator
+        self._repos = repos
         self._runs = runs
         self._clock = clock
 
@@ -53,7 +62,7 @@ class BindingControl:
         row = await self._runs.resolve(conversation, target)
         orchestrator = self._orchestrator
         here = parent_channel_id is not None or is_dm
-        current = await orchestrator.bindings.get(channel_id) if here else None
+        current = await self._repos.bindings.get(channel_id) if here else None
         if current is not None and current.bound_by not in (None, actor.user_id) and not actor.is_moderator:
             raise UserError(f"Only <@{current.bound_by}> can refocus this conversation.")
         await self._runs.authorize(actor, row, "focus")
@@ -100,12 +109,12 @@ class BindingControl:
         )
 
     async def _binding_here(self, channel_id: int) -> Binding | None:
-        return await self._orchestrator.bindings.get(channel_id)
+        return await self._repos.bindings.get(channel_id)
 
     async def _may_manage(self, actor: Actor, binding: Binding, what: str) -> None:
         if actor.is_moderator or binding.bound_by == actor.user_id:
             return
-        latest = await self._orchestrator.runs.latest_for_session(binding.session_key)
+        latest = await self._repos.runs.latest_for_session(binding.session_key)
         owner = latest.requester_user_id if latest else None
         if owner == actor.user_id:
             return
@@ -124,7 +133,7 @@ class BindingControl:
         """Active, waiting and bound sub-agents of this conversation, with their thread or ``unbound``."""
         lines = ["agents:", "-----"]
         for index, row in enumerate(await self._runs.rows(conversation), start=1):
-            bindings = await self._orchestrator.bindings.for_session(row.session.key)
+            bindings = await self._repos.bindings.for_session(row.session.key)
             live = row.run is not None and not row.run.status.is_terminal
             if not live and not bindings:
                 continue

@@ -16,16 +16,22 @@ from bot.core.errors import UserError
 from bot.core.limits import checked_text
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import main_session_key
+from bot.core.run_actions import NotActionable, descendants, kill_refusal, live_runs, steer_refusal
 from bot.core.session_queries import ChildRow
 from bot.core.stats import format_runtime
-from bot.records import Actor, RunKind, RunStatus, short_run_id
+from bot.records import Actor, Run, RunKind, RunStatus, short_run_id
 from bot.text import has_visible_text
-from storage.audit import AuditEntry, AuditRepository
+from storage.audit import AuditEntry
+from storage.repositories import Repositories
 
 STEER_INTERVAL_SECONDS = 2.0
 SEND_WAIT_SECONDS = 30.0
 
 log = structlog.get_logger(__name__)
+
+
+def _run_of(row: ChildRow) -> Run | None:
+    return row.run
 
 
 @dataclass(frozen=True)
@@ -44,13 +50,13 @@ class RunControl:
     def __init__(
         self,
         orchestrator: Orchestrator,
-        audit: AuditRepository,
+        repos: Repositories,
         *,
         clock: Callable[[], float] = time.time,
         send_wait_seconds: float = SEND_WAIT_SECONDS,
     ) -> None:
         self._orchestrator = orchestrator
-        self._audit = audit
+        self._repos = repos
         self._clock = clock
         self._send_wait = send_wait_seconds
         self._last_steer: dict[tuple[int, str], float] = {}
@@ -88,14 +94,14 @@ class RunControl:
         """Where the run's announcement stands, and how long its transcript is."""
         delivery = "not announced yet"
         if row.run is not None:
-            rows = await self._orchestrator.outbox.for_run(row.run.id)
+            rows = await self._repos.outbox.for_run(row.run.id)
             if rows:
                 delivery = delivery_state(rows)
             elif row.run.status is RunStatus.KILLED:
                 delivery = "none (killed runs announce nothing)"
             elif row.run.status.is_terminal:
                 delivery = "none (the run replied NO_REPLY)"
-        return Details(delivery, await self._orchestrator.transcripts.count(row.session.key))
+        return Details(delivery, await self._repos.transcripts.count(row.session.key))
 
     async def target_choices(self, conversation: str, current: str) -> list[tuple[str, str]]:
         """Autocomplete: ``(name, value)`` pairs — index, label, status, age — matching what was typed."""
@@ -121,34 +127,35 @@ class RunControl:
             raise UserError(
                 f"You can only {action} runs you started; {row.label} belongs to <@{owner}>. Ask them or a moderator."
             )
-        await self._audit.record(
-            AuditEntry(
-                actor.guild_id, actor.user_id, owner, action, row.run.id if row.run else None, detail, self._clock()
+        async with self._repos.db.transaction() as tx:
+            await self._repos.audit.record(
+                tx,
+                AuditEntry(
+                    actor.guild_id, actor.user_id, owner, action, row.run.id if row.run else None, detail, self._clock()
+                ),
             )
-        )
         log.warning(
             "moderator_action", action=action, actor=actor.user_id, owner=owner, run_id=row.run.id if row.run else None
         )
 
     async def kill(self, actor: Actor, conversation: str, target: str) -> str:
         row = await self.resolve(conversation, target)
-        if row.run is None or row.run.status.is_terminal:
+        if row.run is None or kill_refusal(row.run):
             return f"{row.label} is already finished."
         await self.authorize(actor, row, "kill")
-        stopped = await self._orchestrator.kill(row.run.id)
-        descendants = len(stopped) - 1
-        return f"killed {row.label}" + (f" (+ {descendants} descendants)." if descendants else ".")
+        count = descendants(await self._orchestrator.kill(row.run.id))
+        return f"killed {row.label}" + (f" (+ {count} descendants)." if count else ".")
 
     async def kill_all(self, actor: Actor, conversation: str) -> str:
         """Kill every active sub-agent the actor may kill; a moderator's covers everyone's (audited)."""
-        rows = [r for r in await self.rows(conversation) if r.run is not None and not r.run.status.is_terminal]
-        mine = [r for r in rows if actor.is_moderator or r.run.requester_user_id == actor.user_id]
+        rows = live_runs(await self.rows(conversation), _run_of)
+        mine = [(row, run) for row, run in rows if actor.is_moderator or run.requester_user_id == actor.user_id]
         if not mine:
             return "No active subagents to kill." if not rows else "None of the active subagents are yours to kill."
         stopped = 0
-        for row in mine:
+        for row, run in mine:
             await self.authorize(actor, row, "kill")
-            stopped += len(await self._orchestrator.kill(row.run.id))
+            stopped += len(await self._orchestrator.kill(run.id))
         skipped = len(rows) - len(mine)
         noun = "subagent" if stopped == 1 else "subagents"
         others = f" {skipped} {'belongs' if skipped == 1 else 'belong'} to others." if skipped else ""
@@ -157,19 +164,21 @@ class RunControl:
     async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> str:
         row = await self.resolve(conversation, target)
         text = checked_text(message, empty="Steer needs a message.", terse=True)
-        if row.run is None or row.run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
-            if row.run is not None and row.run.status is RunStatus.WAITING_CHILDREN:
-                raise UserError(f"{row.label} is waiting on its children; steer one of them instead.")
+        run = row.run
+        refusal = steer_refusal(run)
+        if refusal is NotActionable.WAITING:
+            raise UserError(f"{row.label} is waiting on its children; steer one of them instead.")
+        if refusal or run is None:
             raise UserError(f"{row.label} is already finished.")
-        key = (actor.user_id, row.run.id)
+        key = (actor.user_id, run.id)
         now = self._clock()
         if now - self._last_steer.get(key, float("-inf")) < STEER_INTERVAL_SECONDS:
             raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
         await self.authorize(actor, row, "steer", text[:200])
         self._last_steer[key] = now
-        if not await self._orchestrator.steer(row.run.id, text):
+        if not await self._orchestrator.steer(run.id, text):
             raise UserError(f"{row.label} is already finished.")
-        return f"steered {row.label} (run {row.run.short_id})."
+        return f"steered {row.label} (run {run.short_id})."
 
     async def send(self, actor: Actor, conversation: str, target: str, message: str) -> str:
         """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run)."""
@@ -177,11 +186,11 @@ class RunControl:
         text = checked_text(message, empty="Send needs a message.", terse=True)
         await self.authorize(actor, row, "send", text[:200])
         orchestrator = self._orchestrator
-        live = row.run is not None and not row.run.status.is_terminal
+        live = row.run if row.run is not None and not row.run.status.is_terminal else None
         before = await orchestrator.queries.assistant_texts(row.session.key) if live else []
-        if live and await orchestrator.steer(row.run.id, text):
+        if live and await orchestrator.steer(live.id, text):
             reply = await orchestrator.wait_for(lambda: self._new_reply(row.session.key, len(before)), self._send_wait)
-            run_id = row.run.id
+            run_id = live.id
         else:
             run_id = await orchestrator.follow_up(row.session, text, row.run)
             reply = await orchestrator.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
@@ -194,7 +203,7 @@ class RunControl:
         return texts[-1] if len(texts) > seen else None
 
     async def _finished_reply(self, run_id: str) -> str | None:
-        run = await self._orchestrator.runs.get(run_id)
+        run = await self._repos.runs.get(run_id)
         if run is None or not run.status.is_terminal:
             return None
         if run.status is RunStatus.COMPLETED:
@@ -206,7 +215,7 @@ class RunControl:
         main_key = self._main_key(conversation)
         turns = [
             run
-            for run in await self._orchestrator.runs.for_session(main_key)
+            for run in await self._repos.runs.for_session(main_key)
             if run.kind is RunKind.CHAT
             and not run.status.is_terminal
             and (actor.is_moderator or run.requester_user_id == actor.user_id)
@@ -214,16 +223,10 @@ class RunControl:
         stopped = 0
         for run in turns:
             stopped += sum(killed.id != run.id for killed in await self._orchestrator.kill(run.id))  # its cascade
-        rows = [
-            r
-            for r in await self.rows(conversation)
-            if r.run is not None
-            and not r.run.status.is_terminal
-            and (actor.is_moderator or r.run.requester_user_id == actor.user_id)
-        ]
-        for row in rows:
-            await self.authorize(actor, row, "kill")
-            stopped += len(await self._orchestrator.kill(row.run.id))
+        for row, run in live_runs(await self.rows(conversation), _run_of):
+            if actor.is_moderator or run.requester_user_id == actor.user_id:
+                await self.authorize(actor, row, "kill")
+                stopped += len(await self._orchestrator.kill(run.id))
         if not turns and not stopped:
             return (
                 "Nothing of yours is running in this conversation."

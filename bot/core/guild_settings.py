@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.config import Config, ThreadBindingSettings
 from storage.audit import AuditEntry, AuditRepository
+from storage.db import Database
 from storage.guild_settings import GuildSettingsRepository
 
 BINDING_KEYS = ("enabled", "idle_hours", "max_age_hours", "spawn_subagent_sessions", "auto_archive_minutes")
@@ -26,12 +27,14 @@ class GuildSettings:
     def __init__(
         self,
         config: Config,
+        db: Database,
         repository: GuildSettingsRepository,
         audit: AuditRepository,
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._config = config
+        self._db = db
         self._repository = repository
         self._audit = audit
         self._clock = clock
@@ -67,7 +70,8 @@ class GuildSettings:
             **{**self._config.thread_bindings().model_dump(), **{k: v for k, v in changes.items() if k in BINDING_KEYS}}
         )
         now = self._clock()
-        await self._repository.update(guild_id, changes, by=actor_user_id, now=now)
-        self._cache.pop(guild_id, None)
         detail = ", ".join(f"{key}={value}" for key, value in changes.items())
-        await self._audit.record(AuditEntry(guild_id, actor_user_id, None, "settings", None, detail, now))
+        async with self._db.transaction() as tx:
+            await self._repository.update(tx, guild_id, changes, by=actor_user_id, now=now)
+            await self._audit.record(tx, AuditEntry(guild_id, actor_user_id, None, "settings", None, detail, now))
+        self._cache.pop(guild_id, None)

@@ -63,7 +63,7 @@ class Orchestrator:
         # The repositories, for tests and tools that inspect state; the bot's own objects get theirs from app.py.
         self.sessions, self.runs, self.transcripts = repos.sessions, repos.runs, repos.transcripts
         self.outbox, self.inbox, self.bindings = repos.outbox, repos.inbox, repos.bindings
-        self.guild_settings = GuildSettings(config, repos.guild_settings, repos.audit, clock=clock)
+        self.guild_settings = GuildSettings(config, repos.db, repos.guild_settings, repos.audit, clock=clock)
         self.queries = SessionQueries(repos.sessions, repos.runs, repos.transcripts, clock)
         self._signals = Signals(clock)
         self._timers = Timers()

@@ -3,9 +3,13 @@ caller words the outcome in its own vocabulary; the kill itself is one (``Orches
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from enum import StrEnum
+from typing import TypeVar
 
 from bot.records import Run, RunStatus
+
+T = TypeVar("T")
 
 
 class NotActionable(StrEnum):
@@ -14,6 +18,7 @@ class NotActionable(StrEnum):
 
 
 def kill_refusal(run: Run | None) -> NotActionable | None:
+    """A live run can be killed (with everything below it)."""
     if run is None or run.status.is_terminal:
         return NotActionable.FINISHED
     return None
@@ -24,6 +29,11 @@ def steer_refusal(run: Run | None) -> NotActionable | None:
     if run is not None and run.status is RunStatus.WAITING_CHILDREN:
         return NotActionable.WAITING
     return kill_refusal(run)
+
+
+def live_runs(rows: Iterable[T], run_of: Callable[[T], Run | None]) -> list[tuple[T, Run]]:
+    """The rows whose run is live, each with that run."""
+    return [(row, run) for row in rows if (run := run_of(row)) is not None and not run.status.is_terminal]
 
 
 def descendants(stopped: list[Run]) -> int:

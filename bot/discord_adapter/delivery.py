@@ -34,6 +34,7 @@ from bot.discord_adapter.persona import (
 )
 from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted
 from bot.discord_adapter.render import OutgoingMessage, render
+from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
 
 log = structlog.get_logger(__name__)
@@ -55,6 +56,7 @@ class DeliveryWorker:
     def __init__(
         self,
         client: discord.Client,
+        db: Database,
         outbox: OutboxRepository,
         *,
         on_delivered: Callable[[str], Awaitable[None]],
@@ -66,6 +68,7 @@ class DeliveryWorker:
         max_delay: float = 300.0,
     ) -> None:
         self._client = client
+        self._db = db
         self._outbox = outbox
         self._on_delivered = on_delivered
         self._on_failed = on_failed
@@ -85,7 +88,8 @@ class DeliveryWorker:
 
     async def start(self) -> None:
         """Retry what a previous process left undelivered right away, then keep delivering."""
-        await self._outbox.retry_pending_now(self._clock())
+        async with self._db.transaction() as tx:
+            await self._outbox.retry_pending_now(tx, self._clock())
         self._task = asyncio.create_task(self._loop(), name="outbox-delivery")
 
     async def close(self) -> None:
@@ -146,11 +150,13 @@ class DeliveryWorker:
         try:
             for index in range(row.parts_sent, len(messages)):
                 message_ids.append(await self._post(row, announcement, messages[index], index))
-                await self._outbox.record_part(row.id, index + 1, message_ids)
+                async with self._db.transaction() as tx:
+                    await self._outbox.record_part(tx, row.id, index + 1, message_ids)
         except Exception as error:
             await self._attempt_failed(row, announcement, error, bound)
             return
-        await self._outbox.mark_delivered(row.id, self._clock())
+        async with self._db.transaction() as tx:
+            await self._outbox.mark_delivered(tx, row.id, self._clock())
         bound.info("delivered", message_ids=message_ids)
         if row.run_id is not None and row.notice is None:
             await self._on_delivered(row.run_id)
@@ -176,7 +182,8 @@ class DeliveryWorker:
                 return
             bound.warning("notice_dm_refused", error=describe_error(notice_error))
             notice = None
-        await self._outbox.mark_failed(row, attempts, reason, notice, now)
+        async with self._db.transaction() as tx:
+            await self._outbox.mark_failed(tx, row, attempts, reason, notice, now)
         bound.error(
             "delivery_failed", attempts=attempts, error=reason, requester_told_via=notice.via if notice else None
         )
@@ -188,7 +195,8 @@ class DeliveryWorker:
     async def _retry(self, row: OutboxRow, attempts: int, reason: str, bound: structlog.BoundLogger) -> None:
         delay = backoff_delay(self._base_delay, attempts, self._max_delay)
         now = self._clock()
-        await self._outbox.schedule_retry(row.id, attempts, now + delay, reason, now)
+        async with self._db.transaction() as tx:
+            await self._outbox.schedule_retry(tx, row.id, attempts, now + delay, reason, now)
         bound.warning("delivery_retry_scheduled", attempts=attempts, delay=delay, error=reason)
 
     async def _post(self, row: OutboxRow, announcement: Announcement, message: OutgoingMessage, index: int) -> int:

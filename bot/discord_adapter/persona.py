@@ -17,6 +17,7 @@ import discord
 import structlog
 
 from storage.bindings import BindingRepository
+from storage.db import Database
 from storage.webhooks import WebhookRepository
 
 WEBHOOK_NAME = "threadbound agents"
@@ -43,8 +44,11 @@ class PersonaTarget:
 
 
 class WebhookPersona:
-    def __init__(self, client: discord.Client, webhooks: WebhookRepository, bindings: BindingRepository) -> None:
+    def __init__(
+        self, client: discord.Client, db: Database, webhooks: WebhookRepository, bindings: BindingRepository
+    ) -> None:
         self._client = client
+        self._db = db
         self._webhooks = webhooks
         self._bindings = bindings
         self._refused: dict[int, float] = {}
@@ -75,7 +79,8 @@ class WebhookPersona:
             log.info("persona_webhook_unavailable", channel_id=parent, error=repr(error))
             self._refused[parent] = time.monotonic() + NO_WEBHOOK_RETRY_SECONDS
             return None
-        await self._webhooks.put(parent, int(payload["id"]), payload["token"])
+        async with self._db.transaction() as tx:
+            await self._webhooks.put(tx, parent, int(payload["id"]), payload["token"])
         return int(payload["id"]), payload["token"]
 
     async def post(self, target: PersonaTarget, content: str, username: str, mention_user_id: int | None) -> int:
@@ -91,7 +96,8 @@ class WebhookPersona:
                 if response.status == 200:
                     return int((await response.json(content_type=None))["id"])
                 if response.status == 404 and (await response.json(content_type=None)).get("code") == UNKNOWN_WEBHOOK:
-                    await self._webhooks.forget(target.parent_channel_id)
+                    async with self._db.transaction() as tx:
+                        await self._webhooks.forget(tx, target.parent_channel_id)
                     raise PersonaUnavailable("webhook deleted")
                 if response.status >= 500 or response.status == 429:
                     raise PersonaTransientError(f"the persona webhook answered {response.status}")

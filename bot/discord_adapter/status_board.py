@@ -13,11 +13,11 @@ import discord
 import structlog
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 
-from bot.core.orchestrator import Orchestrator
 from bot.core.session_queries import run_label
 from bot.core.stats import format_runtime, format_tokens
 from bot.discord_adapter.run_buttons import run_controls
 from bot.records import Run, RunStatus
+from storage.repositories import Repositories
 from storage.status_messages import StatusMessageRepository
 
 log = structlog.get_logger(__name__)
@@ -27,14 +27,15 @@ class StatusBoard:
     def __init__(
         self,
         client: discord.Client,
-        orchestrator: Orchestrator,
+        repos: Repositories,
         messages: StatusMessageRepository,
         *,
         interval: float = 1.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._client = client
-        self._orchestrator = orchestrator
+        self._repos = repos
+        self._db = repos.db
         self._messages = messages
         self._interval = interval
         self._clock = clock
@@ -82,10 +83,10 @@ class StatusBoard:
                 await asyncio.wait_for(self._stop.wait(), self._interval)
 
     async def _refresh(self, run_id: str) -> None:
-        run = await self._orchestrator.runs.get(run_id)
+        run = await self._repos.runs.get(run_id)
         if run is None:
             return
-        session = await self._orchestrator.sessions.get(run.session_key)
+        session = await self._repos.sessions.get(run.session_key)
         if session is None or session.depth != 1:
             return
         existing = await self._messages.get(run_id)
@@ -100,15 +101,17 @@ class StatusBoard:
             message = await channel.send(
                 content, view=run_controls(run.id), allowed_mentions=discord.AllowedMentions.none()
             )
-            await self._messages.add(run.id, run.channel_id, message.id)
+            async with self._db.transaction() as tx:
+                await self._messages.add(tx, run.id, run.channel_id, message.id)
             return
         view = None if finished else run_controls(run.id)
         await channel.get_partial_message(existing.message_id).edit(content=content, view=view)
         if finished:
-            await self._messages.mark_final(run.id)
+            async with self._db.transaction() as tx:
+                await self._messages.mark_final(tx, run.id)
 
     async def _render(self, run: Run, label: str) -> str:
-        messages = await self._orchestrator.transcripts.for_run(run.id)
+        messages = await self._repos.transcripts.for_run(run.id)
         responses = [m for m in messages if isinstance(m, ModelResponse)]
         tool_calls = sum(isinstance(p, ToolCallPart) for m in responses for p in m.parts)
         tokens = sum(m.usage.input_tokens + m.usage.output_tokens for m in responses)
@@ -117,7 +120,7 @@ class StatusBoard:
         runtime = format_runtime((run.ended_at or self._clock()) - run.started_at) if run.started_at else "0s"
         state = run.status.value.replace("_", " ")
         if run.status is RunStatus.WAITING_CHILDREN:
-            state = f"waiting on {await self._orchestrator.runs.count_unsettled_children(run.id)} children"
+            state = f"waiting on {await self._repos.runs.count_unsettled_children(run.id)} children"
         return (
             f"{run.status.icon} **{label}** · {state} · {runtime} · {tool_calls} tool call(s) · "
             f"tokens {format_tokens(tokens)}\n-# run {run.short_id}"

@@ -1,0 +1,106 @@
+"""The layers of the code base, checked by walking every module's imports (``ast``, nothing is executed):
+
+- the core (``bot/core``) never imports discord, the cogs, the Discord adapter or the bot;
+- storage imports nothing of the project but the records (``bot/records.py``) and itself;
+- the agent runtime (``bot/agents``) never imports the core;
+- the records import nothing of the project;
+- cogs import the Bot type only under ``TYPE_CHECKING``;
+- nothing reaches the repositories through the orchestrator (they come from ``bot/app.py``);
+- no module of the core is longer than one sitting's reading.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = ("bot", "cogs", "storage")
+MAX_CORE_MODULE_LINES = 300
+
+
+def _modules(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def _imports(path: Path, *, runtime_only: bool = False) -> set[str]:
+    """Every module ``path`` imports; with ``runtime_only``, leaving out ``if TYPE_CHECKING:`` blocks."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    skipped: set[int] = set()
+    if runtime_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                skipped |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def _offending(folder: str, forbidden, *, runtime_only: bool = False) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in _modules(folder)
+        for name in sorted(_imports(path, runtime_only=runtime_only))
+        if forbidden(name)
+    ]
+
+
+def _under(name: str, *packages: str) -> bool:
+    return any(name == package or name.startswith(package + ".") for package in packages)
+
+
+def _of_project(name: str) -> bool:
+    return _under(name, *PROJECT)
+
+
+def test_the_core_never_imports_discord_the_cogs_the_adapter_or_the_bot():
+    assert _offending("bot/core", lambda n: _under(n, "discord", "cogs", "bot.discord_adapter", "bot.app")) == []
+
+
+def test_storage_imports_only_the_records_of_the_project():
+    assert _offending("storage", lambda n: _of_project(n) and not _under(n, "storage", "bot.records")) == []
+
+
+def test_the_agent_runtime_never_imports_the_core():
+    assert _offending("bot/agents", lambda n: _under(n, "bot.core")) == []
+
+
+def test_the_records_import_nothing_of_the_project():
+    assert [name for name in _imports(ROOT / "bot/records.py") if _of_project(name)] == []
+
+
+def test_cogs_import_the_bot_type_only_for_type_checking():
+    assert _offending("cogs", lambda n: _under(n, "bot.app"), runtime_only=True) == []
+
+
+@pytest.mark.parametrize("folder", ["bot", "cogs"])
+def test_nothing_reaches_the_repositories_through_the_orchestrator(folder):
+    reach = re.compile(r"orchestrator\.(sessions|runs|transcripts|outbox|inbox|bindings)\b")
+    found = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in _modules(folder)
+        if path != ROOT / "bot/core/orchestrator.py"
+        for match in reach.finditer(path.read_text())
+    ]
+    assert found == []
+
+
+def test_no_core_module_is_longer_than_one_sitting():
+    lengths = {str(path.relative_to(ROOT)): len(path.read_text().splitlines()) for path in _modules("bot/core")}
+    assert {path: n for path, n in lengths.items() if n > MAX_CORE_MODULE_LINES} == {}
+
+
+def test_the_walk_sees_imports_at_all():
+    """Guards the checks above against passing because they found nothing to check."""
+    assert "bot.records" in _imports(ROOT / "storage/runs.py")
+    assert "discord" in _imports(ROOT / "bot/app.py")
+    assert "bot.core.orchestrator" in _imports(ROOT / "bot/app.py")
