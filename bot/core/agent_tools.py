@@ -9,7 +9,7 @@ from typing import Any, Protocol
 import structlog
 
 from bot.config import Config
-from bot.core.errors import SessionArchived, UserError
+from bot.core.errors import SessionArchived, UnknownTarget, UserError
 from bot.core.run_actions import NotActionable, descendants, kill_refusal, steer_refusal
 from bot.core.session_queries import SessionQueries
 from bot.core.session_toolset import Caller
@@ -140,7 +140,7 @@ class AgentTools:
             return _error(f"Missing subagent id for {action}.")
         try:
             row = self._queries.resolve_target(rows, target)
-        except LookupError as missing:
+        except UnknownTarget as missing:
             return _error(str(missing))
         if row.run is None or kill_refusal(row.run) is NotActionable.FINISHED:
             return _error(f"{row.label} is already finished.")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import structlog
 
 from bot.core.delivery_state import delivery_state
-from bot.core.errors import UserError
+from bot.core.errors import UnknownTarget, UserError
 from bot.core.limits import checked_text
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import main_session_key
@@ -81,13 +81,10 @@ class RunControl:
         queries = self._orchestrator.queries
         try:
             return queries.resolve_target(await self.rows(conversation), target)
-        except LookupError as missing:
-            try:
-                older = await queries.any_child(self._main_key(conversation), target)
-            except LookupError as ambiguous:
-                raise UserError(str(ambiguous)) from None
+        except UnknownTarget:
+            older = await queries.any_child(self._main_key(conversation), target)  # an archived one, by key or id
             if older is None:
-                raise UserError(str(missing)) from None
+                raise
             return older
 
     async def details(self, row: ChildRow) -> Details:

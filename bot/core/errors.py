@@ -37,5 +37,9 @@ class SessionArchived(UserError):
         )
 
 
+class UnknownTarget(UserError, LookupError):
+    """A sub-agent target (index, label, run id prefix, session key) that names no one, or more than one."""
+
+
 class TextRefused(UserError):
     """Text that is empty or too long (see ``bot/core/limits.py``)."""

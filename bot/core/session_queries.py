@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic_ai.messages import TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
+from bot.core.errors import UnknownTarget
 from bot.records import Run, RunStatus, Session
 from bot.text import quoted
 from storage.runs import RunRepository
@@ -100,7 +101,7 @@ class SessionQueries:
         elif _RUN_ID_PREFIX.fullmatch(token.lower()):
             keys = await self._runs.sessions_with_run_prefix(requester_key, token.lower())
             if len(keys) > 1:
-                raise LookupError(f"Ambiguous run id prefix: {token}")
+                raise UnknownTarget(f"Ambiguous run id prefix: {token}")
             session = await self._sessions.get(keys[0]) if keys else None
         else:
             session = None
@@ -117,37 +118,37 @@ class SessionQueries:
         shown = quoted(token)
         if token == "last":
             if not rows:
-                raise LookupError("Unknown subagent id: last")
+                raise UnknownTarget("Unknown subagent id: last")
             return max(rows, key=lambda r: r.run.created_at if r.run else 0)
         digits = token.removeprefix("#")
         if digits.isdecimal():
             number = digits.lstrip("0")
             # Compared by length first: int() refuses numbers of more than 4,300 digits.
             if len(number) > len(str(len(rows))) or not 1 <= int(number or "0") <= len(rows):
-                raise LookupError(f"Invalid subagent index: {shown}")
+                raise UnknownTarget(f"Invalid subagent index: {shown}")
             return rows[int(number) - 1]
         if ":" in token:
             for row in rows:
                 if row.session.key == token:
                     return row
-            raise LookupError(f"Unknown subagent session: {shown}")
+            raise UnknownTarget(f"Unknown subagent session: {shown}")
         lowered = token.lower()
         exact = [r for r in rows if r.label.lower() == lowered]
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:
-            raise LookupError(f"Ambiguous subagent label: {shown}")
+            raise UnknownTarget(f"Ambiguous subagent label: {shown}")
         prefixed = [r for r in rows if r.label.lower().startswith(lowered)]
         if len(prefixed) == 1:
             return prefixed[0]
         if len(prefixed) > 1:
-            raise LookupError(f"Ambiguous subagent label prefix: {shown}")
+            raise UnknownTarget(f"Ambiguous subagent label prefix: {shown}")
         by_run = [r for r in rows if r.run is not None and r.run.id.startswith(lowered)]
         if len(by_run) == 1:
             return by_run[0]
         if len(by_run) > 1:
-            raise LookupError(f"Ambiguous run id prefix: {shown}")
-        raise LookupError(f"Unknown subagent id: {shown}")
+            raise UnknownTarget(f"Ambiguous run id prefix: {shown}")
+        raise UnknownTarget(f"Unknown subagent id: {shown}")
 
     async def assistant_texts(self, session_key: str) -> list[str]:
         return [
