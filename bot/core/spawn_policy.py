@@ -88,11 +88,31 @@ class SpawnPolicy:
         return plan
 
     def plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
-        agents = self._config.agents
-        defaults = agents.defaults.subagents
-        requester = context.requester
-        requester_agent = agents.list.get(requester.agent_id, AgentConfig())
+        """The validation chain, in OpenClaw's order: the request's own shape, the limits on the requester, the
+        target agent, then what the child runs with. The first refusal wins."""
+        task, label, mode, cleanup = self._shape(args, context)
+        self._check_limits(context)
+        target_id, target = self._target(args, context)
+        model, thinking, timeout = self._run_settings(args, context, target)
+        depth = context.requester.depth + 1
+        max_depth = self._config.agents.defaults.subagents.max_spawn_depth
+        return SpawnPlan(
+            agent_id=target_id,
+            task=task,
+            label=label,
+            mode=mode,
+            cleanup=cleanup,
+            model=model,
+            thinking=thinking,
+            timeout_seconds=timeout,
+            depth=depth,
+            role=SessionRole.LEAF if depth >= max_depth else SessionRole.ORCHESTRATOR,
+            sandboxed=target.sandboxed,
+            thread=args.thread,
+        )
 
+    def _shape(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, str | None, SessionMode, Cleanup]:
+        """Task, label, agent id syntax, mode / cleanup / sandbox values, and whether a thread may be bound."""
         try:
             task = checked_text(args.task, what="Task")
         except TextRefused as refused:
@@ -108,12 +128,15 @@ class SpawnPolicy:
         cleanup = Cleanup.KEEP if mode is SessionMode.SESSION else Cleanup(args.cleanup)
         if args.thread and (refusal := binding_gate(context.thread_settings)):
             raise SpawnRefused("error", refusal)
+        return task, label, mode, cleanup
 
-        max_depth = defaults.max_spawn_depth
-        if requester.depth >= max_depth:
+    def _check_limits(self, context: SpawnContext) -> None:
+        """Depth, then a person's own live sub-agents, then an agent's live children."""
+        defaults = self._config.agents.defaults.subagents
+        depth, max_depth = context.requester.depth, defaults.max_spawn_depth
+        if depth >= max_depth:
             raise SpawnRefused(
-                "forbidden",
-                f"sessions_spawn is not allowed at this depth (current depth: {requester.depth}, max: {max_depth})",
+                "forbidden", f"sessions_spawn is not allowed at this depth (current depth: {depth}, max: {max_depth})"
             )
         if context.by_user and context.member_limit and context.member_active >= context.member_limit:
             raise SpawnRefused(
@@ -127,7 +150,15 @@ class SpawnPolicy:
                 "sessions_spawn has reached max active children for this session "
                 f"({context.active_children}/{defaults.max_children_per_agent})",
             )
-        require_agent_id = _first(requester_agent.subagents.require_agent_id, defaults.require_agent_id)
+
+    def _target(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, AgentConfig]:
+        """Which agent the child runs: required, allowed, configured, and sandboxed when it must be."""
+        agents = self._config.agents
+        requester = context.requester
+        requester_agent = agents.list.get(requester.agent_id, AgentConfig())
+        require_agent_id = _first(
+            requester_agent.subagents.require_agent_id, agents.defaults.subagents.require_agent_id
+        )
         if args.agent_id is None and require_agent_id and not context.by_user:
             raise SpawnRefused(
                 "error",
@@ -157,7 +188,14 @@ class SpawnPolicy:
                 'sessions_spawn sandbox="require" needs a sandboxed target runtime. '
                 'Pick a sandboxed agentId or use sandbox="inherit".',
             )
+        return target_id, target
 
+    def _run_settings(
+        self, args: SpawnArgs, context: SpawnContext, target: AgentConfig
+    ) -> tuple[ResolvedModel, str | None, int]:
+        """Model, thinking level and timeout: explicit, then the target's, then the defaults, then the caller's."""
+        agents = self._config.agents
+        defaults = agents.defaults.subagents
         caller = context.requester_run
         model = self._resolve(
             _first(
@@ -166,7 +204,7 @@ class SpawnPolicy:
                 defaults.model,
                 target.model,
                 caller.model if caller else None,
-                requester_agent.model,
+                agents.list.get(context.requester.agent_id, AgentConfig()).model,
                 agents.defaults.model,
             )
         )
@@ -180,21 +218,7 @@ class SpawnPolicy:
             target.subagents.run_timeout_seconds,
             defaults.run_timeout_seconds,
         )
-        depth = requester.depth + 1
-        return SpawnPlan(
-            agent_id=target_id,
-            task=task,
-            label=label,
-            mode=mode,
-            cleanup=cleanup,
-            model=model,
-            thinking=thinking,
-            timeout_seconds=timeout,
-            depth=depth,
-            role=SessionRole.LEAF if depth >= max_depth else SessionRole.ORCHESTRATOR,
-            sandboxed=target.sandboxed,
-            thread=args.thread,
-        )
+        return model, thinking, timeout
 
     def allowed_targets(self, requester_agent_id: str) -> list[str]:
         """Agent ids a session of ``requester_agent_id`` may spawn (``*`` means any); always itself."""
