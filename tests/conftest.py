@@ -16,6 +16,7 @@ from bot.app import ThreadboundBot
 from bot.config import Config, parse_config
 from tests.fakes.discord_server import FakeDiscord, FakeUser
 from tests.fakes.openai_server import FakeOpenAI
+from tests.polling import eventually
 
 BOT_TOKEN = "fake-bot-token-0123456789"
 API_KEY = "sk-test-secret-key-42"
@@ -135,25 +136,24 @@ api_key_env = "TB_TEST_API_KEY"
             return connection.execute(sql, params).fetchall()
 
     async def until(self, sql: str, expected: list[tuple], timeout: float = 5.0) -> None:
-        """Poll the bot's database until ``sql`` returns ``expected`` (state changes have no event to await)."""
-
-        async def poll() -> None:
-            while self.rows(sql) != expected:
-                await asyncio.sleep(0.02)
-
-        await asyncio.wait_for(poll(), timeout)
+        """Wait until ``sql`` returns ``expected`` in the bot's database."""
+        await eventually(
+            lambda: self.rows(sql) == expected,
+            timeout=timeout,
+            describe=lambda: f"{sql} returned {self.rows(sql)!r}, not {expected!r}",
+        )
 
     async def quiescent(self, timeout: float = 10.0) -> None:
         """Wait until no run is live and no announcement is pending: nothing more can reach Discord."""
-
-        async def poll() -> None:
-            while self.rows(
-                "SELECT (SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running', 'waiting_children')) + "
-                "(SELECT COUNT(*) FROM outbox WHERE status = 'pending')"
-            ) != [(0,)]:
-                await asyncio.sleep(0.02)
-
-        await asyncio.wait_for(poll(), timeout)
+        live = "SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running', 'waiting_children')"
+        pending = "SELECT COUNT(*) FROM outbox WHERE status = 'pending'"
+        await eventually(
+            lambda: self.rows(f"SELECT ({live}) + ({pending})") == [(0,)],  # one snapshot of both tables
+            timeout=timeout,
+            describe=lambda: (
+                f"quiescence: {self.rows(live)[0][0]} live run(s), {self.rows(pending)[0][0]} pending announcement(s)"
+            ),
+        )
 
     def status_message_ids(self) -> set[str]:
         return {str(row[0]) for row in self.rows("SELECT message_id FROM status_messages")}
