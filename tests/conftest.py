@@ -20,6 +20,7 @@ from tests.polling import eventually
 
 BOT_TOKEN = "fake-bot-token-0123456789"
 API_KEY = "sk-test-secret-key-42"
+QUICK_STATUS_EDITS = 0.05  # for tests that watch status messages change: the default throttle is 1 s an edit
 
 
 @pytest.fixture(autouse=True)
@@ -62,6 +63,7 @@ class World:
     discord_extra: str = ""  # more keys of the [discord] table
     offline: bool = False
     status_messages: bool = True
+    status_edit_interval: float = 1.0  # the bot's default
     moderator_role_ids: list[int] = field(default_factory=list)
     guild_commands: bool = True
     bots: list[ThreadboundBot] = field(default_factory=list)
@@ -112,7 +114,12 @@ api_key_env = "TB_TEST_API_KEY"
         return path
 
     async def start_bot(self, *, retry_base_delay: float = 0.05) -> ThreadboundBot:
-        bot = ThreadboundBot(self.config(), retry_base_delay=retry_base_delay, guild_ready_timeout=0.05)
+        bot = ThreadboundBot(
+            self.config(),
+            retry_base_delay=retry_base_delay,
+            guild_ready_timeout=0,  # ready at READY; every GUILD_CREATE is awaited below instead of a quiet time
+            status_edit_interval=self.status_edit_interval,
+        )
         self.bots.append(bot)
         runner = asyncio.create_task(bot.start(BOT_TOKEN))
         ready = asyncio.create_task(bot.wait_until_ready())
@@ -123,6 +130,11 @@ api_key_env = "TB_TEST_API_KEY"
             raise AssertionError("bot stopped before it was ready")
         assert ready in done, "bot did not become ready within 15 s"
         bot.runner_task = runner
+        await eventually(
+            lambda: not any(guild.unavailable for guild in bot.guilds),
+            timeout=5,
+            describe=lambda: f"GUILD_CREATE of guilds {[g.id for g in bot.guilds if g.unavailable]}",
+        )
         return bot
 
     async def stop_bot(self, bot: ThreadboundBot) -> None:

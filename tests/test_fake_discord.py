@@ -284,7 +284,7 @@ async def test_callback_after_deadline_gets_10062(fake: FakeDiscord, world: Worl
     bot, probe = make_bot(world.guild.id)
 
     async def handler(interaction: discord.Interaction, agent: str, task: str) -> None:
-        await asyncio.sleep(0.35)
+        fake.advance_time(0.35)  # a slow handler, on the fake's clock
         await interaction.response.defer()
 
     probe.handler = handler
