@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 
+import discord
 import pytest
 from structlog.testing import capture_logs
 
@@ -53,8 +54,21 @@ async def wait_for_outbox(world, predicate, timeout=10.0):
     )
 
 
-async def test_three_500s_after_commit_still_post_exactly_once(world):
-    """Discord creates the message but answers 500 three times; discord.py retries with the same nonce."""
+class _HundredthSleeps:
+    """``asyncio`` as discord.http sees it, with every ``sleep`` a hundredth as long."""
+
+    async def sleep(self, delay: float, result: object = None) -> object:
+        return await asyncio.sleep(delay / 100, result)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(asyncio, name)
+
+
+async def test_three_500s_after_commit_still_post_exactly_once(world, monkeypatch):
+    """Discord creates the message but answers 500 three times; discord.py retries with the same nonce.
+    Its waits before those retries (1 s, 3 s, 5 s) are fixed in its code; here they last a hundredth of that
+    (``test_lost_answer_500_is_retried_and_deduped_by_nonce`` in the fake's contract tests waits for real)."""
+    monkeypatch.setattr(discord.http, "asyncio", _HundredthSleeps())
     world.llm.reply("final answer")
     await world.start_bot()
     world.discord.inject_failure("POST", MESSAGES_ROUTE, 500, times=3, after_commit=True)
