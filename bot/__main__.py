@@ -12,11 +12,7 @@ import asyncio
 import os
 import sys
 
-import aiohttp
-import discord
-
 from bot.config import ConfigError, check_secrets, load_config, secret_values
-from bot.discord_adapter.failures import short_reason
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -46,6 +42,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"threadbound: config {args.config} is valid (providers: {providers}).")
         return 0
 
+    # Imported only to run: checking a config needs none of the bot (discord.py alone takes a while to import).
+    import aiohttp
+    import discord
+
+    from bot.discord_adapter.failures import short_reason
     from bot.logging_setup import configure_logging
 
     configure_logging(config.logging.level, config.logging.format, secret_values(config))

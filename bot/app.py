@@ -56,8 +56,16 @@ def bot_intents() -> discord.Intents:
 
 
 class ThreadboundBot(commands.Bot):
-    def __init__(self, config: Config, *, retry_base_delay: float = 2.0, guild_ready_timeout: float = 2.0) -> None:
-        """``retry_base_delay``: the first wait before retrying Discord (log-in and delivery), doubling after."""
+    def __init__(
+        self,
+        config: Config,
+        *,
+        retry_base_delay: float = 2.0,
+        guild_ready_timeout: float = 2.0,
+        status_edit_interval: float = 1.0,
+    ) -> None:
+        """``retry_base_delay``: the first wait before retrying Discord (log-in and delivery), doubling after;
+        ``status_edit_interval``: the least time between two edits of a run's status message."""
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=bot_intents(),
@@ -69,6 +77,7 @@ class ThreadboundBot(commands.Bot):
         )
         self.config = config
         self._retry_base_delay = retry_base_delay
+        self._status_edit_interval = status_edit_interval
         self._setup_began = False
         self._db: Database | None = None
         self._orchestrator: Orchestrator | None = None
@@ -161,7 +170,9 @@ class ThreadboundBot(commands.Bot):
         self._bindings = BindingControl(self._orchestrator, repos, self._control)
         self.add_dynamic_items(RunButton)
         if self.config.discord.status_messages:
-            self._status_board = StatusBoard(self, repos, StatusMessageRepository(self._db))
+            self._status_board = StatusBoard(
+                self, repos, StatusMessageRepository(self._db), interval=self._status_edit_interval
+            )
             self._orchestrator.add_run_listener(self._status_board.run_changed)
         await self._orchestrator.start()
         await self._delivery.start()

@@ -16,9 +16,11 @@ from bot.app import ThreadboundBot
 from bot.config import Config, parse_config
 from tests.fakes.discord_server import FakeDiscord, FakeUser
 from tests.fakes.openai_server import FakeOpenAI
+from tests.polling import eventually
 
 BOT_TOKEN = "fake-bot-token-0123456789"
 API_KEY = "sk-test-secret-key-42"
+QUICK_STATUS_EDITS = 0.05  # for tests that watch status messages change: the default throttle is 1 s an edit
 
 
 @pytest.fixture(autouse=True)
@@ -61,6 +63,7 @@ class World:
     discord_extra: str = ""  # more keys of the [discord] table
     offline: bool = False
     status_messages: bool = True
+    status_edit_interval: float = 1.0  # the bot's default
     moderator_role_ids: list[int] = field(default_factory=list)
     guild_commands: bool = True
     bots: list[ThreadboundBot] = field(default_factory=list)
@@ -111,7 +114,12 @@ api_key_env = "TB_TEST_API_KEY"
         return path
 
     async def start_bot(self, *, retry_base_delay: float = 0.05) -> ThreadboundBot:
-        bot = ThreadboundBot(self.config(), retry_base_delay=retry_base_delay, guild_ready_timeout=0.05)
+        bot = ThreadboundBot(
+            self.config(),
+            retry_base_delay=retry_base_delay,
+            guild_ready_timeout=0,  # ready at READY; every GUILD_CREATE is awaited below instead of a quiet time
+            status_edit_interval=self.status_edit_interval,
+        )
         self.bots.append(bot)
         runner = asyncio.create_task(bot.start(BOT_TOKEN))
         ready = asyncio.create_task(bot.wait_until_ready())
@@ -122,6 +130,11 @@ api_key_env = "TB_TEST_API_KEY"
             raise AssertionError("bot stopped before it was ready")
         assert ready in done, "bot did not become ready within 15 s"
         bot.runner_task = runner
+        await eventually(
+            lambda: not any(guild.unavailable for guild in bot.guilds),
+            timeout=5,
+            describe=lambda: f"GUILD_CREATE of guilds {[g.id for g in bot.guilds if g.unavailable]}",
+        )
         return bot
 
     async def stop_bot(self, bot: ThreadboundBot) -> None:
@@ -135,25 +148,24 @@ api_key_env = "TB_TEST_API_KEY"
             return connection.execute(sql, params).fetchall()
 
     async def until(self, sql: str, expected: list[tuple], timeout: float = 5.0) -> None:
-        """Poll the bot's database until ``sql`` returns ``expected`` (state changes have no event to await)."""
-
-        async def poll() -> None:
-            while self.rows(sql) != expected:
-                await asyncio.sleep(0.02)
-
-        await asyncio.wait_for(poll(), timeout)
+        """Wait until ``sql`` returns ``expected`` in the bot's database."""
+        await eventually(
+            lambda: self.rows(sql) == expected,
+            timeout=timeout,
+            describe=lambda: f"{sql} returned {self.rows(sql)!r}, not {expected!r}",
+        )
 
     async def quiescent(self, timeout: float = 10.0) -> None:
         """Wait until no run is live and no announcement is pending: nothing more can reach Discord."""
-
-        async def poll() -> None:
-            while self.rows(
-                "SELECT (SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running', 'waiting_children')) + "
-                "(SELECT COUNT(*) FROM outbox WHERE status = 'pending')"
-            ) != [(0,)]:
-                await asyncio.sleep(0.02)
-
-        await asyncio.wait_for(poll(), timeout)
+        live = "SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running', 'waiting_children')"
+        pending = "SELECT COUNT(*) FROM outbox WHERE status = 'pending'"
+        await eventually(
+            lambda: self.rows(f"SELECT ({live}) + ({pending})") == [(0,)],  # one snapshot of both tables
+            timeout=timeout,
+            describe=lambda: (
+                f"quiescence: {self.rows(live)[0][0]} live run(s), {self.rows(pending)[0][0]} pending announcement(s)"
+            ),
+        )
 
     def status_message_ids(self) -> set[str]:
         return {str(row[0]) for row in self.rows("SELECT message_id FROM status_messages")}

@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -24,6 +25,7 @@ from bot.core.orchestrator import Orchestrator
 from bot.core.requests import ChatRequest
 from bot.records import Origin
 from storage.db import Database
+from tests.polling import eventually
 
 ORIGIN = Origin(user_id=7, channel_id=100, conversation="discord:channel:100", guild_id=1, message_id=55)
 
@@ -94,13 +96,10 @@ async def outbox_payloads(orchestrator: Orchestrator) -> list[dict]:
 
 
 async def settle(orchestrator: Orchestrator, predicate: Callable[[], object], timeout: float = 10) -> None:
-    """Poll the database until ``predicate()`` (an awaitable check) holds; runs may be blocked on purpose."""
-
-    async def loop() -> None:
-        while not await predicate():
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(loop(), timeout)
+    """Wait until ``predicate()`` (an awaitable check of the database) holds; runs may be blocked on purpose."""
+    code = predicate.__code__
+    where = f"{Path(code.co_filename).name}:{code.co_firstlineno}"
+    await eventually(predicate, timeout=timeout, describe=f"{predicate.__qualname__} ({where}) to hold")
 
 
 class Script:

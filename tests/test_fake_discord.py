@@ -19,7 +19,8 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from tests.fakes.discord_server import FakeDiscord, FakeDiscordTimeout
+from tests.fakes.discord_server import FakeDiscord
+from tests.polling import NeverHappened
 
 TOKEN = "fake-bot-token"
 MANAGE_THREADS = discord.Permissions(manage_threads=True)
@@ -283,7 +284,7 @@ async def test_callback_after_deadline_gets_10062(fake: FakeDiscord, world: Worl
     bot, probe = make_bot(world.guild.id)
 
     async def handler(interaction: discord.Interaction, agent: str, task: str) -> None:
-        await asyncio.sleep(0.35)
+        fake.advance_time(0.35)  # a slow handler, on the fake's clock
         await interaction.response.defer()
 
     probe.handler = handler
@@ -446,7 +447,7 @@ async def test_without_message_content_intent_only_mentions_have_content(fake: F
 
 
 async def test_wait_helpers_time_out_with_a_description(fake: FakeDiscord, world: World) -> None:
-    with pytest.raises(FakeDiscordTimeout, match="no matching message in channel"):
+    with pytest.raises(NeverHappened, match="no matching message in channel"):
         await fake.wait_for_message(world.channel, lambda m: False, timeout=0.05)
 
 

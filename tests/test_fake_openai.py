@@ -18,6 +18,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from tests.fakes.openai_server import SERVED_MODELS, FakeOpenAI, Step
+from tests.polling import eventually
 
 pytestmark = pytest.mark.asyncio
 
@@ -162,11 +163,13 @@ async def test_cancel_mid_stream_disconnects(fake: FakeOpenAI):
 
     task = asyncio.create_task(consume())
     await fake.wait_for_request(1)
-    await asyncio.sleep(0.15)
+    await eventually(lambda: got, timeout=5, describe="the first streamed text")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.sleep(0.1)
+    await eventually(
+        lambda: fake.requests[0]["disconnected"], timeout=5, describe="the server to see the client disconnect"
+    )
     assert got and got[-1] != "a b c d e f g h"
     assert fake.requests[0]["disconnected"] is True
 

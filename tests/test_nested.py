@@ -295,9 +295,12 @@ async def test_child_does_not_inherit_its_parents_deadline(tmp_path):
             await asyncio.sleep(5)  # outlives the planner's own deadline
         return spawn_call(agentId="worker", task="slow but fine")
 
+    async def planner_timed_out():
+        return (await statuses(core)).get("planner") == ["timed_out"]
+
     async def worker(messages, info):
         worker_started.set()
-        await asyncio.sleep(1.5)
+        await settle(core, planner_timed_out)  # outlives the planner's deadline
         return ModelResponse(parts=[TextPart("worker made it")])
 
     config = NESTED.replace('model = "test/planner"', 'model = "test/planner"\nsubagents = { run_timeout_seconds = 1 }')

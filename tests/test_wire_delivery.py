@@ -9,10 +9,12 @@ import os
 import signal
 import sys
 
+import discord
 import pytest
 from structlog.testing import capture_logs
 
 from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
+from tests.polling import eventually
 from tests.test_wire_control import command
 from tests.test_wire_persona import THREADS_ON, WEBHOOK_EXECUTE, thread_spawn
 
@@ -43,18 +45,30 @@ def notice_about(run_id):
 
 
 async def wait_for_outbox(world, predicate, timeout=10.0):
-    """Wait until the run's outbox row satisfies ``predicate`` (status, attempts)."""
+    """Wait until the run's outbox row satisfies ``predicate`` (status, attempts); return the row."""
+    sql = "SELECT status, attempts FROM outbox"
+    return await eventually(
+        lambda: next((row for row in world.rows(sql)[:1] if predicate(row)), None),
+        timeout=timeout,
+        describe=lambda: f"the outbox row to satisfy the predicate; (status, attempts) rows: {world.rows(sql)}",
+    )
 
-    async def poll():
-        while not (rows := world.rows("SELECT status, attempts FROM outbox")) or not predicate(rows[0]):
-            await asyncio.sleep(0.05)
-        return rows[0]
 
-    return await asyncio.wait_for(poll(), timeout)
+class _HundredthSleeps:
+    """``asyncio`` as discord.http sees it, with every ``sleep`` a hundredth as long."""
+
+    async def sleep(self, delay: float, result: object = None) -> object:
+        return await asyncio.sleep(delay / 100, result)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(asyncio, name)
 
 
-async def test_three_500s_after_commit_still_post_exactly_once(world):
-    """Discord creates the message but answers 500 three times; discord.py retries with the same nonce."""
+async def test_three_500s_after_commit_still_post_exactly_once(world, monkeypatch):
+    """Discord creates the message but answers 500 three times; discord.py retries with the same nonce.
+    Its waits before those retries (1 s, 3 s, 5 s) are fixed in its code; here they last a hundredth of that
+    (``test_lost_answer_500_is_retried_and_deduped_by_nonce`` in the fake's contract tests waits for real)."""
+    monkeypatch.setattr(discord.http, "asyncio", _HundredthSleeps())
     world.llm.reply("final answer")
     await world.start_bot()
     world.discord.inject_failure("POST", MESSAGES_ROUTE, 500, times=3, after_commit=True)
@@ -391,10 +405,7 @@ async def test_rows_waiting_behind_a_failing_row_count_their_give_up_bound_from_
     await spawn_and_get_run_id(world, "First")
     await spawn_and_get_run_id(world, "Second")
 
-    async def second_waits_as_failing():
-        while world.rows("SELECT attempts, first_failed_at IS NOT NULL FROM outbox ORDER BY id")[1:] != [(0, 1)]:
-            await asyncio.sleep(0.02)
-
-    await asyncio.wait_for(second_waits_as_failing(), 10)  # never tried, yet its clock runs with the first's
+    behind_the_first = "SELECT attempts, first_failed_at IS NOT NULL FROM outbox ORDER BY id LIMIT -1 OFFSET 1"
+    await world.until(behind_the_first, [(0, 1)], timeout=10)  # never tried, yet its clock runs with the first's
     first_failed, second_failed = [at for (at,) in world.rows("SELECT first_failed_at FROM outbox ORDER BY id")]
     assert second_failed - first_failed < 5

@@ -4,7 +4,7 @@ had so far."""
 
 from __future__ import annotations
 
-from tests.conftest import answer_to
+from tests.conftest import QUICK_STATUS_EDITS, answer_to
 from tests.fakes.openai_server import Step
 from tests.test_wire_control import command, spawn
 from tests.test_wire_status import status_for
@@ -14,6 +14,7 @@ ORCHESTRATOR = "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
 
 async def test_a_killed_run_keeps_its_partial_output_and_its_tokens(world):
     world.extra_config = ORCHESTRATOR
+    world.status_edit_interval = QUICK_STATUS_EDITS
     world.llm.enqueue(
         Step.calls(
             [("sessions_list", {})], text="Found two sources so far.", prompt_tokens=1200, completion_tokens=300

@@ -15,6 +15,7 @@ import pytest
 import structlog
 
 from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
+from tests.polling import eventually
 
 UNRESOLVABLE_API = "http://discord.invalid/api/v10"
 
@@ -47,8 +48,12 @@ class BotProcess:
         assert self._process.stderr is not None
         async for raw in self._process.stderr:
             self.lines.append(raw.decode().rstrip("\n"))
-            self._changed.set()
-        self._changed.set()
+            self._notify()
+        self._notify()
+
+    def _notify(self) -> None:
+        event, self._changed = self._changed, asyncio.Event()
+        event.set()
 
     @property
     def stderr(self) -> str:
@@ -60,14 +65,18 @@ class BotProcess:
         return [event for event in events if re.fullmatch(pattern, event)]
 
     async def wait_for_events(self, pattern: str, count: int = 1, timeout: float = 30.0) -> list[str]:
-        async def poll() -> list[str]:
-            while len(found := self.events(pattern)) < count:
-                assert not self._reader.done(), f"the bot exited before logging {pattern!r}:\n{self.stderr}"
-                self._changed.clear()
-                await self._changed.wait()
-            return found
+        def check() -> list[str] | None:
+            if len(found := self.events(pattern)) >= count:
+                return found
+            assert not self._reader.done(), f"the bot exited before logging {pattern!r}:\n{self.stderr}"
+            return None
 
-        return await asyncio.wait_for(poll(), timeout)
+        return await eventually(
+            check,
+            timeout=timeout,
+            describe=lambda: f"{count} log event(s) matching {pattern!r}; stderr so far:\n{self.stderr}",
+            changed=lambda: self._changed,
+        )
 
     async def exit_code(self, timeout: float = 30.0) -> int:
         await asyncio.wait_for(self._reader, timeout)

@@ -3,9 +3,17 @@ it is finalised when the run ends, and its buttons still answer after the bot re
 
 from __future__ import annotations
 
-from tests.conftest import announcement_for
+import pytest
+
+from tests.conftest import QUICK_STATUS_EDITS, announcement_for
 from tests.fakes.openai_server import Step
 from tests.test_wire_control import member, spawn
+
+
+@pytest.fixture(autouse=True)
+def _quick_status_edits(world):
+    """These tests watch status messages change; the default throttle would add a second to each."""
+    world.status_edit_interval = QUICK_STATUS_EDITS
 
 
 def buttons(message) -> list[str]:

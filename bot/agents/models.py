@@ -6,13 +6,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from anthropic import AsyncAnthropic
 from openai import AsyncOpenAI
 from pydantic_ai.models import Model
-from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.profiles import ModelProfile
-from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.settings import ModelSettings
 
@@ -79,6 +76,11 @@ class ModelFactory:
             else None
         )
         if provider.type == "anthropic":
+            # Imported here: the Anthropic SDK takes seconds to import, and only Anthropic providers need it.
+            from anthropic import AsyncAnthropic
+            from pydantic_ai.models.anthropic import AnthropicModel
+            from pydantic_ai.providers.anthropic import AnthropicProvider
+
             anthropic_client = AsyncAnthropic(api_key=api_key, base_url=provider.base_url, max_retries=SDK_MAX_RETRIES)
             return AnthropicModel(
                 model_name,

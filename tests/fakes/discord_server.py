@@ -56,18 +56,19 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import aiohttp
 import discord
 from aiohttp import web
+
+from tests.polling import eventually
 
 __all__ = [
     "CallbackRecord",
     "FailureRule",
     "FakeChannel",
     "FakeDiscord",
-    "FakeDiscordTimeout",
     "FakeGuild",
     "FakeInteraction",
     "FakeMember",
@@ -156,8 +157,6 @@ _DEFAULT_ERROR_MESSAGES = {
     504: "504: Gateway Timeout",
 }
 
-T = TypeVar("T")
-
 _FileParts = list[tuple[str, str, bytes, str]]  # (form field, filename, bytes, content type)
 _BODY: web.RequestKey[Any] = web.RequestKey("fake_discord_body", object)
 _FILES: web.RequestKey[_FileParts] = web.RequestKey("fake_discord_files", list)
@@ -165,10 +164,6 @@ _FILES: web.RequestKey[_FileParts] = web.RequestKey("fake_discord_files", list)
 
 # --------------------------------------------------------------------------------------------------------------
 # helpers
-
-
-class FakeDiscordTimeout(AssertionError, asyncio.TimeoutError):
-    """A ``wait_*`` helper timed out. Both an AssertionError (readable pytest failure) and a TimeoutError."""
 
 
 class _ApiError(Exception):
@@ -1090,19 +1085,9 @@ class FakeDiscord:
         event, self._changed = self._changed, asyncio.Event()
         event.set()
 
-    async def _wait_until(self, check: Callable[[], T | None], timeout: float, describe: Callable[[], str]) -> T:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            result = check()
-            if result is not None:
-                return result
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise FakeDiscordTimeout(f"timed out after {timeout}s: {describe()}")
-            event = self._changed
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), remaining)
+    def _next_change(self) -> asyncio.Event:
+        """The event the next change of recorded state sets (what ``eventually`` waits on)."""
+        return self._changed
 
     def _describe_recent(self, since: float | None = None, limit: int = 15) -> str:
         reqs = [r for r in self.requests if since is None or r.at >= since][-limit:]
@@ -1115,10 +1100,11 @@ class FakeDiscord:
     async def wait_ack(self, inter: FakeInteraction, timeout: float = 5.0) -> CallbackRecord:
         """The first callback for ``inter`` (whatever its status: check ``.status_code``/``.error_code``)."""
         await self._flush_background()
-        return await self._wait_until(
+        return await eventually(
             lambda: inter.callbacks[0] if inter.callbacks else None,
-            timeout,
-            lambda: f"{inter!r} got no interaction callback" + self._describe_recent(inter.dispatched_at),
+            timeout=timeout,
+            describe=lambda: f"{inter!r} got no interaction callback" + self._describe_recent(inter.dispatched_at),
+            changed=self._next_change,
         )
 
     async def wait_followup(
@@ -1169,7 +1155,7 @@ class FakeDiscord:
                 f"responses (kind, content, flags)={seen}" + self._describe_recent(inter.dispatched_at)
             )
 
-        return await self._wait_until(check, timeout, describe)
+        return await eventually(check, timeout=timeout, describe=describe, changed=self._next_change)
 
     async def wait_for_message(
         self,
@@ -1194,7 +1180,7 @@ class FakeDiscord:
             seen = [(m["author"]["username"], m["content"][:80]) for m in self.channel_messages(cid)]
             return f"no matching message in channel {cid}; messages (author, content)={seen}" + self._describe_recent()
 
-        return await self._wait_until(check, timeout, describe)
+        return await eventually(check, timeout=timeout, describe=describe, changed=self._next_change)
 
     async def wait_for_request(self, method: str, path_regex: str, timeout: float = 5.0) -> RecordedRequest:
         """First recorded request matching (answered or not yet answered)."""
@@ -1206,7 +1192,12 @@ class FakeDiscord:
                     return r
             return None
 
-        return await self._wait_until(check, timeout, lambda: f"no {method} {path_regex}" + self._describe_recent())
+        return await eventually(
+            check,
+            timeout=timeout,
+            describe=lambda: f"no {method} {path_regex}" + self._describe_recent(),
+            changed=self._next_change,
+        )
 
     async def wait_for_dispatch(
         self, event: str, predicate: Callable[[dict[str, Any]], bool] | None = None, timeout: float = 5.0
@@ -1219,16 +1210,20 @@ class FakeDiscord:
                     return data
             return None
 
-        return await self._wait_until(
-            check, timeout, lambda: f"no {event} dispatched; events: {[n for n, _ in self.dispatched][-20:]}"
+        return await eventually(
+            check,
+            timeout=timeout,
+            describe=lambda: f"no {event} dispatched; events: {[n for n, _ in self.dispatched][-20:]}",
+            changed=self._next_change,
         )
 
     async def wait_for_sessions(self, count: int = 1, timeout: float = 5.0) -> None:
         """Until ``count`` gateway sessions are connected and identified."""
-        await self._wait_until(
-            lambda: True if self.connected_sessions >= count else None,
-            timeout,
-            lambda: f"{self.connected_sessions} connected gateway sessions, wanted {count}",
+        await eventually(
+            lambda: self.connected_sessions >= count,
+            timeout=timeout,
+            describe=lambda: f"{self.connected_sessions} connected gateway sessions, wanted {count}",
+            changed=self._next_change,
         )
 
     # ---------------------------------------------------------------------------------------------- inspection

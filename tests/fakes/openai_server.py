@@ -45,6 +45,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from aiohttp import web
 
+from tests.polling import eventually
+
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
     from pydantic_ai.models.openai import OpenAIChatModel
@@ -234,17 +236,26 @@ class FakeOpenAI:
 
     async def wait_for_request(self, n: int = 1, timeout: float = 5) -> dict[str, Any]:
         """Wait until the n-th chat request (1-based) has arrived and return its record."""
-        await self._wait(lambda: len(self.requests) >= n, timeout)
+        await eventually(
+            lambda: len(self.requests) >= n,
+            timeout=timeout,
+            describe=lambda: f"{len(self.requests)} chat request(s) arrived, waited for the {n}th",
+            changed=self._next_change,
+        )
         return self.requests[n - 1]
 
     async def wait_hanging(self, n: int = 1, timeout: float = 5) -> None:
         """Wait until exactly n requests are parked (n=0: all hung requests ended, e.g. the client went away)."""
-        await self._wait(lambda: self.hanging == n, timeout)
+        await eventually(
+            lambda: self.hanging == n,
+            timeout=timeout,
+            describe=lambda: f"{self.hanging} chat request(s) hanging, waited for exactly {n}",
+            changed=self._next_change,
+        )
 
-    async def _wait(self, ready: Callable[[], bool], timeout: float) -> None:
-        async with asyncio.timeout(timeout):
-            while not ready():
-                await self._changed.wait()
+    def _next_change(self) -> asyncio.Event:
+        """The event the next change (a request arriving, parking or ending) sets."""
+        return self._changed
 
     def _notify(self) -> None:
         # Swap-and-set instead of asyncio.Condition: it is synchronous, so it also works in a cancelled handler's
