@@ -9,9 +9,9 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core.durations import MAX_LIFETIME_HOURS
 from bot.core.errors import UserError
 from bot.discord_adapter.replies import send_text
+from bot.durations import MAX_LIFETIME_HOURS
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bot.core.durations import LONGEST, MAX_DURATION_SECONDS, DurationTooLong, format_duration, parse_duration
+from bot.durations import LONGEST, MAX_DURATION_SECONDS, DurationTooLong, format_duration, parse_duration
 
 
 @pytest.mark.parametrize(

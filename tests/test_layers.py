@@ -74,6 +74,36 @@ def test_the_agent_runtime_never_imports_the_core():
     assert _offending("bot/agents", lambda n: _under(n, "bot.core")) == []
 
 
+def _module_path(name: str) -> Path | None:
+    base = ROOT / name.replace(".", "/")
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _reachable(path: Path) -> set[str]:
+    """Every project module ``path`` loads, directly or through other project modules."""
+    seen: set[str] = set()
+    todo = [path]
+    while todo:
+        for name in _imports(todo.pop()):
+            if _of_project(name) and name not in seen and (found := _module_path(name)) is not None:
+                seen.add(name)
+                todo.append(found)
+    return seen
+
+
+def test_the_agent_runtime_does_not_reach_the_core_through_another_module():
+    reached = {
+        f"{path.relative_to(ROOT)} reaches {name}"
+        for path in _modules("bot/agents")
+        for name in _reachable(path)
+        if _under(name, "bot.core")
+    }
+    assert reached == set()
+
+
 def test_the_records_import_nothing_of_the_project():
     assert [name for name in _imports(ROOT / "bot/records.py") if _of_project(name)] == []
 
@@ -104,3 +134,4 @@ def test_the_walk_sees_imports_at_all():
     assert "bot.records" in _imports(ROOT / "storage/runs.py")
     assert "discord" in _imports(ROOT / "bot/app.py")
     assert "bot.core.orchestrator" in _imports(ROOT / "bot/app.py")
+    assert "bot.core.settlement" in _reachable(ROOT / "bot/app.py")

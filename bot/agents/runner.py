@@ -187,8 +187,6 @@ async def run_agent(
         output_type=str | None,  # type: ignore[arg-type]
     )
     settings = ModelSettings()
-    if request.thinking:
-        settings["thinking"] = _thinking_setting(request.thinking)
     persisted = 0
     agent_run: AgentRun[Any, str | None] | None = None
 
@@ -199,6 +197,8 @@ async def run_agent(
             persisted = len(messages)
 
     try:
+        if request.thinking:
+            settings["thinking"] = _thinking_setting(request.thinking)
         async with agent.iter(
             request.prompt,
             message_history=request.history or None,

@@ -146,6 +146,8 @@ class AgentTools:
             return _error(f"{row.label} is already finished.")
         if action == "kill":
             count = descendants(await self._runs.kill(row.run.id))
+            if count is None:
+                return _error(f"{row.label} is already finished.")
             suffix = f" (+ {count} descendant(s))" if count else ""
             return {"status": "ok", "result": f"killed {row.label}{suffix}."}
         if not message or not message.strip():

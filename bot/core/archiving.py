@@ -1,6 +1,7 @@
-"""Archiving finished sub-agent sessions: ``archive_after_minutes`` after a run ends (``cleanup: delete`` at
-once), never while a run is live or a thread is bound. Deadlines live in ``sessions.archive_at`` and their timers
-are rebuilt from it at start-up; an archived session stays readable and takes no more messages."""
+"""Archiving finished sub-agent sessions: ``archive_after_minutes`` after a run ends (``cleanup: delete`` as soon
+as its result is delivered), never while a run is live or a thread is bound. Deadlines live in
+``sessions.archive_at`` and their timers are rebuilt from it at start-up; an archived session stays readable and
+takes no more messages."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ from dataclasses import replace
 
 from bot.config import ThreadBindingSettings
 from bot.core.control import RunControl
-from bot.core.durations import LONGEST, DurationTooLong, format_duration, parse_duration
 from bot.core.errors import SessionArchived, UserError
 from bot.core.orchestrator import Orchestrator
 from bot.core.session_queries import ChildRow
@@ -21,6 +20,7 @@ from bot.core.threads import (
     thread_name,
 )
 from bot.core.timers import instant
+from bot.durations import LONGEST, DurationTooLong, format_duration, parse_duration
 from bot.records import Actor, Binding
 from bot.text import quoted
 from storage.repositories import Repositories

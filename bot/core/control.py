@@ -141,6 +141,8 @@ class RunControl:
             return f"{row.label} is already finished."
         await self.authorize(actor, row, "kill")
         count = descendants(await self._orchestrator.kill(row.run.id))
+        if count is None:
+            return f"{row.label} is already finished."
         return f"killed {row.label}" + (f" (+ {count} descendants)." if count else ".")
 
     async def kill_all(self, actor: Actor, conversation: str) -> str:

@@ -19,8 +19,9 @@ def delivery_state(rows: list[OutboxRow]) -> str:
     failed = f"failed after {announcement.attempts} attempt(s): {announcement.last_error}"
     notices = [row for row in rows if row.notice is not None]
     latest = notices[-1] if notices else None
-    if latest is None or latest.notice is None or latest.status == "failed":
+    if latest is None or latest.status == "failed":
         return f"{failed}. The requester could not be told (see the bot's error log)."
+    assert latest.notice is not None  # a notice row, by the filter above
     where = _TOLD[latest.notice].format(channel=latest.channel_id)
     if latest.status == "pending":
         return f"{failed}. Telling the requester {where}…"

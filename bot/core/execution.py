@@ -24,7 +24,7 @@ from bot.config import Config
 from bot.core import internal_context
 from bot.core.prompts import subagent_context
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
-from bot.core.settlement import AfterCommit, Settlement
+from bot.core.settlement import AfterCommit, Settlement, TurnEnd
 from bot.core.signals import Signals
 from bot.core.tool_policy import allowed_tools
 from bot.records import Run, RunKind, RunStatus, Session, SessionKind, Usage, short_run_id
@@ -64,7 +64,8 @@ class Execution:
         self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
 
     async def close(self) -> None:
-        """Stop every task; runs still live stay live in the database and are settled at next start."""
+        """Stop the supervisor and every run task; runs still live stay live in the database and are settled at
+        next start."""
         tasks = [t for t in (self._supervisor, *self._tasks.values()) if t is not None]
         for task in tasks:
             task.cancel()
@@ -143,9 +144,7 @@ class Execution:
                 prompt = await self._first_prompt(run, session, wake)
                 while prompt is not None:
                     ended = await self._settlement.end_turn(run, session, await self._run_turn(run, session, prompt))
-                    prompt = await self.take_inbox(run.id, wake=True) if ended.again else None
-                    if not ended.again:
-                        self._apply(ended.after)
+                    prompt = await self._next_prompt(run, ended)
                     self._signals.run_changed(run.id)
 
     async def _first_prompt(self, run: Run, session: Session, wake: bool) -> str | None:
@@ -155,7 +154,7 @@ class Execution:
             if prompt is None:
                 log.warning("wake_without_messages")
                 outcome = RunOutcome(RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, [])
-                self._apply((await self._settlement.end_turn(run, session, outcome)).after)
+                return await self._next_prompt(run, await self._settlement.end_turn(run, session, outcome))
             return prompt
         async with self._repos.db.transaction() as tx:
             started = await self._repos.runs.mark_running(tx, run.id, self._clock())
@@ -164,6 +163,14 @@ class Execution:
         log.info("run_started", model=run.model)
         self._signals.run_changed(run.id)
         return run.task
+
+    async def _next_prompt(self, run: Run, ended: TurnEnd) -> str | None:
+        """The inbox for another turn, or ``None`` once the run's turn is settled (its after-commit applied)."""
+        if ended.again:
+            return await self.take_inbox(run.id, wake=True)
+        if ended.after is not None:
+            self._apply(ended.after)
+        return None
 
     async def _run_turn(self, run: Run, session: Session, prompt: str) -> RunOutcome:
         agent = self._config.agents.list[session.agent_id]

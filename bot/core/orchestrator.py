@@ -4,11 +4,16 @@ methods the cogs, the Discord adapter and the tests call.
 A run goes spawn → persist (queued) → lane → running → (waiting on children) → terminal, crash-safe: every state
 change is written to SQLite before anything relies on it. Where each step lives:
 
-- :mod:`bot.core.spawning` — new sessions and runs, persisted and queued (policy: :mod:`bot.core.spawn_policy`);
+- :mod:`bot.core.spawning` — new sessions and runs, persisted and queued (policy: :mod:`bot.core.spawn_policy`;
+  what callers send and get back: :mod:`bot.core.requests`);
 - :mod:`bot.core.execution` — supervisor, lanes, the runner call, inbox, cancellation;
-- :mod:`bot.core.settlement` — terminal transitions and where results go, exactly once (the state machine);
+- :mod:`bot.core.settlement` — terminal transitions and where results go, exactly once (the state machine), with
+  :mod:`bot.core.results` writing what a result becomes;
 - :mod:`bot.core.thread_bindings`, :mod:`bot.core.archiving` — a session's thread, and its end;
-- :mod:`bot.core.agent_tools` — what the session tools do for agents.
+- :mod:`bot.core.agent_tools` — what the session tools do for agents; :mod:`bot.core.run_actions` — the kill and
+  steer checks they share with people's commands;
+- :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
+  :mod:`bot.core.limits` — refusals worded for people, the one text limit.
 
 Settlement returns what must happen after its commit as an :class:`AfterCommit`; :meth:`Orchestrator._apply` is
 the one place that does it.
@@ -16,6 +21,7 @@ the one place that does it.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -58,7 +64,7 @@ class Orchestrator:
     ) -> None:
         repos = repos or Repositories.over(db)
         self._config = config
-        self._db = db
+        self._db = repos.db
         self._threads = threads
         # The repositories, for tests and tools that inspect state; the bot's own objects get theirs from app.py.
         self.sessions, self.runs, self.transcripts = repos.sessions, repos.runs, repos.transcripts
@@ -110,10 +116,10 @@ class Orchestrator:
     async def close(self) -> None:
         """Stop every task; runs still live stay live in the database and are settled at next start."""
         self._timers.shutdown()
-        await self._execution.close()
-        await self._signals.close()
+        await asyncio.gather(self._execution.close(), self._signals.close())
 
     async def wait_idle(self) -> None:
+        """Wait until no run is queued or executing in this process."""
         await self._execution.wait_idle()
 
     def _apply(self, after: AfterCommit) -> None:
@@ -155,7 +161,8 @@ class Orchestrator:
     async def kill(self, run_id: str) -> list[Run]:
         """Stop a run and, cascading, every live run below it (deepest first). Killed runs announce nothing."""
         stopped, after = await self._settlement.kill(run_id)
-        self._apply(after)
+        if stopped:
+            self._apply(after)
         return stopped
 
     async def steer(self, run_id: str, message: str) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.records import Session
+from bot.records import Session, SessionRole
 
 
 def subagent_context(session: Session, max_depth: int) -> str:
@@ -11,7 +11,7 @@ def subagent_context(session: Session, max_depth: int) -> str:
         f"{session.key}. Results auto-announce to your requester; do not busy-poll for status.",
         "Stay focused on your task. Your final message is your result: make it complete and self-contained.",
     ]
-    if session.role == "orchestrator":
+    if session.role == SessionRole.ORCHESTRATOR:
         lines.append(
             "You may split your task with sessions_spawn. Children's results arrive as internal completion events; "
             "if your turn ends before they all finish, you are woken with their results once every child has "

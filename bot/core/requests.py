@@ -23,7 +23,7 @@ class SpawnAccepted:
     run_id: str
     session_key: str
     agent_id: str
-    mode: str = SessionMode.RUN
+    mode: SessionMode = SessionMode.RUN
 
     @property
     def short_run_id(self) -> str:

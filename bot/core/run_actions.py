@@ -36,6 +36,7 @@ def live_runs(rows: Iterable[T], run_of: Callable[[T], Run | None]) -> list[tupl
     return [(row, run) for row in rows if (run := run_of(row)) is not None and not run.status.is_terminal]
 
 
-def descendants(stopped: list[Run]) -> int:
-    """How many runs a kill stopped below the one it targeted."""
-    return len(stopped) - 1
+def descendants(stopped: list[Run]) -> int | None:
+    """How many runs a kill stopped below the one it targeted; ``None`` when it stopped nothing (the run ended
+    between the check and the kill)."""
+    return len(stopped) - 1 if stopped else None

@@ -11,8 +11,8 @@ from               event                                           to           
 =================  ==============================================  =================  ===========================
 (none)             spawn, chat or follow-up persisted              queued             queued for the supervisor
 queued             takes its lane (``mark_running``)               running            changed
-running            turn ends; a sub-agent's children are unsettled waiting_children   (nothing)
-running            turn ends; a sub-agent's inbox has results      running            another turn, same task
+running            turn ends; a sub-agent's children are unsettled waiting_children   (none)
+running            turn ends; a sub-agent's inbox has results      running            (none: a turn on its inbox)
 running            turn ends otherwise                             completed, failed, result routed, changed
                                                                    timed_out
 waiting_children   last child settles; its inbox has results       running            woken, changed
@@ -21,6 +21,8 @@ any live           kill of its subtree (deepest first)             killed       
                                                                                       parent may settle
 any live           found at start-up (the process died)            interrupted        topmost of a chain routed
 =================  ==============================================  =================  ===========================
+
+A turn that ends after its run was killed only records what it spent: the kill already settled the run.
 
 A result is *routed* to the run's direct requester: a top-level requester (a main session, or none) gets a
 Discord announcement (outbox row); a live nested requester gets an inbox message; a requester that is gone
@@ -61,10 +63,11 @@ class AfterCommit:
 
 @dataclass(frozen=True)
 class TurnEnd:
-    """How a turn settled: ``again`` when the run takes another turn with its inbox (nothing to apply then)."""
+    """How a turn settled: ``again`` when the run takes another turn with its inbox; ``after`` is ``None`` when
+    nothing happened that anyone must hear of (the run waits on its children, goes on, or had been killed)."""
 
     again: bool
-    after: AfterCommit
+    after: AfterCommit | None = None
 
 
 class Settlement:
@@ -82,21 +85,21 @@ class Settlement:
         async with self._repos.db.transaction() as tx:
             current = await runs.get(run.id, tx)
             if current is None:
-                return TurnEnd(False, after)
+                return TurnEnd(again=False)
             await runs.record_usage(tx, run.id, outcome.usage)
             if session.kind == SessionKind.MAIN:
                 await self._results.keep_unread(tx, run.id, session.key, now)
             if current.status is not RunStatus.RUNNING:
-                return TurnEnd(False, after)  # killed meanwhile: its spending is counted, and it announces nothing
+                return TurnEnd(again=False)  # killed meanwhile: its spending is counted, and it announces nothing
             orchestrating = outcome.status is RunStatus.COMPLETED and session.kind == SessionKind.SUBAGENT
             if orchestrating and await runs.count_unsettled_children(run.id, tx):
                 await runs.set_status(
                     tx, run.id, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN, result_text=outcome.result_text
                 )
                 log.info("run_waiting_on_children")
-                return TurnEnd(False, after)
+                return TurnEnd(again=False)
             if orchestrating and await self._repos.inbox.count_pending(tx, run.id) > 0:
-                return TurnEnd(True, after)
+                return TurnEnd(again=True)
             await runs.finish(tx, run.id, outcome.status, now, result_text=outcome.result_text, error=outcome.error)
             finished = replace(
                 current,
@@ -108,7 +111,7 @@ class Settlement:
             )
             await self._route(tx, finished, session, now, after)
         log.info("run_finished", status=outcome.status.value, error=outcome.error)
-        return TurnEnd(False, after)
+        return TurnEnd(again=False, after=after)
 
     async def kill(self, run_id: str) -> tuple[list[Run], AfterCommit]:
         """Stop a run and every live run below it (deepest first). Killed runs announce nothing."""
@@ -134,7 +137,7 @@ class Settlement:
                     await self._child_settled(tx, run.parent_run_id, now, after)
         for run in subtree:
             log.info("run_killed", run_id=run.id, session_key=run.session_key)
-        after.cancel += killed_ids
+        after.cancel += [run.id for run in subtree]
         after.changed += [run.id for run in subtree]
         after.ended += [run.id for run in subtree]
         return subtree, after

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.config import AUTO_ARCHIVE_MINUTES, ThreadBindingSettings
-from bot.core.durations import format_duration
+from bot.durations import format_duration
 
 THREAD_NAME_CHARS = 100
 
