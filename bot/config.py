@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Annotated, Literal, get_args
 
 from pydantic import (
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -25,6 +23,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from bot.durations import MAX_LIFETIME_HOURS, parse_duration
+from bot.profiles import Delegate, DelegateToolConfig, RiskProfile, RuntimeProfile, Section, delegate_problems
 
 AGENT_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -52,11 +51,7 @@ def _positive_duration(value: object) -> float:
 Duration = Annotated[float, BeforeValidator(_positive_duration)]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DiscordConfig(_Section):
+class DiscordConfig(Section):
     token_env: str = "DISCORD_TOKEN"
     api_base_url: str = "https://discord.com/api/v10"
     gateway_url: str = "wss://gateway.discord.gg/"
@@ -68,23 +63,23 @@ class DiscordConfig(_Section):
     delivery_give_up_after: Duration = 24 * 3600.0
 
 
-class StorageConfig(_Section):
+class StorageConfig(Section):
     path: str = "data/threadbound.sqlite3"
 
 
-class LoggingConfig(_Section):
+class LoggingConfig(Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "json", "console"] = "auto"
 
 
-class ProviderConfig(_Section):
+class ProviderConfig(Section):
     type: Literal["openai", "anthropic"]
     base_url: str | None = None
     api_key_env: str | None = None
     supports_thinking: bool | None = None
 
 
-class AgentSubagentSettings(_Section):
+class AgentSubagentSettings(Section):
     """Per-agent sub-agent settings (``[agents.list.<id>.subagents]``); unset keys fall back to the defaults."""
 
     model: str | None = None
@@ -94,7 +89,7 @@ class AgentSubagentSettings(_Section):
     require_agent_id: bool | None = None
 
 
-class SubagentDefaults(_Section):
+class SubagentDefaults(Section):
     max_concurrent: Annotated[int, Field(ge=1, le=64)] = 8
     max_spawn_depth: Annotated[int, Field(ge=1, le=5)] = 1
     max_children_per_agent: Annotated[int, Field(ge=1, le=20)] = 5
@@ -106,21 +101,26 @@ class SubagentDefaults(_Section):
     require_agent_id: bool = False
 
 
-class AgentDefaults(_Section):
+class AgentDefaults(Section):
     model: str = "openai/gpt-4o-mini"
     system_prompt: str = "You are a helpful assistant working inside a Discord server. Be concise."
     subagents: SubagentDefaults = SubagentDefaults()
 
 
-class AgentConfig(_Section):
+class AgentConfig(Section):
     name: str | None = None
     model: str | None = None
     system_prompt: str | None = None
     sandboxed: bool = False
     subagents: AgentSubagentSettings = AgentSubagentSettings()
+    enabled: bool = True
+    risk_profile: str | None = None  # a [risk_profiles.<name>]; none: no constraint
+    runtime_profile: str | None = None  # a [runtime_profiles.<name>]; none: the defaults
+    delegate_same_risk_profile: bool = True  # may delegate to agents with the same risk profile
+    delegates: list[Delegate] = Field(default_factory=list)
 
 
-class AgentsConfig(_Section):
+class AgentsConfig(Section):
     default_agent: str = "main"
     defaults: AgentDefaults = AgentDefaults()
     list: dict[str, AgentConfig] = Field(default_factory=lambda: {"main": AgentConfig()})
@@ -147,7 +147,7 @@ AUTO_ARCHIVE_MINUTES: tuple[AutoArchiveMinutes, ...] = get_args(AutoArchiveMinut
 LifetimeHours = Annotated[float, Field(ge=0, le=MAX_LIFETIME_HOURS)]
 
 
-class ThreadBindingSettings(_Section):
+class ThreadBindingSettings(Section):
     """``[session.thread_bindings]``: the global defaults for thread-bound sessions."""
 
     enabled: bool = True
@@ -158,7 +158,7 @@ class ThreadBindingSettings(_Section):
     archive_on_expiry: bool = False
 
 
-class ThreadBindingOverrides(_Section):
+class ThreadBindingOverrides(Section):
     """``[channels.discord.thread_bindings]``: Discord's overrides of the global defaults (unset = inherit)."""
 
     enabled: bool | None = None
@@ -169,32 +169,32 @@ class ThreadBindingOverrides(_Section):
     archive_on_expiry: bool | None = None
 
 
-class SessionConfig(_Section):
+class SessionConfig(Section):
     thread_bindings: ThreadBindingSettings = ThreadBindingSettings()
 
 
-class DiscordChannelConfig(_Section):
+class DiscordChannelConfig(Section):
     thread_bindings: ThreadBindingOverrides = ThreadBindingOverrides()
 
 
-class ChannelsConfig(_Section):
+class ChannelsConfig(Section):
     discord: DiscordChannelConfig = DiscordChannelConfig()
 
 
-class ToolList(_Section):
+class ToolList(Section):
     allow: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
 
 
-class SubagentToolsConfig(_Section):
+class SubagentToolsConfig(Section):
     tools: ToolList = ToolList()
 
 
-class ToolsConfig(_Section):
+class ToolsConfig(Section):
     subagents: SubagentToolsConfig = SubagentToolsConfig()
 
 
-class Config(_Section):
+class Config(Section):
     discord: DiscordConfig = DiscordConfig()
     storage: StorageConfig = StorageConfig()
     logging: LoggingConfig = LoggingConfig()
@@ -203,11 +203,39 @@ class Config(_Section):
     tools: ToolsConfig = ToolsConfig()
     session: SessionConfig = SessionConfig()
     channels: ChannelsConfig = ChannelsConfig()
+    risk_profiles: dict[str, RiskProfile] = Field(default_factory=dict)
+    runtime_profiles: dict[str, RuntimeProfile] = Field(default_factory=dict)
+    delegate: DelegateToolConfig = DelegateToolConfig()
+
+    def risk_profile_of(self, agent_id: str) -> RiskProfile | None:
+        """The agent's risk profile (``None``: no constraint)."""
+        name = self.agents.list[agent_id].risk_profile
+        return self.risk_profiles[name] if name is not None else None
 
     def thread_bindings(self) -> ThreadBindingSettings:
         """Effective thread-binding settings: Discord's overrides on top of the global defaults."""
         overrides = self.channels.discord.thread_bindings.model_dump(exclude_none=True)
         return self.session.thread_bindings.model_copy(update=overrides)
+
+    @model_validator(mode="after")
+    def _profiles_and_delegates_are_configured(self) -> Config:
+        configured = set(self.agents.list)
+        for agent_id, agent in self.agents.list.items():
+            for key, name, table in (
+                ("risk_profile", agent.risk_profile, self.risk_profiles),
+                ("runtime_profile", agent.runtime_profile, self.runtime_profiles),
+            ):
+                if name is not None and name not in table:
+                    known = ", ".join(sorted(table)) or "none"
+                    raise ValueError(
+                        f"agents.list.{agent_id}.{key} = {name!r} is not defined; add [{key}s.{name}] "
+                        f"(defined: {known})"
+                    )
+            if problems := delegate_problems(agent_id, agent.delegates, configured):
+                raise ValueError(problems[0])
+        if not self.agents.list[self.agents.default_agent].enabled:
+            raise ValueError(f"agents.list.{self.agents.default_agent}.enabled = false, but it is the default_agent")
+        return self
 
     @model_validator(mode="after")
     def _model_references_name_providers(self) -> Config:

@@ -35,6 +35,11 @@ def test_check_accepts_the_example_config():
         ),
         ("[discord]\ntoken = 'abc'\n", {"DISCORD_TOKEN": "x"}, "unknown key 'discord.token'"),
         ("[agents.defaults.subagents]\nmax_concurrent = 'lots'\n", {}, "'agents.defaults.subagents.max_concurrent'"),
+        (
+            '[agents.list.main]\ndelegates = ["ghost"]\n',
+            {"DISCORD_TOKEN": "x"},
+            'agents.list.main.delegates[0].agent = "ghost" but agents.list.ghost is not configured',
+        ),
     ],
 )
 def test_bad_config_or_environment_is_one_clear_line(tmp_path, config_text, env, expected):

@@ -298,3 +298,30 @@ async def test_a_leaf_session_controls_nothing_even_if_a_tool_reaches_it(tmp_pat
             "status": "forbidden",
             "error": "sessions_spawn is not allowed at this depth (current depth: 1, max: 1)",
         }
+
+
+async def test_a_risk_profile_narrows_the_tools_offered_and_a_call_to_an_excluded_one_runs_nothing(tmp_path):
+    offered: list[list[str]] = []
+
+    def main(messages, info):
+        offered.append(sorted(t.name for t in info.function_tools))
+        refusals = tool_returns(messages)
+        if refusals:
+            return ModelResponse(parts=[TextPart(f"refused: {refusals[0].content}")])
+        return ModelResponse(parts=[ToolCallPart("sessions_spawn", {"task": "sneaky", "agentId": "worker"})])
+
+    config = (
+        CONFIG.replace("[agents.list.main]\n", '[agents.list.main]\nrisk_profile = "careful"\n')
+        + '\n[risk_profiles.careful]\nallowed_tools = ["sessions_spawn", "sessions_list", "agents_list"]\n'
+        + 'excluded_tools = ["sessions_spawn"]\n'
+    )
+    async with running_core(tmp_path, ScriptedModels(main=main), config) as core:
+        await chat_and_wait(core)
+        assert (await core._db.fetch_one("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'"))[0] == 0
+        payloads = await outbox_payloads(core)
+
+    assert offered[0] == ["agents_list", "sessions_list"]
+    assert (
+        payloads[-1]["body"]
+        == "refused: Unknown tool name: 'sessions_spawn'. Available tools: 'agents_list', 'sessions_list'"
+    )

@@ -177,7 +177,8 @@ class Execution:
         system_prompt = agent.system_prompt or self._config.agents.defaults.system_prompt
         if session.kind == SessionKind.SUBAGENT:
             system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
-        toolset = session_toolset(allowed_tools(session.role, self._config.tools.subagents.tools))
+        risk = self._config.risk_profile_of(session.agent_id)
+        toolset = session_toolset(allowed_tools(session.role, self._config.tools.subagents.tools, risk))
         before = (await self._repos.runs.get(run.id) or run).usage
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
