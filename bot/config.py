@@ -212,6 +212,11 @@ class Config(Section):
         name = self.agents.list[agent_id].risk_profile
         return self.risk_profiles[name] if name is not None else None
 
+    def runtime_profile_of(self, agent_id: str) -> RuntimeProfile:
+        """The agent's runtime profile (the defaults when it names none)."""
+        name = self.agents.list[agent_id].runtime_profile
+        return self.runtime_profiles[name] if name is not None else RuntimeProfile()
+
     def thread_bindings(self) -> ThreadBindingSettings:
         """Effective thread-binding settings: Discord's overrides on top of the global defaults."""
         overrides = self.channels.discord.thread_bindings.model_dump(exclude_none=True)

@@ -325,3 +325,22 @@ async def test_a_risk_profile_narrows_the_tools_offered_and_a_call_to_an_exclude
         payloads[-1]["body"]
         == "refused: Unknown tool name: 'sessions_spawn'. Available tools: 'agents_list', 'sessions_list'"
     )
+
+
+async def test_the_agents_runtime_profile_decides_which_repeated_calls_run(tmp_path):
+    async def repeated_list_returns(config: str) -> list[object]:
+        def main(messages, info):
+            if tool_returns(messages):
+                return ModelResponse(parts=[TextPart("ok")])
+            return ModelResponse(parts=[ToolCallPart("sessions_list", {}), ToolCallPart("sessions_list", {})])
+
+        async with running_core(tmp_path / str(len(config)), ScriptedModels(main=main), config) as core:
+            await chat_and_wait(core)
+            transcript = await core.transcripts.history("agent:main:discord:channel:100")
+        return [part.content for part in tool_returns(transcript)]
+
+    skipped = "Skipped duplicate tool call 'sessions_list' with identical arguments in this turn."
+    assert await repeated_list_returns(CONFIG) == [{"sessions": []}, skipped]
+    exempt = CONFIG.replace("[agents.list.main]\n", '[agents.list.main]\nruntime_profile = "lister"\n')
+    exempt += '\n[runtime_profiles.lister]\ntool_call_dedup_exempt = ["sessions_list"]\n'
+    assert await repeated_list_returns(exempt) == [{"sessions": []}, {"sessions": []}]

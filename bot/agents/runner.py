@@ -30,11 +30,13 @@ from pydantic_ai.messages import (
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.settings import ThinkingLevel as ThinkingSetting
+from pydantic_ai.tool_manager import ParallelExecutionMode, ToolManager
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_graph import End
 
 from bot.agents.models import ResolvedModel
+from bot.agents.tool_calls import DeduplicatedToolset
 from bot.config import THINKING_LEVELS
 from bot.records import RunStatus, Usage
 
@@ -69,6 +71,8 @@ class RunRequest:
     timeout_seconds: float = 0
     toolsets: Sequence[AbstractToolset[Any]] = field(default_factory=tuple)
     deps: Any = None
+    parallel_tools: bool = False  # one response's tool calls run concurrently, else one after the other
+    dedup_exempt: frozenset[str] = frozenset()  # tools that may repeat a call with identical arguments
 
 
 def _thinking_setting(level: str) -> ThinkingSetting:
@@ -196,46 +200,51 @@ async def run_agent(
             await on_step(messages[persisted:], _usage(usage))
             persisted = len(messages)
 
-    try:
-        if request.thinking:
-            settings["thinking"] = _thinking_setting(request.thinking)
-        async with agent.iter(
-            request.prompt,
-            message_history=request.history or None,
-            model=request.model.model,
-            model_settings=settings,
-            usage_limits=UsageLimits(request_limit=REQUEST_LIMIT, tool_calls_limit=TOOL_CALLS_LIMIT),
-            timeout=request.timeout_seconds or None,
-            toolsets=request.toolsets or None,
-            deps=request.deps,
-            cancellation_token=cancellation,
-        ) as agent_run:
-            async for node in agent_run:
-                await flush(agent_run.new_messages(), agent_run.usage)
-                if drain is not None and not isinstance(node, End):
-                    for text in await drain():
-                        agent_run.enqueue(text)
-            result = agent_run.result
-            assert result is not None
-            messages = result.new_messages()
-            await flush(messages, result.usage)
+    mode: ParallelExecutionMode = "parallel" if request.parallel_tools else "sequential"
+    toolsets = [DeduplicatedToolset(toolset, exempt=request.dedup_exempt) for toolset in request.toolsets]
+    with ToolManager.parallel_execution_mode(mode):
+        try:
+            if request.thinking:
+                settings["thinking"] = _thinking_setting(request.thinking)
+            async with agent.iter(
+                request.prompt,
+                message_history=request.history or None,
+                model=request.model.model,
+                model_settings=settings,
+                usage_limits=UsageLimits(request_limit=REQUEST_LIMIT, tool_calls_limit=TOOL_CALLS_LIMIT),
+                timeout=request.timeout_seconds or None,
+                toolsets=toolsets or None,
+                deps=request.deps,
+                cancellation_token=cancellation,
+            ) as agent_run:
+                async for node in agent_run:
+                    await flush(agent_run.new_messages(), agent_run.usage)
+                    if drain is not None and not isinstance(node, End):
+                        for text in await drain():
+                            agent_run.enqueue(text)
+                result = agent_run.result
+                assert result is not None
+                messages = result.new_messages()
+                await flush(messages, result.usage)
+                return RunOutcome(
+                    RunStatus.COMPLETED, completed_result(result.output, messages), None, _usage(result.usage), messages
+                )
+        except RunTimedOut as exc:
+            messages = exc.new_messages()
+            await flush(messages, exc.usage)
+            partial = partial_result(messages, stopped_by="timeout")
+            return RunOutcome(RunStatus.TIMED_OUT, partial, None, _usage(exc.usage), messages)
+        except RunCancelled as exc:
+            messages = exc.new_messages()
+            await flush(messages, exc.usage)
+            partial = partial_result(messages, stopped_by=KILLED_BEFORE)
+            return RunOutcome(RunStatus.KILLED, partial, "killed", _usage(exc.usage), messages)
+        except Exception as exc:  # every other failure is a run outcome, not a crash of the orchestrator
+            if not isinstance(exc, AgentRunError):
+                log.exception("agent_run_crashed")
+            messages = agent_run.new_messages() if agent_run is not None else []
+            usage = agent_run.usage if agent_run is not None else RunUsage()
+            await flush(messages, usage)
             return RunOutcome(
-                RunStatus.COMPLETED, completed_result(result.output, messages), None, _usage(result.usage), messages
+                RunStatus.FAILED, partial_result(messages), describe_failure(exc), _usage(usage), messages
             )
-    except RunTimedOut as exc:
-        messages = exc.new_messages()
-        await flush(messages, exc.usage)
-        partial = partial_result(messages, stopped_by="timeout")
-        return RunOutcome(RunStatus.TIMED_OUT, partial, None, _usage(exc.usage), messages)
-    except RunCancelled as exc:
-        messages = exc.new_messages()
-        await flush(messages, exc.usage)
-        partial = partial_result(messages, stopped_by=KILLED_BEFORE)
-        return RunOutcome(RunStatus.KILLED, partial, "killed", _usage(exc.usage), messages)
-    except Exception as exc:  # every other failure is a run outcome, not a crash of the orchestrator
-        if not isinstance(exc, AgentRunError):
-            log.exception("agent_run_crashed")
-        messages = agent_run.new_messages() if agent_run is not None else []
-        usage = agent_run.usage if agent_run is not None else RunUsage()
-        await flush(messages, usage)
-        return RunOutcome(RunStatus.FAILED, partial_result(messages), describe_failure(exc), _usage(usage), messages)

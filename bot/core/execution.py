@@ -178,6 +178,7 @@ class Execution:
         if session.kind == SessionKind.SUBAGENT:
             system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
         risk = self._config.risk_profile_of(session.agent_id)
+        runtime = self._config.runtime_profile_of(session.agent_id)
         toolset = session_toolset(allowed_tools(session.role, self._config.tools.subagents.tools, risk))
         before = (await self._repos.runs.get(run.id) or run).usage
 
@@ -201,6 +202,8 @@ class Execution:
             timeout_seconds=run.timeout_seconds,
             toolsets=[toolset] if toolset else [],
             deps=ToolDeps(control=self._tools, caller=Caller(session=session, run_id=run.id)),
+            parallel_tools=bool(runtime.parallel_tools),
+            dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
         )
         token = self._cancellations.setdefault(run.id, CancellationToken())
         try:
