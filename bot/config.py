@@ -207,6 +207,14 @@ class Config(Section):
     runtime_profiles: dict[str, RuntimeProfile] = Field(default_factory=dict)
     delegate: DelegateToolConfig = DelegateToolConfig()
 
+    def configured_models(self) -> list[str]:
+        """Every model reference the config names: what ``model_switch`` may switch to."""
+        agents = self.agents
+        references = [agents.defaults.model, agents.defaults.subagents.model]
+        for agent in agents.list.values():
+            references += [agent.model, agent.subagents.model]
+        return sorted({reference for reference in references if reference})
+
     def risk_profile_of(self, agent_id: str) -> RiskProfile | None:
         """The agent's risk profile (``None``: no constraint)."""
         name = self.agents.list[agent_id].risk_profile

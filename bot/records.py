@@ -110,6 +110,7 @@ class Session:
     sandboxed: bool = False
     archive_at: float | None = None
     archived_at: float | None = None
+    model: str | None = None  # a main session's model after ``model_switch`` (None: its agent's)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from storage.db import Database
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
-    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at"
+    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model"
 )
 
 
@@ -35,7 +35,7 @@ class SessionRepository:
     async def insert(self, tx: aiosqlite.Connection, session: Session, *, if_missing: bool = False) -> None:
         verb = "INSERT OR IGNORE" if if_missing else "INSERT"
         await tx.execute(
-            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 18)})",
+            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 19)})",
             (
                 session.key,
                 session.agent_id,
@@ -55,6 +55,7 @@ class SessionRepository:
                 int(session.sandboxed),
                 session.archive_at,
                 session.archived_at,
+                session.model,
             ),
         )
 
@@ -64,6 +65,9 @@ class SessionRepository:
 
     async def set_archive_at(self, tx: aiosqlite.Connection, key: str, archive_at: float | None) -> None:
         await tx.execute("UPDATE sessions SET archive_at = ? WHERE key = ? AND archived_at IS NULL", (archive_at, key))
+
+    async def set_model(self, tx: aiosqlite.Connection, key: str, model: str | None) -> None:
+        await tx.execute("UPDATE sessions SET model = ? WHERE key = ?", (model, key))
 
     async def archived_at(self, tx: aiosqlite.Connection, key: str) -> float | None:
         row = await (await tx.execute("SELECT archived_at FROM sessions WHERE key = ?", (key,))).fetchone()

@@ -50,6 +50,7 @@ async def test_main_agent_gets_every_session_tool_and_refusals_come_back_as_data
 
     assert script.tools == [
         "agents_list",
+        "model_switch",
         "sessions_history",
         "sessions_list",
         "sessions_send",
@@ -344,3 +345,22 @@ async def test_the_agents_runtime_profile_decides_which_repeated_calls_run(tmp_p
     exempt = CONFIG.replace("[agents.list.main]\n", '[agents.list.main]\nruntime_profile = "lister"\n')
     exempt += '\n[runtime_profiles.lister]\ntool_call_dedup_exempt = ["sessions_list"]\n'
     assert await repeated_list_returns(exempt) == [{"sessions": []}, {"sessions": []}]
+
+
+async def test_the_main_agent_switches_its_own_model_for_its_next_turns_and_only_to_a_configured_one(tmp_path):
+    script = Script(("model_switch", {"model": "test/nowhere"}), ("model_switch", {"model": " test/worker "}))
+    models = ScriptedModels(main=script, worker=text("the worker model answers"))
+    async with running_core(tmp_path, models, CONFIG) as core:
+        first = await chat_and_wait(core)
+        assert (await core.runs.get(first)).model == "test/main"
+    assert script.results == [
+        {
+            "status": "error",
+            "error": "Unknown model 'test/nowhere'. Configured models: test/leafy, test/main, test/worker.",
+        },
+        {"status": "ok", "model": "test/worker", "note": "Applies from your next turn."},
+    ]
+    async with running_core(tmp_path, models, CONFIG) as core:  # after a restart, too
+        for _ in range(2):
+            run = await core.runs.get(await chat_and_wait(core))
+            assert (run.model, run.result_text) == ("test/worker", "the worker model answers")

@@ -128,6 +128,17 @@ class AgentTools:
             return _error(str(archived))
         return {"status": "accepted", "runId": run_id, "delivered": "started a follow-up run"}
 
+    async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]:
+        """The main agent's own session runs on ``model`` from its next turn (a configured model only)."""
+        configured = self._config.configured_models()
+        reference = model.strip()
+        if reference not in configured:
+            return _error(f"Unknown model '{quoted(reference)}'. Configured models: {', '.join(configured)}.")
+        async with self._repos.db.transaction() as tx:
+            await self._repos.sessions.set_model(tx, caller.session.key, reference)
+        log.info("model_switched", session_key=caller.session.key, model=reference)
+        return {"status": "ok", "model": reference, "note": "Applies from your next turn."}
+
     async def tool_subagents(
         self, caller: Caller, action: str, target: str | None, message: str | None
     ) -> dict[str, Any]:

@@ -227,3 +227,6 @@ class Orchestrator:
         self, caller: Caller, action: str, target: str | None, message: str | None
     ) -> dict[str, Any]:
         return await self._tools.tool_subagents(caller, action, target, message)
+
+    async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]:
+        return await self._tools.tool_model_switch(caller, model)

@@ -19,6 +19,7 @@ from bot.core.limits import checked_text
 from bot.core.spawn_policy import SpawnArgs
 from bot.core.tool_policy import (
     AGENTS_LIST,
+    MODEL_SWITCH,
     SESSIONS_HISTORY,
     SESSIONS_LIST,
     SESSIONS_SEND,
@@ -50,6 +51,7 @@ class SessionControl(Protocol):
     async def tool_subagents(
         self, caller: Caller, action: str, target: str | None, message: str | None
     ) -> dict[str, Any]: ...
+    async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,10 @@ async def subagents(
     return await ctx.deps.control.tool_subagents(ctx.deps.caller, action, target, message)
 
 
+async def model_switch(ctx: RunContext[ToolDeps], model: str) -> dict[str, Any]:
+    return await ctx.deps.control.tool_model_switch(ctx.deps.caller, model)
+
+
 def _tool(function, name: str, description: str) -> Tool[ToolDeps]:
     return Tool(function, takes_ctx=True, name=name, description=description)
 
@@ -188,6 +194,12 @@ _TOOLS: dict[str, Tool[ToolDeps]] = {
         SUBAGENTS,
         "Manage your own sub-agents. action: list | kill (target) | steer (target, message). Targets: the list "
         "index, label, run id prefix, or session key.",
+    ),
+    MODEL_SWITCH: _tool(
+        model_switch,
+        MODEL_SWITCH,
+        "Switch the model this conversation runs on, from your next turn, to one of the configured models "
+        "(<provider>/<model>). Your sub-agents keep the models they are configured with.",
     ),
 }
 

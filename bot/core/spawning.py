@@ -99,9 +99,14 @@ class Spawning:
         """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox."""
         text = checked_text(request.text)
         agent_id = self._config.agents.default_agent
-        model = self._resolve_model(self._config.agents.list[agent_id].model or self._config.agents.defaults.model)
         now = self._clock()
         session = self._main_session(request.origin, now)
+        switched = await self._repos.sessions.get(session.key)
+        model = self._resolve_model(
+            (switched.model if switched else None)
+            or self._config.agents.list[agent_id].model
+            or self._config.agents.defaults.model
+        )
         run = self._new_run(session, RunKind.CHAT, text, model.reference, None, 0, request.origin, None, now)
         await self._persist_and_queue(run, session)
         return run.id

@@ -14,10 +14,11 @@ SESSIONS_LIST = "sessions_list"
 SESSIONS_HISTORY = "sessions_history"
 SESSIONS_SEND = "sessions_send"
 AGENTS_LIST = "agents_list"
+MODEL_SWITCH = "model_switch"  # the main agent's own model; sub-agents inherit theirs and never switch it
 
 _BY_ROLE: dict[SessionRole, frozenset[str]] = {
     SessionRole.MAIN: frozenset(
-        {SESSIONS_SPAWN, SUBAGENTS, SESSIONS_LIST, SESSIONS_HISTORY, SESSIONS_SEND, AGENTS_LIST}
+        {SESSIONS_SPAWN, SUBAGENTS, SESSIONS_LIST, SESSIONS_HISTORY, SESSIONS_SEND, AGENTS_LIST, MODEL_SWITCH}
     ),
     SessionRole.ORCHESTRATOR: frozenset({SESSIONS_SPAWN, SUBAGENTS, SESSIONS_LIST, SESSIONS_HISTORY}),
     SessionRole.LEAF: frozenset(),
