@@ -85,6 +85,10 @@ class SessionMode(StrEnum):
     SESSION = "session"  # stays bound to its thread for follow-ups
 
 
+class Delegation(StrEnum):
+    SUBAGENT = "subagent"  # a ``spawn_subagent`` child: same agent, blocking, its result is the caller's tool result
+
+
 class Cleanup(StrEnum):
     KEEP = "keep"  # archived some time after its run ends
     DELETE = "delete"  # archived right after announcing
@@ -111,6 +115,7 @@ class Session:
     archive_at: float | None = None
     archived_at: float | None = None
     model: str | None = None  # a main session's model after ``model_switch`` (None: its agent's)
+    delegation: Delegation | None = None
 
 
 @dataclass(frozen=True)

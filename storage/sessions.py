@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import aiosqlite
 
-from bot.records import Cleanup, ControlScope, Session, SessionKind, SessionMode, SessionRole
+from bot.records import Cleanup, ControlScope, Delegation, Session, SessionKind, SessionMode, SessionRole
 from storage.db import Database
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
-    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model"
+    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation"
 )
 
 
@@ -24,6 +24,7 @@ def _from_row(row: aiosqlite.Row) -> Session:
             "mode": SessionMode(values["mode"]),
             "cleanup": Cleanup(values["cleanup"]),
             "sandboxed": bool(values["sandboxed"]),
+            "delegation": Delegation(values["delegation"]) if values["delegation"] else None,
         }
     )
 
@@ -35,7 +36,7 @@ class SessionRepository:
     async def insert(self, tx: aiosqlite.Connection, session: Session, *, if_missing: bool = False) -> None:
         verb = "INSERT OR IGNORE" if if_missing else "INSERT"
         await tx.execute(
-            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 19)})",
+            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 20)})",
             (
                 session.key,
                 session.agent_id,
@@ -56,6 +57,7 @@ class SessionRepository:
                 session.archive_at,
                 session.archived_at,
                 session.model,
+                session.delegation,
             ),
         )
 
@@ -68,6 +70,15 @@ class SessionRepository:
 
     async def set_model(self, tx: aiosqlite.Connection, key: str, model: str | None) -> None:
         await tx.execute("UPDATE sessions SET model = ? WHERE key = ?", (model, key))
+
+    async def delegated_since(self, requester_key: str, delegation: Delegation, since: float) -> int:
+        """How many ``delegation`` children ``requester_key`` launched since ``since`` (its action budget)."""
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM sessions WHERE requester_session_key = ? AND delegation = ? AND created_at >= ?",
+            (requester_key, delegation, since),
+        )
+        assert row is not None
+        return int(row[0])
 
     async def archived_at(self, tx: aiosqlite.Connection, key: str) -> float | None:
         row = await (await tx.execute("SELECT archived_at FROM sessions WHERE key = ?", (key,))).fetchone()

@@ -55,6 +55,7 @@ async def test_main_agent_gets_every_session_tool_and_refusals_come_back_as_data
         "sessions_list",
         "sessions_send",
         "sessions_spawn",
+        "spawn_subagent",
         "subagents",
     ]
     assert script.results[0] == {
@@ -116,7 +117,7 @@ async def test_denied_tools_are_not_offered_to_orchestrators(tmp_path):
     async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), config) as core:
         await chat_and_wait(core)
         await settle(core, lambda: _any_completion(core))
-    assert offered == ["sessions_list", "sessions_spawn", "subagents"]
+    assert offered == ["sessions_list", "sessions_spawn", "spawn_subagent", "subagents"]
 
 
 async def _any_completion(core):
@@ -321,10 +322,10 @@ async def test_a_risk_profile_narrows_the_tools_offered_and_a_call_to_an_exclude
         assert (await core._db.fetch_one("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'"))[0] == 0
         payloads = await outbox_payloads(core)
 
-    assert offered[0] == ["agents_list", "sessions_list"]
+    assert offered[0] == ["agents_list", "sessions_list", "spawn_subagent"]  # spawn_subagent gates itself
     assert (
-        payloads[-1]["body"]
-        == "refused: Unknown tool name: 'sessions_spawn'. Available tools: 'agents_list', 'sessions_list'"
+        payloads[-1]["body"] == "refused: Unknown tool name: 'sessions_spawn'. Available tools: "
+        "'agents_list', 'sessions_list', 'spawn_subagent'"
     )
 
 

@@ -13,6 +13,7 @@ import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import structlog
 from pydantic_ai import CancellationToken
@@ -27,7 +28,7 @@ from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_t
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
 from bot.core.signals import Signals
 from bot.core.tool_policy import allowed_tools
-from bot.records import Run, RunKind, RunStatus, Session, SessionKind, Usage, short_run_id
+from bot.records import Delegation, Run, RunKind, RunStatus, Session, SessionKind, Usage, short_run_id
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -124,8 +125,11 @@ class Execution:
     def _forget(self, run_id: str, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(run_id, None)
 
-    def _lane(self, run: Run) -> asyncio.Semaphore | asyncio.Lock:
-        """Sub-agent runs share the bounded lane; main-agent turns queue one at a time per session."""
+    def _lane(self, run: Run, session: Session) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Sub-agent runs share the bounded lane; main-agent turns queue one at a time per session. A
+        ``spawn_subagent`` child runs inside its caller's turn, which holds the caller's place already."""
+        if session.delegation is Delegation.SUBAGENT:
+            return contextlib.nullcontext()
         if run.kind is RunKind.CHAT:
             return self._session_locks.setdefault(run.session_key, asyncio.Lock())
         return self._subagent_lane
@@ -140,7 +144,7 @@ class Execution:
         with structlog.contextvars.bound_contextvars(
             run_id=run.id, session_key=session.key, agent_id=session.agent_id, depth=session.depth
         ):
-            async with self._lane(run):
+            async with self._lane(run, session):
                 prompt = await self._first_prompt(run, session, wake)
                 while prompt is not None:
                     ended = await self._settlement.end_turn(run, session, await self._run_turn(run, session, prompt))
@@ -179,7 +183,8 @@ class Execution:
             system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
         risk = self._config.risk_profile_of(session.agent_id)
         runtime = self._config.runtime_profile_of(session.agent_id)
-        toolset = session_toolset(allowed_tools(session.role, self._config.tools.subagents.tools, risk))
+        offered = allowed_tools(session.role, self._config.tools.subagents.tools, risk, session.delegation)
+        toolset = session_toolset(offered)
         before = (await self._repos.runs.get(run.id) or run).usage
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:

@@ -41,6 +41,7 @@ from bot.core.settlement import AfterCommit, Settlement
 from bot.core.signals import Signals
 from bot.core.spawn_policy import SpawnArgs, SpawnPolicy
 from bot.core.spawning import Spawning
+from bot.core.subagent_spawn import SubagentSpawn
 from bot.core.thread_bindings import ThreadBindings
 from bot.core.threads import ThreadPort
 from bot.core.timers import Timers
@@ -94,6 +95,7 @@ class Orchestrator:
             clock,
         )
         self._tools = AgentTools(config, repos, self.queries, policy, self._spawning, self)
+        self._subagent_spawn = SubagentSpawn(config, repos, self._spawning, self._signals, clock)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -230,3 +232,6 @@ class Orchestrator:
 
     async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]:
         return await self._tools.tool_model_switch(caller, model)
+
+    async def tool_spawn_subagent(self, caller: Caller, prompt: object) -> dict[str, Any]:
+        return await self._subagent_spawn.spawn(caller, prompt)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from bot.records import Origin, Run, SessionMode, short_run_id
+from bot.records import Origin, Run, RunKind, RunStatus, Session, SessionMode, short_run_id
 
 
 @dataclass(frozen=True)
@@ -50,3 +50,33 @@ def origin_of(run: Run) -> Origin:
     needed to name a main session, which a child never creates)."""
     assert run.requester_user_id is not None, "every run is requested by someone"
     return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")
+
+
+def new_run(
+    session: Session,
+    kind: RunKind,
+    task: str,
+    model: str,
+    thinking: str | None,
+    timeout_seconds: int,
+    origin: Origin,
+    parent_run_id: str | None,
+    now: float,
+) -> Run:
+    """A queued run of ``session``, answering to ``origin``."""
+    return Run(
+        id=uuid.uuid4().hex,
+        session_key=session.key,
+        parent_run_id=parent_run_id,
+        kind=kind,
+        status=RunStatus.QUEUED,
+        task=task,
+        model=model,
+        thinking=thinking,
+        timeout_seconds=timeout_seconds,
+        requester_user_id=origin.user_id,
+        guild_id=origin.guild_id,
+        channel_id=origin.channel_id,
+        source_message_id=origin.message_id,
+        created_at=now,
+    )

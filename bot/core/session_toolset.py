@@ -24,6 +24,7 @@ from bot.core.tool_policy import (
     SESSIONS_LIST,
     SESSIONS_SEND,
     SESSIONS_SPAWN,
+    SPAWN_SUBAGENT,
     SUBAGENTS,
 )
 from bot.records import Session
@@ -52,6 +53,7 @@ class SessionControl(Protocol):
         self, caller: Caller, action: str, target: str | None, message: str | None
     ) -> dict[str, Any]: ...
     async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]: ...
+    async def tool_spawn_subagent(self, caller: Caller, prompt: object) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,24 @@ async def model_switch(ctx: RunContext[ToolDeps], model: str) -> dict[str, Any]:
     return await ctx.deps.control.tool_model_switch(ctx.deps.caller, model)
 
 
+async def spawn_subagent(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
+    """The prompt is checked by the core, after the depth cap and the risk gate (ZeroClaw's order)."""
+    return await ctx.deps.control.tool_spawn_subagent(ctx.deps.caller, raw.get("prompt"))
+
+
+SPAWN_SUBAGENT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "prompt": {
+            "type": "string",
+            "description": "The task or question for the SubAgent. Be specific and self-contained — the SubAgent "
+            "does not see this conversation's history.",
+        }
+    },
+    "required": ["prompt"],
+}
+
+
 def _tool(function, name: str, description: str) -> Tool[ToolDeps]:
     return Tool(function, takes_ctx=True, name=name, description=description)
 
@@ -200,6 +220,19 @@ _TOOLS: dict[str, Tool[ToolDeps]] = {
         MODEL_SWITCH,
         "Switch the model this conversation runs on, from your next turn, to one of the configured models "
         "(<provider>/<model>). Your sub-agents keep the models they are configured with.",
+    ),
+    SPAWN_SUBAGENT: Tool.from_schema(
+        spawn_subagent,
+        name=SPAWN_SUBAGENT,
+        description=(
+            "Spawn an ephemeral SubAgent that inherits this agent's identity, security policy, and memory allowlist. "
+            "The SubAgent runs the supplied prompt to completion under the parent's permissions envelope and returns "
+            "its response. Use for focused subtasks (research lookup, multi-step reasoning, etc.) that should not "
+            "pollute this agent's main conversation history. Cost-aware: each SubAgent run is a full agent loop and "
+            "consumes provider tokens."
+        ),
+        json_schema=SPAWN_SUBAGENT_SCHEMA,
+        takes_ctx=True,
     ),
 }
 

@@ -42,7 +42,7 @@ from bot.core import internal_context
 from bot.core.announcements import INTERRUPTED_REASON
 from bot.core.archiving import Archiving
 from bot.core.results import Results
-from bot.records import LIVE_STATUSES, Cleanup, Run, RunKind, RunStatus, Session, SessionKind
+from bot.records import LIVE_STATUSES, Cleanup, Delegation, Run, RunKind, RunStatus, Session, SessionKind
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -171,6 +171,10 @@ class Settlement:
         self, tx: aiosqlite.Connection, run: Run, session: Session, now: float, after: AfterCommit
     ) -> None:
         """Deliver a finished run's result to its direct requester, exactly once (inside the caller's transaction)."""
+        if session.delegation is Delegation.SUBAGENT:  # its caller's tool call reads the result from the run
+            after.archive_now.append(session.key)
+            after.ended.append(run.id)
+            return
         deadline = await self._archiving.mark_deadline(tx, session, now)
         if deadline is not None:
             after.archive_at[session.key] = deadline

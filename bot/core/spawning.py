@@ -7,7 +7,6 @@ Whether a spawn may happen, and with what, is :mod:`bot.core.spawn_policy`'s to 
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -25,6 +24,7 @@ from bot.core.requests import (
     SpawnAccepted,
     SpawnRequest,
     main_session_key,
+    new_run,
     origin_of,
     subagent_session_key,
 )
@@ -33,11 +33,12 @@ from bot.core.spawn_policy import SpawnArgs, SpawnContext, SpawnPlan, SpawnPolic
 from bot.core.thread_bindings import ThreadBindings
 from bot.records import (
     Binding,
+    Cleanup,
     ControlScope,
+    Delegation,
     Origin,
     Run,
     RunKind,
-    RunStatus,
     Session,
     SessionKind,
     SessionMode,
@@ -95,6 +96,35 @@ class Spawning:
             plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run))
             return await self._create_child(plan, requester, requester_run, origin_of(requester_run))
 
+    async def spawn_subagent(self, caller: Session, caller_run: Run, prompt: str) -> str:
+        """A ``spawn_subagent`` child of the calling run: the same agent on the same model and thinking, a leaf,
+        archived once done; its caller's tool call returns its result (see :mod:`bot.core.subagent_spawn`)."""
+        now = self._clock()
+        origin = origin_of(caller_run)
+        child = Session(
+            key=subagent_session_key(caller.agent_id),
+            agent_id=caller.agent_id,
+            kind=SessionKind.SUBAGENT,
+            depth=caller.depth + 1,
+            role=SessionRole.LEAF,
+            control_scope=ControlScope.NONE,
+            task=prompt,
+            requester_session_key=caller.key,
+            label=None,
+            guild_id=origin.guild_id,
+            channel_id=origin.channel_id,
+            owner_user_id=origin.user_id,
+            created_at=now,
+            cleanup=Cleanup.DELETE,
+            sandboxed=caller.sandboxed,
+            delegation=Delegation.SUBAGENT,
+        )
+        run = new_run(
+            child, RunKind.SPAWN, prompt, caller_run.model, caller_run.thinking, 0, origin, caller_run.id, now
+        )
+        await self._persist_and_queue(run, None, child)
+        return run.id
+
     async def chat(self, request: ChatRequest) -> str:
         """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox."""
         text = checked_text(request.text)
@@ -107,7 +137,7 @@ class Spawning:
             or self._config.agents.list[agent_id].model
             or self._config.agents.defaults.model
         )
-        run = self._new_run(session, RunKind.CHAT, text, model.reference, None, 0, request.origin, None, now)
+        run = new_run(session, RunKind.CHAT, text, model.reference, None, 0, request.origin, None, now)
         await self._persist_and_queue(run, session)
         return run.id
 
@@ -123,7 +153,7 @@ class Spawning:
         ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs."""
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
-        run = self._new_run(
+        run = new_run(
             session,
             RunKind.FOLLOWUP,
             message,
@@ -184,7 +214,7 @@ class Spawning:
             cleanup=plan.cleanup,
             sandboxed=plan.sandboxed,
         )
-        run = self._new_run(
+        run = new_run(
             child,
             RunKind.SPAWN,
             plan.task,
@@ -208,35 +238,6 @@ class Spawning:
         if binding is not None:
             await self._threads.introduce(binding, child.label or child.agent_id)
         return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=plan.agent_id, mode=plan.mode)
-
-    @staticmethod
-    def _new_run(
-        session: Session,
-        kind: RunKind,
-        task: str,
-        model: str,
-        thinking: str | None,
-        timeout_seconds: int,
-        origin: Origin,
-        parent_run_id: str | None,
-        now: float,
-    ) -> Run:
-        return Run(
-            id=uuid.uuid4().hex,
-            session_key=session.key,
-            parent_run_id=parent_run_id,
-            kind=kind,
-            status=RunStatus.QUEUED,
-            task=task,
-            model=model,
-            thinking=thinking,
-            timeout_seconds=timeout_seconds,
-            requester_user_id=origin.user_id,
-            guild_id=origin.guild_id,
-            channel_id=origin.channel_id,
-            source_message_id=origin.message_id,
-            created_at=now,
-        )
 
     async def _persist_and_queue(
         self, run: Run, main: Session | None, child: Session | None = None, binding: Binding | None = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.config import ToolList
 from bot.profiles import RiskProfile
-from bot.records import SessionRole
+from bot.records import Delegation, SessionRole
 
 SESSIONS_SPAWN = "sessions_spawn"
 SUBAGENTS = "subagents"
@@ -15,22 +15,28 @@ SESSIONS_HISTORY = "sessions_history"
 SESSIONS_SEND = "sessions_send"
 AGENTS_LIST = "agents_list"
 MODEL_SWITCH = "model_switch"  # the main agent's own model; sub-agents inherit theirs and never switch it
+SPAWN_SUBAGENT = "spawn_subagent"
+SELF_GATED = frozenset({SPAWN_SUBAGENT})  # offered whatever the risk profile: they refuse in its own words
 
 _BY_ROLE: dict[SessionRole, frozenset[str]] = {
     SessionRole.MAIN: frozenset(
         {SESSIONS_SPAWN, SUBAGENTS, SESSIONS_LIST, SESSIONS_HISTORY, SESSIONS_SEND, AGENTS_LIST, MODEL_SWITCH}
+        | {SPAWN_SUBAGENT}
     ),
-    SessionRole.ORCHESTRATOR: frozenset({SESSIONS_SPAWN, SUBAGENTS, SESSIONS_LIST, SESSIONS_HISTORY}),
+    SessionRole.ORCHESTRATOR: frozenset({SESSIONS_SPAWN, SUBAGENTS, SESSIONS_LIST, SESSIONS_HISTORY, SPAWN_SUBAGENT}),
     SessionRole.LEAF: frozenset(),
 }
 
 
-def allowed_tools(role: SessionRole, subagent_tools: ToolList, risk: RiskProfile | None = None) -> frozenset[str]:
+def allowed_tools(
+    role: SessionRole, subagent_tools: ToolList, risk: RiskProfile | None = None, delegation: Delegation | None = None
+) -> frozenset[str]:
     """Tools for a session of ``role``; for sub-agents, ``[tools.subagents.tools]`` narrows further (deny wins; a
-    non-empty allow list means allow-only); ``risk``, the agent's risk profile, narrows every session."""
-    tools = _BY_ROLE[role]
+    non-empty allow list means allow-only); ``risk``, the agent's risk profile, narrows every session but the
+    self-gated tools. A ``spawn_subagent`` child is offered only ``spawn_subagent``, which refuses it (depth-1 cap)."""
+    tools = frozenset({SPAWN_SUBAGENT}) if delegation is Delegation.SUBAGENT else _BY_ROLE[role]
     if role != SessionRole.MAIN:
         if subagent_tools.allow:
             tools = tools & frozenset(subagent_tools.allow)
         tools = tools - frozenset(subagent_tools.deny)
-    return frozenset(tool for tool in tools if risk is None or risk.allows(tool))
+    return frozenset(tool for tool in tools if risk is None or tool in SELF_GATED or risk.allows(tool))

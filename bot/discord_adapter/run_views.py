@@ -32,7 +32,8 @@ def list_line(index: int, row: ChildRow, now: float) -> str:
             f"out {format_tokens(usage.output_tokens)})"
         )
     task = "" if row.session.label is None else f" - {run.task[:110]}"
-    return f"{index}. {row.label[:48]} ({run.model}, {_runtime(row, now)}{tokens}) {row.status}{task}"
+    kind = f" [{row.session.delegation}]" if row.session.delegation else ""
+    return f"{index}. {row.label[:48]}{kind} ({run.model}, {_runtime(row, now)}{tokens}) {row.status}{task}"
 
 
 def render_listing(listing: Listing, now: float | None = None) -> str:

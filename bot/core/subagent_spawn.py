@@ -1,0 +1,90 @@
+"""``spawn_subagent`` (ZeroClaw): an ephemeral run of the calling agent itself — same identity, model and risk
+profile, its own session (so its turns never enter the caller's history) — that the caller's tool call waits
+for and whose final text is that call's result. Nothing is announced; the channel sees the caller's answer.
+
+Guards run in ZeroClaw's order with its words (reference/zeroclaw.md §1): the depth-1 cap, the risk profile,
+the prompt, the read-only level, then the action budget (``max_actions_per_hour`` of the agent's runtime profile,
+counted as the launches of the calling session in the last hour, so a refused call costs nothing and a launch
+that fails still counts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from bot.agents.runner import NO_OUTPUT
+from bot.config import Config
+from bot.core.session_toolset import Caller
+from bot.core.signals import Signals
+from bot.core.spawning import Spawning
+from bot.core.tool_policy import SPAWN_SUBAGENT
+from bot.records import Delegation, Run, RunStatus
+from storage.repositories import Repositories
+
+DEPTH_CAP = "spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)"
+EMPTY_PROMPT = "Missing or empty 'prompt' parameter"
+READ_ONLY = "Security policy: read-only mode, cannot perform 'spawn_subagent'"
+BUDGET_EXHAUSTED = "Rate limit exceeded: action budget exhausted"
+NO_OUTPUT_RESULT = "subagent completed without output"
+HOUR = 3600.0
+_WAIT_STEP = 3600.0  # no deadline of its own: the caller waits as long as the child runs
+
+log = structlog.get_logger(__name__)
+
+
+def _refused(error: str) -> dict[str, Any]:
+    return {"status": "error", "error": error}
+
+
+class SubagentSpawn:
+    def __init__(
+        self, config: Config, repos: Repositories, spawning: Spawning, signals: Signals, clock: Callable[[], float]
+    ) -> None:
+        self._config = config
+        self._repos = repos
+        self._spawning = spawning
+        self._signals = signals
+        self._clock = clock
+        self._launching: dict[str, asyncio.Lock] = {}
+
+    async def spawn(self, caller: Caller, prompt: object) -> dict[str, Any]:
+        session = caller.session
+        if session.delegation is Delegation.SUBAGENT:
+            return _refused(DEPTH_CAP)
+        risk = self._config.risk_profile_of(session.agent_id)
+        if risk is not None and not risk.allows(SPAWN_SUBAGENT):
+            return _refused(
+                f"spawn_subagent: refused — agent '{session.agent_id}' risk_profile does not list spawn_subagent "
+                "in allowed_tools"
+            )
+        if not isinstance(prompt, str) or not prompt.strip():
+            return _refused(EMPTY_PROMPT)
+        if risk is not None and risk.level == "readonly":
+            return _refused(READ_ONLY)
+        caller_run = await self._repos.runs.get(caller.run_id)
+        assert caller_run is not None, "a tool call comes from a run"
+        budget = self._config.runtime_profile_of(session.agent_id).max_actions_per_hour
+        async with self._launching.setdefault(session.key, asyncio.Lock()):
+            since = self._clock() - HOUR
+            if await self._repos.sessions.delegated_since(session.key, Delegation.SUBAGENT, since) >= budget:
+                return _refused(BUDGET_EXHAUSTED)
+            run_id = await self._spawning.spawn_subagent(session, caller_run, prompt.strip())
+        log.info("subagent_spawned", child_run_id=run_id)
+        child = await self._finished(run_id)
+        if child.status is RunStatus.COMPLETED:
+            text = (child.result_text or "").strip()
+            return {"status": "completed", "output": text if text and text != NO_OUTPUT else NO_OUTPUT_RESULT}
+        return _refused(f"subagent run failed: {child.error or child.status.word}")
+
+    async def _finished(self, run_id: str) -> Run:
+        async def settled() -> Run | None:
+            run = await self._repos.runs.get(run_id)
+            return run if run is not None and run.status.is_terminal else None
+
+        while (run := await self._signals.wait_for(settled, _WAIT_STEP)) is None:
+            pass
+        return run

@@ -1,0 +1,202 @@
+"""``spawn_subagent`` through the real core and runner (FunctionModel): the calling agent waits for an ephemeral
+run of itself and gets its final text; nothing is announced for the child, its turns stay out of the caller's
+history, and every guard refuses in ZeroClaw's order and words (reference/zeroclaw.md §1)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+
+from bot.core.requests import ChatRequest
+from bot.core.subagent_spawn import BUDGET_EXHAUSTED, DEPTH_CAP, EMPTY_PROMPT, NO_OUTPUT_RESULT, READ_ONLY
+from bot.records import RunStatus
+from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, outbox_payloads, running_core, settle
+
+CONFIG = """
+[agents.defaults]
+model = "test/main"
+[agents.list.main]
+"""
+MAIN_KEY = "agent:main:discord:channel:100"
+RISK_REFUSAL = "spawn_subagent: refused — agent 'main' risk_profile does not list spawn_subagent in allowed_tools"
+
+
+def _first_prompt(messages: list[ModelMessage]) -> str:
+    return next(
+        part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, UserPromptPart) and isinstance(part.content, str)
+    )
+
+
+class Agent:
+    """One model for the caller and its children: a child is the run whose first prompt is a child prompt."""
+
+    def __init__(self, calls: list[dict], child_reply: str = "child answer", child_calls: list[dict] | None = None):
+        self.calls = calls
+        self.child_reply = child_reply
+        self.child_calls = child_calls or []
+        self.results: list[dict] = []
+        self.child_results: list[dict] = []
+        self.child_tools: list[str] = []
+
+    def __call__(self, messages: list[ModelMessage], info) -> ModelResponse:
+        returns = [p for p in messages[-1].parts if p.part_kind == "tool-return"]
+        if _first_prompt(messages).startswith("child:"):
+            self.child_tools = sorted(t.name for t in info.function_tools)
+            self.child_results += [p.content for p in returns]
+            if len(self.child_results) < len(self.child_calls):
+                return ModelResponse(parts=[ToolCallPart("spawn_subagent", self.child_calls[len(self.child_results)])])
+            return ModelResponse(parts=[TextPart(self.child_reply)])
+        self.results += [p.content for p in returns]
+        if len(self.results) < len(self.calls):
+            return ModelResponse(parts=[ToolCallPart("spawn_subagent", self.calls[len(self.results)])])
+        return ModelResponse(parts=[TextPart(f"main says: {self.results[-1] if self.results else None}")])
+
+
+async def test_the_caller_gets_its_childs_answer_and_only_the_caller_is_announced(tmp_path):
+    agent = Agent([{"prompt": "  child: sum it up  "}])
+    async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
+        main_run = await core.runs.get(await chat_and_wait(core))
+        rows = await core.queries.children(MAIN_KEY)
+        child_session = rows[0].session
+
+        async def archived():
+            return (await core.sessions.get(child_session.key)).archived_at is not None
+
+        await settle(core, archived)
+        payloads = await outbox_payloads(core)
+        history = await core.transcripts.history(MAIN_KEY)
+
+    assert agent.results == [{"status": "completed", "output": "child answer"}]
+    assert [p["body"] for p in payloads] == ["main says: {'status': 'completed', 'output': 'child answer'}"]
+    child = rows[0].run
+    assert (child.task, child.status, child.parent_run_id, child.model) == (
+        "child: sum it up",
+        RunStatus.COMPLETED,
+        main_run.id,
+        main_run.model,
+    )
+    assert (child_session.delegation, child_session.role, child_session.agent_id) == ("subagent", "leaf", "main")
+    prompts = [
+        p.content for m in history if isinstance(m, ModelRequest) for p in m.parts if p.part_kind == "user-prompt"
+    ]
+    assert not any("child:" in str(prompt) for prompt in prompts)  # its turns never enter the caller's history
+    assert agent.child_tools == ["spawn_subagent"]
+
+
+async def test_a_child_cannot_spawn_its_own(tmp_path):
+    agent = Agent([{"prompt": "child: go"}], child_reply="stopped", child_calls=[{"prompt": "child: deeper"}])
+    async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
+        await chat_and_wait(core)
+        assert len(await core.queries.children(MAIN_KEY)) == 1
+    assert agent.child_results == [{"status": "error", "error": DEPTH_CAP}]
+    assert agent.results == [{"status": "completed", "output": "stopped"}]
+
+
+async def test_a_child_that_answers_nothing_is_named_so(tmp_path):
+    agent = Agent([{"prompt": "child: go"}], child_reply="")
+    async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
+        await chat_and_wait(core)
+    assert agent.results == [{"status": "completed", "output": NO_OUTPUT_RESULT}]
+
+
+@pytest.mark.parametrize(
+    ("extra", "calls", "results"),
+    [
+        ("", [{"prompt": "   "}, {}], [{"status": "error", "error": EMPTY_PROMPT}] * 2),
+        (  # the risk gate comes before the prompt check
+            '[risk_profiles.narrow]\nexcluded_tools = ["spawn_subagent"]\n',
+            [{"prompt": ""}],
+            [{"status": "error", "error": RISK_REFUSAL}],
+        ),
+        (
+            '[risk_profiles.narrow]\nallowed_tools = ["sessions_list"]\n',
+            [{"prompt": "child: x"}],
+            [{"status": "error", "error": RISK_REFUSAL}],
+        ),
+        (
+            '[risk_profiles.narrow]\nlevel = "readonly"\n',
+            [{"prompt": "child: x"}],
+            [{"status": "error", "error": READ_ONLY}],
+        ),
+        (  # a refused call costs no budget; the one launch allowed per hour does
+            "[runtime_profiles.narrow]\nmax_actions_per_hour = 1\n",
+            [{"prompt": " "}, {"prompt": "child: a"}, {"prompt": "child: b"}],
+            [
+                {"status": "error", "error": EMPTY_PROMPT},
+                {"status": "completed", "output": "child answer"},
+                {"status": "error", "error": BUDGET_EXHAUSTED},
+            ],
+        ),
+        (
+            "[runtime_profiles.narrow]\nmax_actions_per_hour = 0\n",
+            [{"prompt": "child: a"}],
+            [{"status": "error", "error": BUDGET_EXHAUSTED}],
+        ),
+    ],
+)
+async def test_each_guard_refuses_in_zeroclaws_words(tmp_path, extra, calls, results):
+    profile = "risk_profile" if "risk_profiles" in extra else "runtime_profile"
+    config = CONFIG + (f'{profile} = "narrow"\n' + extra if extra else "")
+    agent = Agent(calls)
+    async with running_core(tmp_path, ScriptedModels(main=agent), config) as core:
+        await chat_and_wait(core)
+        launched = len(await core.queries.children(MAIN_KEY))
+    assert agent.results == results
+    assert launched == sum(result["status"] == "completed" for result in results)
+
+
+async def test_killing_the_caller_stops_the_child_and_announces_nothing(tmp_path):
+    child_started = asyncio.Event()
+
+    async def model(messages: list[ModelMessage], info) -> ModelResponse:
+        if _first_prompt(messages).startswith("child:"):
+            child_started.set()
+            await asyncio.Event().wait()  # works until killed
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: forever"})])
+
+    async with running_core(tmp_path, ScriptedModels(main=model), CONFIG) as core:
+        main_run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
+        await asyncio.wait_for(child_started.wait(), 10)
+        child = (await core.queries.children(MAIN_KEY))[0].run
+        assert child.status is RunStatus.RUNNING
+        stopped = await core.kill(main_run_id)
+
+        async def both_killed():
+            runs = [await core.runs.get(main_run_id), await core.runs.get(child.id)]
+            return all(run.status is RunStatus.KILLED for run in runs)
+
+        await settle(core, both_killed)
+        await core.wait_idle()
+        payloads = await outbox_payloads(core)
+    assert {run.id for run in stopped} == {main_run_id, child.id}
+    assert payloads == []
+
+
+async def test_a_sub_agent_in_the_only_lane_slot_still_gets_its_childs_answer(tmp_path):
+    """The child runs inside its caller's turn: it does not wait for a lane slot its caller holds."""
+    worker = Agent([{"prompt": "child: part"}])
+
+    def main(messages: list[ModelMessage], info) -> ModelResponse:
+        if any(p.part_kind == "tool-return" for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("spawned")])
+        return ModelResponse(parts=[ToolCallPart("sessions_spawn", {"task": "work", "agentId": "worker"})])
+
+    config = CONFIG + (
+        '[agents.list.worker]\nmodel = "test/worker"\n'
+        "[agents.defaults.subagents]\nmax_concurrent = 1\nmax_spawn_depth = 2\nallow_agents = ['*']\n"
+    )
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), config) as core:
+        await chat_and_wait(core)
+
+        async def worker_done():
+            rows = await core.queries.children(MAIN_KEY)
+            return rows and rows[0].run.status is RunStatus.COMPLETED
+
+        await settle(core, worker_done)
+    assert worker.results == [{"status": "completed", "output": "child answer"}]
