@@ -89,6 +89,13 @@ class Delegation(StrEnum):
     SUBAGENT = "subagent"  # a ``spawn_subagent`` child: same agent, blocking, its result is the caller's tool result
 
 
+class SpawnSite(StrEnum):
+    """Where a sub-agent session was spawned from (bound to every log line of its runs)."""
+
+    SLASH = "slash"  # a person's /subagents spawn
+    TOOL = "tool"  # an agent's sessions_spawn or spawn_subagent
+
+
 class Cleanup(StrEnum):
     KEEP = "keep"  # archived some time after its run ends
     DELETE = "delete"  # archived right after announcing
@@ -116,6 +123,7 @@ class Session:
     archived_at: float | None = None
     model: str | None = None  # a main session's model after ``model_switch`` (None: its agent's)
     delegation: Delegation | None = None
+    spawn_site: SpawnSite | None = None
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import aiosqlite
 
-from bot.records import Cleanup, ControlScope, Delegation, Session, SessionKind, SessionMode, SessionRole
+from bot.records import (
+    Cleanup,
+    ControlScope,
+    Delegation,
+    Session,
+    SessionKind,
+    SessionMode,
+    SessionRole,
+    SpawnSite,
+)
 from storage.db import Database
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
-    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation"
+    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site"
 )
 
 
@@ -25,6 +34,7 @@ def _from_row(row: aiosqlite.Row) -> Session:
             "cleanup": Cleanup(values["cleanup"]),
             "sandboxed": bool(values["sandboxed"]),
             "delegation": Delegation(values["delegation"]) if values["delegation"] else None,
+            "spawn_site": SpawnSite(values["spawn_site"]) if values["spawn_site"] else None,
         }
     )
 
@@ -36,7 +46,7 @@ class SessionRepository:
     async def insert(self, tx: aiosqlite.Connection, session: Session, *, if_missing: bool = False) -> None:
         verb = "INSERT OR IGNORE" if if_missing else "INSERT"
         await tx.execute(
-            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 20)})",
+            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 21)})",
             (
                 session.key,
                 session.agent_id,
@@ -58,6 +68,7 @@ class SessionRepository:
                 session.archived_at,
                 session.model,
                 session.delegation,
+                session.spawn_site,
             ),
         )
 

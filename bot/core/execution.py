@@ -141,8 +141,14 @@ class Execution:
             return
         session = await self._repos.sessions.get(run.session_key)
         assert session is not None, f"run {run_id} has no session"
+        spawned = {"spawn_site": session.spawn_site} if session.spawn_site else {}
         with structlog.contextvars.bound_contextvars(
-            run_id=run.id, session_key=session.key, agent_id=session.agent_id, depth=session.depth
+            run_id=run.id,
+            session_key=session.key,
+            agent_id=session.agent_id,
+            agent_alias=session.agent_id,  # ZeroClaw's name for it
+            depth=session.depth,
+            **spawned,
         ):
             async with self._lane(run, session):
                 prompt = await self._first_prompt(run, session, wake)

@@ -43,6 +43,7 @@ from bot.records import (
     SessionKind,
     SessionMode,
     SessionRole,
+    SpawnSite,
 )
 from storage.repositories import Repositories
 
@@ -118,6 +119,7 @@ class Spawning:
             cleanup=Cleanup.DELETE,
             sandboxed=caller.sandboxed,
             delegation=Delegation.SUBAGENT,
+            spawn_site=SpawnSite.TOOL,
         )
         run = new_run(
             child, RunKind.SPAWN, prompt, caller_run.model, caller_run.thinking, 0, origin, caller_run.id, now
@@ -213,6 +215,7 @@ class Spawning:
             mode=plan.mode,
             cleanup=plan.cleanup,
             sandboxed=plan.sandboxed,
+            spawn_site=SpawnSite.TOOL if requester_run is not None else SpawnSite.SLASH,
         )
         run = new_run(
             child,
