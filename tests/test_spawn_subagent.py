@@ -200,3 +200,56 @@ async def test_a_sub_agent_in_the_only_lane_slot_still_gets_its_childs_answer(tm
 
         await settle(core, worker_done)
     assert worker.results == [{"status": "completed", "output": "child answer"}]
+
+
+async def test_a_child_interrupted_by_a_restart_is_not_announced_and_its_caller_is(tmp_path):
+    started = asyncio.Event()
+
+    async def first_life(messages: list[ModelMessage], info) -> ModelResponse:
+        if _first_prompt(messages).startswith("child:"):
+            started.set()
+            await asyncio.Event().wait()  # the process dies while the child works
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: long"})])
+
+    async with running_core(tmp_path, ScriptedModels(main=first_life), CONFIG) as core:
+        await core.chat(ChatRequest(text="go", origin=ORIGIN))
+        await asyncio.wait_for(started.wait(), 10)
+    async with running_core(tmp_path, ScriptedModels(main=first_life), CONFIG) as core:
+        child = (await core.queries.children(MAIN_KEY))[0]
+
+        async def child_archived():
+            return (await core.sessions.get(child.session.key)).archived_at is not None
+
+        await settle(core, child_archived)
+        payloads = await outbox_payloads(core)
+    assert child.run.status is RunStatus.INTERRUPTED
+    assert [(p["kind"], p["status"]) for p in payloads] == [("reply", "interrupted")]
+
+
+async def test_a_child_killed_while_its_caller_waits_fails_the_call_and_is_archived(tmp_path):
+    started = asyncio.Event()
+    seen: list[object] = []
+
+    async def model(messages: list[ModelMessage], info) -> ModelResponse:
+        if _first_prompt(messages).startswith("child:"):
+            started.set()
+            await asyncio.Event().wait()
+        returns = [p.content for p in messages[-1].parts if p.part_kind == "tool-return"]
+        if returns:
+            seen.extend(returns)
+            return ModelResponse(parts=[TextPart("went on without it")])
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: long"})])
+
+    async with running_core(tmp_path, ScriptedModels(main=model), CONFIG) as core:
+        main_run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
+        await asyncio.wait_for(started.wait(), 10)
+        child = (await core.queries.children(MAIN_KEY))[0]
+        assert [run.id for run in await core.kill(child.run.id)] == [child.run.id]
+
+        async def caller_done():
+            run = await core.runs.get(main_run_id)
+            archived = (await core.sessions.get(child.session.key)).archived_at is not None
+            return run.status is RunStatus.COMPLETED and archived
+
+        await settle(core, caller_done)
+    assert seen == [{"status": "error", "error": "subagent run failed: killed"}]

@@ -137,6 +137,7 @@ class Settlement:
                     await self._child_settled(tx, run.parent_run_id, now, after)
         for run in subtree:
             log.info("run_killed", run_id=run.id, session_key=run.session_key)
+            after.archive_now += await self._ephemeral(run.session_key)
         after.cancel += [run.id for run in subtree]
         after.changed += [run.id for run in subtree]
         after.ended += [run.id for run in subtree]
@@ -159,13 +160,18 @@ class Settlement:
                     continue
                 if run.kind is RunKind.CHAT:
                     await self._results.keep_unread(tx, run.id, run.session_key, now)
-                if run.parent_run_id not in live_ids:
+                if run.parent_run_id not in live_ids or session.delegation is Delegation.SUBAGENT:
                     interrupted = replace(
                         run, status=RunStatus.INTERRUPTED, ended_at=now, error=INTERRUPTED_REASON, result_text=partial
                     )
                     await self._route(tx, interrupted, session, now, after)
             log.warning("run_interrupted", run_id=run.id, session_key=session.key, previous_status=run.status.value)
         return after
+
+    async def _ephemeral(self, session_key: str) -> list[str]:
+        """A ``spawn_subagent`` child's session, which is archived once its run ends however it ends."""
+        session = await self._repos.sessions.get(session_key)
+        return [session_key] if session is not None and session.delegation is Delegation.SUBAGENT else []
 
     async def _route(
         self, tx: aiosqlite.Connection, run: Run, session: Session, now: float, after: AfterCommit
