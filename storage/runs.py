@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import aiosqlite
 
-from bot.records import LIVE_STATUSES, Run, RunKind, RunStatus, Usage
+from bot.records import LIVE_STATUSES, Delegation, Run, RunKind, RunStatus, Usage
 from storage.db import Database
 
 _COLUMNS = (
@@ -191,6 +191,16 @@ class RunRepository:
             )
         ).fetchone()
         return _from_row(row) if row else None
+
+    async def live_delegated_children(self, tx: aiosqlite.Connection, run_id: str) -> list[Run]:
+        """Live ``spawn_subagent`` children of ``run_id`` (their caller's tool call waits for them)."""
+        columns = ", ".join("runs." + column.strip() for column in _COLUMNS.split(","))
+        cursor = await tx.execute(
+            f"SELECT {columns} FROM runs JOIN sessions ON sessions.key = runs.session_key "
+            f"WHERE runs.parent_run_id = ? AND runs.status IN {LIVE_SQL} AND sessions.delegation = ?",
+            (run_id, Delegation.SUBAGENT.value),
+        )
+        return [_from_row(row) for row in await cursor.fetchall()]
 
     async def live_subtree(self, run_id: str) -> list[Run]:
         """Live runs descending from ``run_id`` (itself included), deepest first: the order a cascade stops them."""

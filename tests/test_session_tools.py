@@ -365,3 +365,15 @@ async def test_the_main_agent_switches_its_own_model_for_its_next_turns_and_only
         for _ in range(2):
             run = await core.runs.get(await chat_and_wait(core))
             assert (run.model, run.result_text) == ("test/worker", "the worker model answers")
+
+
+async def test_a_switched_model_the_config_no_longer_names_gives_way_to_the_agents_own(tmp_path):
+    script = Script(("model_switch", {"model": "test/worker"}))
+    models = ScriptedModels(main=script, worker=text("worker"))
+    async with running_core(tmp_path, models, CONFIG) as core:
+        await chat_and_wait(core)
+    assert script.results == [{"status": "ok", "model": "test/worker", "note": "Applies from your next turn."}]
+    without_worker = CONFIG.replace('[agents.list.worker]\nmodel = "test/worker"\n', "")
+    async with running_core(tmp_path, models, without_worker) as core:
+        run = await core.runs.get(await chat_and_wait(core))
+    assert (run.model, run.status) == ("test/main", RunStatus.COMPLETED)

@@ -9,6 +9,7 @@ import asyncio
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
+from bot.core.errors import EphemeralSession
 from bot.core.requests import ChatRequest
 from bot.core.subagent_spawn import BUDGET_EXHAUSTED, DEPTH_CAP, EMPTY_PROMPT, NO_OUTPUT_RESULT, READ_ONLY
 from bot.records import RunStatus
@@ -253,3 +254,92 @@ async def test_a_child_killed_while_its_caller_waits_fails_the_call_and_is_archi
 
         await settle(core, caller_done)
     assert seen == [{"status": "error", "error": "subagent run failed: killed"}]
+
+
+async def test_the_prompt_is_checked_before_the_read_only_level(tmp_path):
+    """(The depth cap cannot be ordered against the risk gate here: a child shares its caller's risk profile, so
+    a profile that refuses the child refused its caller first.)"""
+    config = CONFIG + 'risk_profile = "narrow"\n[risk_profiles.narrow]\nlevel = "readonly"\n'
+    agent = Agent([{"prompt": " "}])
+    async with running_core(tmp_path, ScriptedModels(main=agent), config) as core:
+        await chat_and_wait(core)
+    assert agent.results == [{"status": "error", "error": EMPTY_PROMPT}]
+
+
+async def test_an_empty_final_answer_after_tool_calls_is_named_not_replaced_by_a_tool_result(tmp_path):
+    agent = Agent([{"prompt": "child: go"}], child_reply="", child_calls=[{"prompt": "child: deeper"}])
+    async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
+        await chat_and_wait(core)
+    assert agent.child_results == [{"status": "error", "error": DEPTH_CAP}]
+    assert agent.results == [{"status": "completed", "output": NO_OUTPUT_RESULT}]
+
+
+async def test_a_child_takes_no_follow_up_from_anyone(tmp_path):
+    agent = Agent([{"prompt": "child: go"}])
+    async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
+        await chat_and_wait(core)
+        child = (await core.queries.children(MAIN_KEY))[0]
+        with pytest.raises(EphemeralSession, match="is a spawn_subagent run: it answers only the agent"):
+            await core.follow_up(child.session, "and now?", child.run)
+        assert len(await core.runs.for_session(child.session.key)) == 1
+
+
+async def test_a_child_whose_caller_timed_out_is_stopped_and_archived(tmp_path):
+    def main(messages: list[ModelMessage], info) -> ModelResponse:
+        if any(p.part_kind == "tool-return" for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("spawned")])
+        spawn = {"task": "work", "agentId": "worker", "runTimeoutSeconds": 1}
+        return ModelResponse(parts=[ToolCallPart("sessions_spawn", spawn)])
+
+    async def worker(messages: list[ModelMessage], info) -> ModelResponse:
+        if _first_prompt(messages).startswith("child:"):
+            await asyncio.Event().wait()  # outlives its caller's deadline
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: slow"})])
+
+    config = CONFIG + (
+        '[agents.list.worker]\nmodel = "test/worker"\n'
+        "[agents.defaults.subagents]\nmax_spawn_depth = 2\nallow_agents = ['*']\n"
+    )
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), config) as core:
+        await chat_and_wait(core)
+        worker_row = (await core.queries.children(MAIN_KEY))[0]
+
+        async def child_stopped():
+            children = await core.queries.children(worker_row.session.key)
+            if not children or children[0].run.status is not RunStatus.KILLED:
+                return None
+            return children[0] if (await core.sessions.get(children[0].session.key)).archived_at else None
+
+        await settle(core, child_stopped)
+        assert (await core.runs.get(worker_row.run.id)).status is RunStatus.TIMED_OUT
+
+
+async def test_parallel_tools_lets_two_children_run_together_and_by_default_they_run_in_turn(tmp_path):
+    async def run_with(extra: str) -> list[str]:
+        events: list[str] = []
+        second_started = asyncio.Event()
+
+        async def model(messages: list[ModelMessage], info) -> ModelResponse:
+            prompt = _first_prompt(messages)
+            if prompt.startswith("child:"):
+                events.append(f"{prompt} started")
+                if prompt == "child: a" and extra:
+                    await asyncio.wait_for(second_started.wait(), 10)  # only possible when they run together
+                if prompt == "child: b":
+                    second_started.set()
+                events.append(f"{prompt} ended")
+                return ModelResponse(parts=[TextPart(prompt)])
+            if any(p.part_kind == "tool-return" for p in messages[-1].parts):
+                return ModelResponse(parts=[TextPart("both done")])
+            calls = [ToolCallPart("spawn_subagent", {"prompt": f"child: {name}"}) for name in ("a", "b")]
+            return ModelResponse(parts=calls)
+
+        config = CONFIG + ('runtime_profile = "fast"\n' + extra if extra else "")
+        async with running_core(tmp_path / str(bool(extra)), ScriptedModels(main=model), config) as core:
+            run = await core.runs.get(await chat_and_wait(core))
+            assert run.result_text == "both done"
+        return events
+
+    assert await run_with("") == ["child: a started", "child: a ended", "child: b started", "child: b ended"]
+    together = await run_with("[runtime_profiles.fast]\nparallel_tools = true\n")
+    assert together[:2] == ["child: a started", "child: b started"]

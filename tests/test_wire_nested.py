@@ -22,10 +22,18 @@ def team(body: dict) -> Step | str:
     messages = body["messages"]
     system, last = messages[0]["content"], messages[-1]
     if "ROLE=planner" in system:
-        if last["role"] == "user" and "[Internal task completion event]" in last["content"]:
-            results = sorted(line for line in last["content"].splitlines() if line.startswith("result of"))
+        # Like a model following the spawn note: the plan comes once all three results have arrived, whether
+        # some reached the planner during its turn and the rest when it was woken, or all at once.
+        results = sorted(
+            line
+            for message in messages
+            if message["role"] == "user" and isinstance(message["content"], str)
+            for line in message["content"].splitlines()
+            if line.startswith("result of")
+        )
+        if len(results) == 3:
             return "Final plan: " + "; ".join(results)
-        if last["role"] == "tool":
+        if last["role"] == "tool" or results:
             return "Waiting for my workers."
         return Step.calls([("sessions_spawn", {"agentId": "worker", "task": f"part {i}"}) for i in (1, 2, 3)])
     if "ROLE=worker" in system:

@@ -29,7 +29,9 @@ async def test_an_agent_answers_with_its_subagents_result_and_the_list_shows_the
         "output": "Checked: 6 x 7 is 42.",
     }
     await world.quiescent()
-    assert [m["content"] for m in world.discord.channel_messages(world.channel)][-1] == reply["content"]
+    posted = [m["content"] for m in world.discord.channel_messages(world.channel)]
+    assert posted[-1] == reply["content"]
+    assert not any("Checked: 6 x 7" in content for content in posted)  # the sub-agent itself posts nothing
     assert world.rows("SELECT kind, status FROM runs ORDER BY created_at") == [
         ("chat", "completed"),
         ("spawn", "completed"),

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 import structlog
 
 from bot.config import Config
-from bot.core.errors import SessionArchived, UnknownTarget, UserError
+from bot.core.errors import UnknownTarget, UserError
 from bot.core.run_actions import NotActionable, descendants, kill_refusal, steer_refusal
 from bot.core.session_queries import SessionQueries
 from bot.core.session_toolset import Caller
@@ -124,8 +124,8 @@ class AgentTools:
             return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
         try:
             run_id = await self._runs.follow_up(child, message, latest, parent_run_id=caller.run_id)
-        except SessionArchived as archived:
-            return _error(str(archived))
+        except UserError as refused:  # archived, or a spawn_subagent run
+            return _error(str(refused))
         return {"status": "accepted", "runId": run_id, "delivered": "started a follow-up run"}
 
     async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]:

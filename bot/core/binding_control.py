@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from bot.config import ThreadBindingSettings
 from bot.core.control import RunControl
-from bot.core.errors import SessionArchived, UserError
+from bot.core.errors import EphemeralSession, SessionArchived, UserError
 from bot.core.orchestrator import Orchestrator
 from bot.core.session_queries import ChildRow
 from bot.core.threads import (
@@ -68,6 +68,8 @@ class BindingControl:
         await self._runs.authorize(actor, row, "focus")
         if row.session.archived_at is not None:
             raise SessionArchived(row.session.key, row.session.archived_at, self._clock())
+        if row.session.delegation is not None:
+            raise EphemeralSession(row.session.key)
         settings = (await orchestrator.guild_settings.effective(actor.guild_id)).thread_bindings
         if not settings.enabled:
             raise UserError(binding_gate(settings) or "Thread bindings are disabled.")

@@ -37,6 +37,16 @@ class SessionArchived(UserError):
         )
 
 
+class EphemeralSession(UserError):
+    """A ``spawn_subagent`` child answers only the tool call that started it: nobody else can talk to it."""
+
+    def __init__(self, session_key: str) -> None:
+        super().__init__(
+            f"Session {session_key} is a spawn_subagent run: it answers only the agent that started it and takes "
+            "no messages."
+        )
+
+
 class UnknownTarget(UserError, LookupError):
     """A sub-agent target (index, label, run id prefix, session key) that names no one, or more than one."""
 

@@ -175,12 +175,10 @@ class Execution:
         return run.task
 
     async def _next_prompt(self, run: Run, ended: TurnEnd) -> str | None:
-        """The inbox for another turn, or ``None`` once the run's turn is settled (its after-commit applied)."""
-        if ended.again:
-            return await self.take_inbox(run.id, wake=True)
+        """Apply what the settled turn asks for; then the inbox for another turn, or ``None``."""
         if ended.after is not None:
             self._apply(ended.after)
-        return None
+        return await self.take_inbox(run.id, wake=True) if ended.again else None
 
     async def _run_turn(self, run: Run, session: Session, prompt: str) -> RunOutcome:
         agent = self._config.agents.list[session.agent_id]

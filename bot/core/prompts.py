@@ -6,6 +6,12 @@ from bot.records import Session, SessionRole
 
 
 def subagent_context(session: Session, max_depth: int) -> str:
+    if session.delegation is not None:
+        return (
+            f"[SubAgent Context] You are an ephemeral SubAgent of agent {session.agent_id}, running one prompt for "
+            "it. You do not see its conversation. Your final message is returned to it as the result of its "
+            "spawn_subagent call and is not posted anywhere: make it complete and self-contained."
+        )
     lines = [
         f"[Subagent Context] You are running as a subagent (depth {session.depth}/{max_depth}) in session "
         f"{session.key}. Results auto-announce to your requester; do not busy-poll for status.",

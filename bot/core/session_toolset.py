@@ -219,7 +219,7 @@ _TOOLS: dict[str, Tool[ToolDeps]] = {
         model_switch,
         MODEL_SWITCH,
         "Switch the model this conversation runs on, from your next turn, to one of the configured models "
-        "(<provider>/<model>). Your sub-agents keep the models they are configured with.",
+        "(<provider>/<model>).",
     ),
     SPAWN_SUBAGENT: Tool.from_schema(
         spawn_subagent,

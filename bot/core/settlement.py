@@ -26,7 +26,9 @@ A turn that ends after its run was killed only records what it spent: the kill a
 
 A result is *routed* to the run's direct requester: a top-level requester (a main session, or none) gets a
 Discord announcement (outbox row); a live nested requester gets an inbox message; a requester that is gone
-passes it to its own requester; a killed requester drops it. A killed run announces nothing.
+passes it to its own requester; a killed requester drops it. A killed run announces nothing. A ``spawn_subagent``
+child is not routed at all: its caller's tool call reads its result, and a child whose caller's turn ends without
+it is stopped.
 """
 
 from __future__ import annotations
@@ -91,15 +93,17 @@ class Settlement:
                 await self._results.keep_unread(tx, run.id, session.key, now)
             if current.status is not RunStatus.RUNNING:
                 return TurnEnd(again=False)  # killed meanwhile: its spending is counted, and it announces nothing
+            await self._stop_abandoned(tx, run.id, now, after)
+            quiet = after if after.cancel else None  # nothing else to apply while the run goes on
             orchestrating = outcome.status is RunStatus.COMPLETED and session.kind == SessionKind.SUBAGENT
             if orchestrating and await runs.count_unsettled_children(run.id, tx):
                 await runs.set_status(
                     tx, run.id, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN, result_text=outcome.result_text
                 )
                 log.info("run_waiting_on_children")
-                return TurnEnd(again=False)
+                return TurnEnd(again=False, after=quiet)
             if orchestrating and await self._repos.inbox.count_pending(tx, run.id) > 0:
-                return TurnEnd(again=True)
+                return TurnEnd(again=True, after=quiet)
             await runs.finish(tx, run.id, outcome.status, now, result_text=outcome.result_text, error=outcome.error)
             finished = replace(
                 current,
@@ -167,6 +171,17 @@ class Settlement:
                     await self._route(tx, interrupted, session, now, after)
             log.warning("run_interrupted", run_id=run.id, session_key=session.key, previous_status=run.status.value)
         return after
+
+    async def _stop_abandoned(self, tx: aiosqlite.Connection, run_id: str, now: float, after: AfterCommit) -> None:
+        """A turn that ended while a ``spawn_subagent`` child still ran (its tool call was cancelled by a timeout or
+        a failing sibling) leaves nobody waiting for that child: it is stopped and archived."""
+        for child in await self._repos.runs.live_delegated_children(tx, run_id):
+            partial = partial_result(await self._repos.transcripts.for_run(child.id), stopped_by=KILLED_BEFORE)
+            await self._repos.runs.finish(tx, child.id, RunStatus.KILLED, now, result_text=partial, error="killed")
+            log.info("run_killed", run_id=child.id, reason="its caller's turn ended")
+            after.cancel.append(child.id)
+            after.changed.append(child.id)
+            after.archive_now.append(child.session_key)
 
     async def _ephemeral(self, session_key: str) -> list[str]:
         """A ``spawn_subagent`` child's session, which is archived once its run ends however it ends."""

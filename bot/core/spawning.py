@@ -15,7 +15,7 @@ import structlog
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import Config
 from bot.core.archiving import Archiving
-from bot.core.errors import SessionArchived, UserError
+from bot.core.errors import EphemeralSession, SessionArchived, UserError
 from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
 from bot.core.limits import checked_text
@@ -33,9 +33,7 @@ from bot.core.spawn_policy import SpawnArgs, SpawnContext, SpawnPlan, SpawnPolic
 from bot.core.thread_bindings import ThreadBindings
 from bot.records import (
     Binding,
-    Cleanup,
     ControlScope,
-    Delegation,
     Origin,
     Run,
     RunKind,
@@ -97,51 +95,30 @@ class Spawning:
             plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run))
             return await self._create_child(plan, requester, requester_run, origin_of(requester_run))
 
-    async def spawn_subagent(self, caller: Session, caller_run: Run, prompt: str) -> str:
-        """A ``spawn_subagent`` child of the calling run: the same agent on the same model and thinking, a leaf,
-        archived once done; its caller's tool call returns its result (see :mod:`bot.core.subagent_spawn`)."""
-        now = self._clock()
-        origin = origin_of(caller_run)
-        child = Session(
-            key=subagent_session_key(caller.agent_id),
-            agent_id=caller.agent_id,
-            kind=SessionKind.SUBAGENT,
-            depth=caller.depth + 1,
-            role=SessionRole.LEAF,
-            control_scope=ControlScope.NONE,
-            task=prompt,
-            requester_session_key=caller.key,
-            label=None,
-            guild_id=origin.guild_id,
-            channel_id=origin.channel_id,
-            owner_user_id=origin.user_id,
-            created_at=now,
-            cleanup=Cleanup.DELETE,
-            sandboxed=caller.sandboxed,
-            delegation=Delegation.SUBAGENT,
-            spawn_site=SpawnSite.TOOL,
-        )
-        run = new_run(
-            child, RunKind.SPAWN, prompt, caller_run.model, caller_run.thinking, 0, origin, caller_run.id, now
-        )
-        await self._persist_and_queue(run, None, child)
-        return run.id
-
     async def chat(self, request: ChatRequest) -> str:
         """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox."""
         text = checked_text(request.text)
         agent_id = self._config.agents.default_agent
         now = self._clock()
         session = self._main_session(request.origin, now)
-        switched = await self._repos.sessions.get(session.key)
         model = self._resolve_model(
-            (switched.model if switched else None)
+            await self._switched_model(session.key)
             or self._config.agents.list[agent_id].model
             or self._config.agents.defaults.model
         )
         run = new_run(session, RunKind.CHAT, text, model.reference, None, 0, request.origin, None, now)
-        await self._persist_and_queue(run, session)
+        await self.persist_and_queue(run, session)
         return run.id
+
+    async def _switched_model(self, session_key: str) -> str | None:
+        """The model ``model_switch`` chose for this conversation, while the config still names it."""
+        stored = await self._repos.sessions.get(session_key)
+        if stored is None or stored.model is None:
+            return None
+        if stored.model not in self._config.configured_models():
+            log.warning("switched_model_not_configured", session_key=session_key, model=stored.model)
+            return None
+        return stored.model
 
     async def follow_up(
         self,
@@ -153,6 +130,8 @@ class Spawning:
     ) -> str:
         """Start a new run in an existing sub-agent session (it announces again when it ends), answering to
         ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs."""
+        if session.delegation is not None:
+            raise EphemeralSession(session.key)
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
         run = new_run(
@@ -166,7 +145,7 @@ class Spawning:
             parent_run_id,
             self._clock(),
         )
-        await self._persist_and_queue(run, None)
+        await self.persist_and_queue(run, None)
         return run.id
 
     def _spawning(self, requester_key: str) -> asyncio.Lock:
@@ -237,12 +216,12 @@ class Spawning:
                 last_activity_at=now,
                 ends_with_run_id=run.id if plan.mode == SessionMode.RUN else None,
             )
-        await self._persist_and_queue(run, requester if requester.kind == SessionKind.MAIN else None, child, binding)
+        await self.persist_and_queue(run, requester if requester.kind == SessionKind.MAIN else None, child, binding)
         if binding is not None:
             await self._threads.introduce(binding, child.label or child.agent_id)
         return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=plan.agent_id, mode=plan.mode)
 
-    async def _persist_and_queue(
+    async def persist_and_queue(
         self, run: Run, main: Session | None, child: Session | None = None, binding: Binding | None = None
     ) -> None:
         """One transaction: the conversation's main session (if new), a new child session, the queued run and

@@ -15,14 +15,26 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
+from pydantic_ai.messages import ModelResponse, TextPart
 
-from bot.agents.runner import NO_OUTPUT
 from bot.config import Config
+from bot.core.requests import new_run, origin_of, subagent_session_key
 from bot.core.session_toolset import Caller
 from bot.core.signals import Signals
 from bot.core.spawning import Spawning
 from bot.core.tool_policy import SPAWN_SUBAGENT
-from bot.records import Delegation, Run, RunStatus
+from bot.records import (
+    Cleanup,
+    ControlScope,
+    Delegation,
+    Run,
+    RunKind,
+    RunStatus,
+    Session,
+    SessionKind,
+    SessionRole,
+    SpawnSite,
+)
 from storage.repositories import Repositories
 
 DEPTH_CAP = "spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)"
@@ -72,13 +84,48 @@ class SubagentSpawn:
             since = self._clock() - HOUR
             if await self._repos.sessions.delegated_since(session.key, Delegation.SUBAGENT, since) >= budget:
                 return _refused(BUDGET_EXHAUSTED)
-            run_id = await self._spawning.spawn_subagent(session, caller_run, prompt.strip())
+            run_id = await self._launch(session, caller_run, prompt.strip())
         log.info("subagent_spawned", child_run_id=run_id)
         child = await self._finished(run_id)
         if child.status is RunStatus.COMPLETED:
-            text = (child.result_text or "").strip()
-            return {"status": "completed", "output": text if text and text != NO_OUTPUT else NO_OUTPUT_RESULT}
+            return {"status": "completed", "output": await self._final_text(run_id) or NO_OUTPUT_RESULT}
         return _refused(f"subagent run failed: {child.error or child.status.word}")
+
+    async def _launch(self, caller: Session, caller_run: Run, prompt: str) -> str:
+        """The child: the same agent on its caller's model and thinking, a leaf, archived once done."""
+        now = self._clock()
+        origin = origin_of(caller_run)
+        child = Session(
+            key=subagent_session_key(caller.agent_id),
+            agent_id=caller.agent_id,
+            kind=SessionKind.SUBAGENT,
+            depth=caller.depth + 1,
+            role=SessionRole.LEAF,
+            control_scope=ControlScope.NONE,
+            task=prompt,
+            requester_session_key=caller.key,
+            label=None,
+            guild_id=origin.guild_id,
+            channel_id=origin.channel_id,
+            owner_user_id=origin.user_id,
+            created_at=now,
+            cleanup=Cleanup.DELETE,
+            sandboxed=caller.sandboxed,
+            delegation=Delegation.SUBAGENT,
+            spawn_site=SpawnSite.TOOL,
+        )
+        run = new_run(
+            child, RunKind.SPAWN, prompt, caller_run.model, caller_run.thinking, 0, origin, caller_run.id, now
+        )
+        await self._spawning.persist_and_queue(run, None, child)
+        return run.id
+
+    async def _final_text(self, run_id: str) -> str:
+        """The child's own last answer (not the run's result, which falls back to its last tool result)."""
+        for message in reversed(await self._repos.transcripts.for_run(run_id)):
+            if isinstance(message, ModelResponse):
+                return "".join(part.content for part in message.parts if isinstance(part, TextPart)).strip()
+        return ""
 
     async def _finished(self, run_id: str) -> Run:
         async def settled() -> Run | None:
