@@ -155,7 +155,8 @@ class RunRepository:
 
     async def count_active_children(self, session_key: str, *, member_id: int | None = None) -> int:
         """Child sessions of ``session_key`` whose latest run is live. Without ``member_id``: those an agent
-        spawned (the children cap); with it: those running for that member, however started (the member cap)."""
+        spawned (the children cap); with it: those running for that member, however started (the member cap).
+        ``spawn_subagent`` children count for neither: their caller is waiting for them, bounded by its budget."""
         who = (
             "r.requester_user_id = ?"
             if member_id is not None
@@ -166,7 +167,7 @@ class RunRepository:
         )
         row = await self._db.fetch_one(
             "SELECT COUNT(*) FROM sessions s JOIN runs r ON r.session_key = s.key "
-            "WHERE s.requester_session_key = ? AND r.created_at = "
+            "WHERE s.requester_session_key = ? AND s.delegation IS NULL AND r.created_at = "
             "(SELECT MAX(created_at) FROM runs WHERE session_key = s.key) "
             f"AND r.status IN {LIVE_SQL} AND {who}",
             (session_key, *([member_id] if member_id is not None else [])),

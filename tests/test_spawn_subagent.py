@@ -10,7 +10,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
 from bot.core.errors import EphemeralSession
-from bot.core.requests import ChatRequest
+from bot.core.requests import ChatRequest, SpawnRequest
 from bot.core.subagent_spawn import BUDGET_EXHAUSTED, DEPTH_CAP, EMPTY_PROMPT, NO_OUTPUT_RESULT, READ_ONLY
 from bot.records import RunStatus
 from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, outbox_payloads, running_core, settle
@@ -343,3 +343,29 @@ async def test_parallel_tools_lets_two_children_run_together_and_by_default_they
     assert await run_with("") == ["child: a started", "child: a ended", "child: b started", "child: b ended"]
     together = await run_with("[runtime_profiles.fast]\nparallel_tools = true\n")
     assert together[:2] == ["child: a started", "child: b started"]
+
+
+async def test_a_running_child_does_not_count_against_the_members_cap(tmp_path):
+    """The member's own /subagents spawn is not refused because their conversation's agent has a child running."""
+    release = asyncio.Event()
+
+    async def main(messages: list[ModelMessage], info) -> ModelResponse:
+        if _first_prompt(messages).startswith("child:"):
+            await asyncio.wait_for(release.wait(), 10)
+            return ModelResponse(parts=[TextPart("child done")])
+        if any(p.part_kind == "tool-return" for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("ok")])
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: meanwhile"})])
+
+    config = "[discord]\nmax_active_runs_per_member = 1\n" + CONFIG
+    async with running_core(tmp_path, ScriptedModels(main=main), config) as core:
+        await core.chat(ChatRequest(text="go", origin=ORIGIN))
+
+        async def child_running():
+            rows = await core.queries.children(MAIN_KEY)
+            return rows and rows[0].run.status is RunStatus.RUNNING
+
+        await settle(core, child_running)
+        accepted = await core.spawn(SpawnRequest(agent_id="main", task="mine", origin=ORIGIN))
+        release.set()
+    assert accepted.agent_id == "main"

@@ -28,7 +28,7 @@ class DeduplicatedToolset(WrapperToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         key = name.strip().lower()
-        if key not in REENTRANT_TOOLS and key not in self.exempt:
+        if key not in REENTRANT_TOOLS and key not in {name.strip().lower() for name in self.exempt}:
             signature = (ctx.run_step, key, json.dumps(tool_args, sort_keys=True, default=str))
             if signature in self.seen:
                 return skipped_duplicate(name)
