@@ -86,7 +86,21 @@ class SessionMode(StrEnum):
 
 
 class Delegation(StrEnum):
+    """How an agent's tool started a child whose result goes back to that agent, not to the channel."""
+
     SUBAGENT = "subagent"  # a ``spawn_subagent`` child: same agent, blocking, its result is the caller's tool result
+    BOUNDED = "bounded"  # a ``delegate`` child inside its caller's tools and action budget
+    INDEPENDENT = "independent"  # a ``delegate`` child with its target's own tools and budget
+
+    @property
+    def kind(self) -> str:
+        """How lists name it: ``subagent`` or ``delegate``."""
+        return "subagent" if self is Delegation.SUBAGENT else "delegate"
+
+    @property
+    def shares_budget(self) -> bool:
+        """Its actions spend its caller's action budget (ZeroClaw: the same tracker)."""
+        return self is not Delegation.INDEPENDENT
 
 
 class SpawnSite(StrEnum):
@@ -94,6 +108,8 @@ class SpawnSite(StrEnum):
 
     SLASH = "slash"  # a person's /subagents spawn
     TOOL = "tool"  # an agent's sessions_spawn or spawn_subagent
+    DELEGATE = "delegate"  # an agent's delegate tool
+    CRON = "cron"  # a scheduled job
 
 
 class Cleanup(StrEnum):
