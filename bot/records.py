@@ -140,6 +140,41 @@ class Session:
     model: str | None = None  # a main session's model after ``model_switch`` (None: its agent's)
     delegation: Delegation | None = None
     spawn_site: SpawnSite | None = None
+    charged_to: str | None = None  # the action budget its launch was charged to (agent-launched sessions)
+
+    @property
+    def budget_key(self) -> str:
+        """Whose action budget this session's own actions spend: its caller's when it shares it, else its own."""
+        shares = self.delegation is not None and self.delegation.shares_budget
+        return self.charged_to if shares and self.charged_to else self.key
+
+
+class TaskStatus(StrEnum):
+    """A delegate task's record (ZeroClaw's words; ``lost`` and ``timed_out`` come from reconciliation)."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    LOST = "lost"
+    TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True)
+class DelegateTask:
+    task_id: str
+    run_id: str
+    caller_session_key: str
+    agent: str
+    header: str  # ``[Agent '<a>' (<provider>/<model>)]``, fixed when the task starts
+    background: bool
+    status: TaskStatus
+    started_at: float
+    deadline: float  # past it, a task still running is stopped and recorded as timed out
+    output: str | None = None
+    error: str | None = None
+    note: str | None = None  # why reconciliation, not the task, settled it
+    finished_at: float | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -71,15 +71,17 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """Yield the connection inside ``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on any exception)."""
+        """Yield the connection inside ``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on any exception, a
+        cancellation included)."""
         async with self._write_lock:
-            await self._conn.execute("BEGIN IMMEDIATE")
             try:
+                await _complete(self._conn.execute("BEGIN IMMEDIATE"))
                 yield self._conn
             except BaseException:
-                await self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    await _complete(self._conn.execute("ROLLBACK"))
                 raise
-            await self._conn.execute("COMMIT")
+            await _complete(self._conn.execute("COMMIT"))
 
     async def fetch_all(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
         """Committed state only (see the class docstring); inside a transaction, read through its connection."""
@@ -92,6 +94,18 @@ class Database:
     async def close(self) -> None:
         await self._reader.close()
         await self._conn.close()
+
+
+async def _complete(statement: Awaitable[object]) -> None:
+    """Run a statement to its end even when the task awaiting it is cancelled meanwhile (a kill cancels the run's
+    task wherever it is), then let the cancellation through: a BEGIN, COMMIT or ROLLBACK abandoned half-way would
+    leave the shared connection inside a transaction that every later one trips over."""
+    running = asyncio.ensure_future(statement)
+    try:
+        await asyncio.shield(running)
+    except asyncio.CancelledError:
+        await running
+        raise
 
 
 def _split_statements(sql: str) -> list[str]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from storage.audit import AuditRepository
 from storage.bindings import BindingRepository
 from storage.db import Database
+from storage.delegate_tasks import DelegateTaskRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
@@ -26,6 +27,7 @@ class Repositories:
     bindings: BindingRepository
     audit: AuditRepository
     guild_settings: GuildSettingsRepository
+    delegate_tasks: DelegateTaskRepository
 
     @classmethod
     def over(cls, db: Database) -> Repositories:
@@ -39,4 +41,5 @@ class Repositories:
             bindings=BindingRepository(db),
             audit=AuditRepository(),
             guild_settings=GuildSettingsRepository(db),
+            delegate_tasks=DelegateTaskRepository(db),
         )

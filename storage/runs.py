@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import aiosqlite
 
-from bot.records import LIVE_STATUSES, Delegation, Run, RunKind, RunStatus, Usage
+from bot.records import LIVE_STATUSES, Run, RunKind, RunStatus, Usage
 from storage.db import Database
 
 _COLUMNS = (
@@ -194,12 +194,15 @@ class RunRepository:
         return _from_row(row) if row else None
 
     async def live_delegated_children(self, tx: aiosqlite.Connection, run_id: str) -> list[Run]:
-        """Live ``spawn_subagent`` children of ``run_id`` (their caller's tool call waits for them)."""
+        """Live blocking delegated children of ``run_id`` (``spawn_subagent``, synchronous ``delegate``: their
+        caller's tool call waits for them); background delegate tasks are not among them."""
         columns = ", ".join("runs." + column.strip() for column in _COLUMNS.split(","))
         cursor = await tx.execute(
             f"SELECT {columns} FROM runs JOIN sessions ON sessions.key = runs.session_key "
-            f"WHERE runs.parent_run_id = ? AND runs.status IN {LIVE_SQL} AND sessions.delegation = ?",
-            (run_id, Delegation.SUBAGENT.value),
+            f"WHERE runs.parent_run_id = ? AND runs.status IN {LIVE_SQL} AND sessions.delegation IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM delegate_tasks WHERE delegate_tasks.run_id = runs.id "
+            "AND delegate_tasks.background = 1)",
+            (run_id,),
         )
         return [_from_row(row) for row in await cursor.fetchall()]
 

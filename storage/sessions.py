@@ -18,7 +18,7 @@ from storage.db import Database
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
-    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site"
+    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site, charged_to"
 )
 
 
@@ -46,7 +46,7 @@ class SessionRepository:
     async def insert(self, tx: aiosqlite.Connection, session: Session, *, if_missing: bool = False) -> None:
         verb = "INSERT OR IGNORE" if if_missing else "INSERT"
         await tx.execute(
-            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 21)})",
+            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 22)})",
             (
                 session.key,
                 session.agent_id,
@@ -69,6 +69,7 @@ class SessionRepository:
                 session.model,
                 session.delegation,
                 session.spawn_site,
+                session.charged_to,
             ),
         )
 
@@ -82,11 +83,10 @@ class SessionRepository:
     async def set_model(self, tx: aiosqlite.Connection, key: str, model: str | None) -> None:
         await tx.execute("UPDATE sessions SET model = ? WHERE key = ?", (model, key))
 
-    async def delegated_since(self, requester_key: str, delegation: Delegation, since: float) -> int:
-        """How many ``delegation`` children ``requester_key`` launched since ``since`` (its action budget)."""
+    async def charged_since(self, budget_key: str, since: float) -> int:
+        """How many launches were charged to the action budget ``budget_key`` since ``since``."""
         row = await self._db.fetch_one(
-            "SELECT COUNT(*) FROM sessions WHERE requester_session_key = ? AND delegation = ? AND created_at >= ?",
-            (requester_key, delegation, since),
+            "SELECT COUNT(*) FROM sessions WHERE charged_to = ? AND created_at >= ?", (budget_key, since)
         )
         assert row is not None
         return int(row[0])

@@ -19,6 +19,7 @@ from pydantic_ai.exceptions import (
     ModelHTTPError,
     RunCancelled,
     RunTimedOut,
+    UsageLimitExceeded,
 )
 from pydantic_ai.messages import (
     ModelMessage,
@@ -73,6 +74,7 @@ class RunRequest:
     deps: Any = None
     parallel_tools: bool = False  # one response's tool calls run concurrently, else one after the other
     dedup_exempt: frozenset[str] = frozenset()  # tools that may repeat a call with identical arguments
+    request_limit: int | None = None  # model requests one turn may make (ZeroClaw's max_tool_iterations)
 
 
 def _thinking_setting(level: str) -> ThinkingSetting:
@@ -101,6 +103,15 @@ def _texts(messages: Sequence[ModelMessage]) -> list[str]:
         for part in message.parts
         if isinstance(part, TextPart) and part.content.strip()
     ]
+
+
+def final_text(messages: Sequence[ModelMessage]) -> str:
+    """The agent's own last answer: the text of its last response (empty when it ended with none), never a
+    tool result standing in for it."""
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse):
+            return "".join(part.content for part in message.parts if isinstance(part, TextPart)).strip()
+    return ""
 
 
 def _last_tool_result(messages: Sequence[ModelMessage]) -> str | None:
@@ -143,6 +154,7 @@ def partial_result(messages: Sequence[ModelMessage], *, stopped_by: str | None =
     return _last_tool_result(messages) or NO_OUTPUT
 
 
+_REQUEST_LIMIT = re.compile(r"request_limit of (?P<limit>\d+)")
 _TOOL_RETRIES_EXHAUSTED = re.compile(r"Tool '(?P<tool>[^']+)' exceeded max retries count of (?P<retries>\d+)")
 
 
@@ -162,6 +174,8 @@ def describe_failure(error: BaseException) -> str:
         return f"{reason}: {detail}"[:300] if detail else reason
     if isinstance(error, ModelAPIError):
         return f"could not reach the model provider ({error.message})"[:300]
+    if isinstance(error, UsageLimitExceeded) and (limit := _REQUEST_LIMIT.search(str(error))):
+        return f"Agent exceeded maximum tool iterations ({limit['limit']})"
     if isinstance(error, AgentRunError):
         if retried := _TOOL_RETRIES_EXHAUSTED.match(str(error)):
             return f"the model sent an invalid call to {retried['tool']} {_times(int(retried['retries']) + 1)}"
@@ -211,7 +225,9 @@ async def run_agent(
                 message_history=request.history or None,
                 model=request.model.model,
                 model_settings=settings,
-                usage_limits=UsageLimits(request_limit=REQUEST_LIMIT, tool_calls_limit=TOOL_CALLS_LIMIT),
+                usage_limits=UsageLimits(
+                    request_limit=request.request_limit or REQUEST_LIMIT, tool_calls_limit=TOOL_CALLS_LIMIT
+                ),
                 timeout=request.timeout_seconds or None,
                 toolsets=toolsets or None,
                 deps=request.deps,

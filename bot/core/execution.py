@@ -27,11 +27,12 @@ from bot.core.prompts import subagent_context
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
 from bot.core.signals import Signals
-from bot.core.tool_policy import allowed_tools
+from bot.core.tool_policy import offered_tools
 from bot.records import Delegation, Run, RunKind, RunStatus, Session, SessionKind, Usage, short_run_id
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
+_DELEGATES = (Delegation.BOUNDED, Delegation.INDEPENDENT)  # their agentic loop stops at max_tool_iterations
 
 
 class Execution:
@@ -127,8 +128,9 @@ class Execution:
 
     def _lane(self, run: Run, session: Session) -> contextlib.AbstractAsyncContextManager[Any]:
         """Sub-agent runs share the bounded lane; main-agent turns queue one at a time per session. A
-        ``spawn_subagent`` child runs inside its caller's turn, which holds the caller's place already."""
-        if session.delegation is Delegation.SUBAGENT:
+        delegated child (``spawn_subagent``, ``delegate``) runs for its caller's turn, which holds the caller's place
+        already (a blocking child waiting for a slot its caller holds could wait forever)."""
+        if session.delegation is not None:
             return contextlib.nullcontext()
         if run.kind is RunKind.CHAT:
             return self._session_locks.setdefault(run.session_key, asyncio.Lock())
@@ -180,15 +182,20 @@ class Execution:
             self._apply(ended.after)
         return await self.take_inbox(run.id, wake=True) if ended.again else None
 
+    async def _offered(self, session: Session) -> frozenset[str]:
+        """The session's tools; a bounded delegate's never exceed its caller's."""
+        if session.delegation is not Delegation.BOUNDED:
+            return offered_tools(self._config, session)
+        caller = await self._repos.sessions.get(session.requester_session_key or "")
+        return offered_tools(self._config, session, await self._offered(caller) if caller else frozenset())
+
     async def _run_turn(self, run: Run, session: Session, prompt: str) -> RunOutcome:
         agent = self._config.agents.list[session.agent_id]
         system_prompt = agent.system_prompt or self._config.agents.defaults.system_prompt
         if session.kind == SessionKind.SUBAGENT:
             system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
-        risk = self._config.risk_profile_of(session.agent_id)
         runtime = self._config.runtime_profile_of(session.agent_id)
-        offered = allowed_tools(session.role, self._config.tools.subagents.tools, risk, session.delegation)
-        toolset = session_toolset(offered)
+        toolset = session_toolset(await self._offered(session))
         before = (await self._repos.runs.get(run.id) or run).usage
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
@@ -212,6 +219,7 @@ class Execution:
             toolsets=[toolset] if toolset else [],
             deps=ToolDeps(control=self._tools, caller=Caller(session=session, run_id=run.id)),
             parallel_tools=bool(runtime.parallel_tools),
+            request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
             dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
         )
         token = self._cancellations.setdefault(run.id, CancellationToken())

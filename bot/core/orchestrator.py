@@ -11,7 +11,9 @@ change is written to SQLite before anything relies on it. Where each step lives:
   :mod:`bot.core.results` writing what a result becomes;
 - :mod:`bot.core.thread_bindings`, :mod:`bot.core.archiving` — a session's thread, and its end;
 - :mod:`bot.core.agent_tools` — what the session tools do for agents; :mod:`bot.core.run_actions` — the kill and
-  steer checks they share with people's commands;
+  steer checks they share with people's commands; :mod:`bot.core.subagent_spawn` and :mod:`bot.core.delegation`
+  (with :mod:`bot.core.delegate_tasks`) — ZeroClaw's ``spawn_subagent`` and ``delegate``, on one action budget
+  (:mod:`bot.core.action_budget`);
 - :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
   :mod:`bot.core.limits` — refusals worded for people, the one text limit.
 
@@ -28,8 +30,13 @@ from typing import Any, TypeVar
 
 from bot.agents.models import ModelFactory
 from bot.config import Config
+from bot.core.action_budget import ActionBudget
 from bot.core.agent_tools import AgentTools
 from bot.core.archiving import Archiving
+from bot.core.delegate_reach import roster
+from bot.core.delegate_records import DelegateRecords
+from bot.core.delegate_tasks import DelegateTasks
+from bot.core.delegation import Delegating
 from bot.core.errors import UserError
 from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
@@ -76,7 +83,8 @@ class Orchestrator:
         self._timers = Timers()
         policy = SpawnPolicy(config, models)
         self._archiving = Archiving(config, repos, self._timers, clock)
-        self._settlement = Settlement(repos, self._archiving, Results(repos), clock)
+        records = DelegateRecords(repos, clock)
+        self._settlement = Settlement(repos, self._archiving, Results(repos), records, clock)
         self._thread_bindings = ThreadBindings(
             repos, threads, self.guild_settings, self._archiving, self._timers, self, clock
         )
@@ -95,7 +103,10 @@ class Orchestrator:
             clock,
         )
         self._tools = AgentTools(config, repos, self.queries, policy, self._spawning, self)
-        self._subagent_spawn = SubagentSpawn(config, repos, self._spawning, self._signals, clock)
+        budget = ActionBudget(config, repos, clock)
+        self._subagent_spawn = SubagentSpawn(config, repos, self._spawning, self._signals, budget, clock)
+        tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill)
+        self._delegating = Delegating(config, repos, self._spawning, tasks, self._signals, budget, clock)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -235,3 +246,9 @@ class Orchestrator:
 
     async def tool_spawn_subagent(self, caller: Caller, prompt: object) -> dict[str, Any]:
         return await self._subagent_spawn.spawn(caller, prompt)
+
+    async def tool_delegate(self, caller: Caller, raw: dict[str, Any]) -> dict[str, Any]:
+        return await self._delegating.handle(caller, raw)
+
+    def delegate_roster(self, caller: Caller) -> list[str]:
+        return roster(self._config, caller.session.agent_id)

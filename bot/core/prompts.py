@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from bot.records import Session, SessionRole
+from bot.records import Delegation, Session, SessionRole
 
 
 def subagent_context(session: Session, max_depth: int) -> str:
-    if session.delegation is not None:
+    if session.delegation in (Delegation.BOUNDED, Delegation.INDEPENDENT):
+        return (
+            f"[Delegate Context] You are agent {session.agent_id}, delegated one task by another agent. You do not "
+            "see its conversation. Your final message is returned to that agent as your result and is not posted "
+            "anywhere: make it complete and self-contained."
+        )
+    if session.delegation is Delegation.SUBAGENT:
         return (
             f"[SubAgent Context] You are an ephemeral SubAgent of agent {session.agent_id}, running one prompt for "
             "it. You do not see its conversation. Your final message is returned to it as the result of its "

@@ -7,11 +7,12 @@ something the model reads and adapts to. Only the tools the policy allows for th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_ai import RunContext, Tool
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
 from bot.core.errors import TextRefused
@@ -19,6 +20,7 @@ from bot.core.limits import checked_text
 from bot.core.spawn_policy import SpawnArgs
 from bot.core.tool_policy import (
     AGENTS_LIST,
+    DELEGATE,
     MODEL_SWITCH,
     SESSIONS_HISTORY,
     SESSIONS_LIST,
@@ -26,6 +28,13 @@ from bot.core.tool_policy import (
     SESSIONS_SPAWN,
     SPAWN_SUBAGENT,
     SUBAGENTS,
+)
+from bot.core.tool_schemas import (
+    AGENT_DESCRIPTION,
+    DELEGATE_DESCRIPTION,
+    DELEGATE_SCHEMA,
+    SPAWN_SCHEMA,
+    SPAWN_SUBAGENT_SCHEMA,
 )
 from bot.records import Session
 from bot.text import quoted
@@ -54,6 +63,8 @@ class SessionControl(Protocol):
     ) -> dict[str, Any]: ...
     async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]: ...
     async def tool_spawn_subagent(self, caller: Caller, prompt: object) -> dict[str, Any]: ...
+    async def tool_delegate(self, caller: Caller, raw: dict[str, Any]) -> dict[str, Any]: ...
+    def delegate_roster(self, caller: Caller) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -93,24 +104,6 @@ class _SpawnArgsModel(BaseModel):
     mode: str | None = None
     cleanup: str = "keep"
     sandbox: str = "inherit"
-
-
-SPAWN_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "task": {"type": "string", "description": "What the sub-agent should do (required)."},
-        "label": {"type": "string", "description": "Short name shown in lists and announcements."},
-        "agentId": {"type": "string", "description": "Agent to run; default your own. See agents_list."},
-        "model": {"type": "string", "description": "Model as <provider>/<model>; default from config."},
-        "thinking": {"type": "string", "enum": ["off", "minimal", "low", "medium", "high", "xhigh", "max"]},
-        "runTimeoutSeconds": {"type": "number", "minimum": 0, "description": "Abort after N seconds; 0 = none."},
-        "thread": {"type": "boolean", "description": "Bind the sub-agent session to a Discord thread."},
-        "mode": {"type": "string", "enum": ["run", "session"], "description": "run = one-shot (default)."},
-        "cleanup": {"type": "string", "enum": ["keep", "delete"], "description": "Archive right after announcing."},
-        "sandbox": {"type": "string", "enum": ["inherit", "require"]},
-    },
-    "required": ["task"],
-}
 
 
 async def sessions_spawn(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
@@ -171,22 +164,30 @@ async def spawn_subagent(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any
     return await ctx.deps.control.tool_spawn_subagent(ctx.deps.caller, raw.get("prompt"))
 
 
-SPAWN_SUBAGENT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "prompt": {
-            "type": "string",
-            "description": "The task or question for the SubAgent. Be specific and self-contained — the SubAgent "
-            "does not see this conversation's history.",
-        }
-    },
-    "required": ["prompt"],
-}
+async def delegate(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
+    """Every argument is checked by the core, in ZeroClaw's order."""
+    return await ctx.deps.control.tool_delegate(ctx.deps.caller, raw)
+
+
+async def _with_roster(ctx: RunContext[ToolDeps], definition: ToolDefinition) -> ToolDefinition:
+    """The ``agent`` parameter names the caller's reachable targets (none when its policy forbids delegating)."""
+    roster = ctx.deps.control.delegate_roster(ctx.deps.caller)
+    schema = {**definition.parameters_json_schema}
+    properties = {**schema["properties"]}
+    available = ", ".join(roster) if roster else "(none configured)"
+    properties["agent"] = {**properties["agent"], "description": f"{AGENT_DESCRIPTION} Available: {available}"}
+    schema["properties"] = properties
+    return replace(definition, parameters_json_schema=schema)
 
 
 def _tool(function, name: str, description: str) -> Tool[ToolDeps]:
     return Tool(function, takes_ctx=True, name=name, description=description)
 
+
+_delegate_tool: Tool[ToolDeps] = Tool.from_schema(
+    delegate, name=DELEGATE, description=DELEGATE_DESCRIPTION, json_schema=DELEGATE_SCHEMA, takes_ctx=True
+)
+_delegate_tool.prepare = _with_roster
 
 _TOOLS: dict[str, Tool[ToolDeps]] = {
     SESSIONS_SPAWN: Tool.from_schema(
@@ -234,6 +235,7 @@ _TOOLS: dict[str, Tool[ToolDeps]] = {
         json_schema=SPAWN_SUBAGENT_SCHEMA,
         takes_ctx=True,
     ),
+    DELEGATE: _delegate_tool,
 }
 
 

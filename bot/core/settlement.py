@@ -26,9 +26,10 @@ A turn that ends after its run was killed only records what it spent: the kill a
 
 A result is *routed* to the run's direct requester: a top-level requester (a main session, or none) gets a
 Discord announcement (outbox row); a live nested requester gets an inbox message; a requester that is gone
-passes it to its own requester; a killed requester drops it. A killed run announces nothing. A ``spawn_subagent``
-child is not routed at all: its caller's tool call reads its result, and a child whose caller's turn ends without
-it is stopped.
+passes it to its own requester; a killed requester drops it. A killed run announces nothing. A delegated child
+(``spawn_subagent``, ``delegate``) is not routed to the channel: its caller reads its result (from the run, or from
+its delegate task record, settled here in the same transaction); a background delegate's result also reaches a
+caller that waits on its children; a blocking child whose caller's turn ends without it is stopped.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ from bot.agents.runner import INTERRUPTED_BEFORE, KILLED_BEFORE, RunOutcome, par
 from bot.core import internal_context
 from bot.core.announcements import INTERRUPTED_REASON
 from bot.core.archiving import Archiving
+from bot.core.delegate_records import DelegateRecords
 from bot.core.results import Results
-from bot.records import LIVE_STATUSES, Cleanup, Delegation, Run, RunKind, RunStatus, Session, SessionKind
+from bot.records import LIVE_STATUSES, Cleanup, Run, RunKind, RunStatus, Session, SessionKind
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -73,10 +75,18 @@ class TurnEnd:
 
 
 class Settlement:
-    def __init__(self, repos: Repositories, archiving: Archiving, results: Results, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        repos: Repositories,
+        archiving: Archiving,
+        results: Results,
+        records: DelegateRecords,
+        clock: Callable[[], float],
+    ) -> None:
         self._repos = repos
         self._archiving = archiving
         self._results = results
+        self._records = records
         self._clock = clock
 
     async def end_turn(self, run: Run, session: Session, outcome: RunOutcome) -> TurnEnd:
@@ -136,6 +146,8 @@ class Settlement:
                 )
                 if run.kind is RunKind.CHAT:
                     await self._results.keep_unread(tx, run.id, run.session_key, now)
+                killed = replace(run, status=RunStatus.KILLED)
+                await self._records.settle(tx, killed, now, killed_directly=run.id == run_id)
             for run in subtree:
                 if run.parent_run_id and run.parent_run_id not in killed_ids:
                     await self._child_settled(tx, run.parent_run_id, now, after)
@@ -164,7 +176,7 @@ class Settlement:
                     continue
                 if run.kind is RunKind.CHAT:
                     await self._results.keep_unread(tx, run.id, run.session_key, now)
-                if run.parent_run_id not in live_ids or session.delegation is Delegation.SUBAGENT:
+                if run.parent_run_id not in live_ids or session.delegation is not None:
                     interrupted = replace(
                         run, status=RunStatus.INTERRUPTED, ended_at=now, error=INTERRUPTED_REASON, result_text=partial
                     )
@@ -173,28 +185,35 @@ class Settlement:
         return after
 
     async def _stop_abandoned(self, tx: aiosqlite.Connection, run_id: str, now: float, after: AfterCommit) -> None:
-        """A turn that ended while a ``spawn_subagent`` child still ran (its tool call was cancelled by a timeout or
-        a failing sibling) leaves nobody waiting for that child: it is stopped and archived."""
+        """A turn that ended while a blocking child (``spawn_subagent``, a synchronous ``delegate``) still ran (its
+        tool call was cancelled by a timeout or a failing sibling) leaves nobody waiting for that child: it is
+        stopped and archived."""
         for child in await self._repos.runs.live_delegated_children(tx, run_id):
             partial = partial_result(await self._repos.transcripts.for_run(child.id), stopped_by=KILLED_BEFORE)
             await self._repos.runs.finish(tx, child.id, RunStatus.KILLED, now, result_text=partial, error="killed")
+            await self._records.settle(tx, replace(child, status=RunStatus.KILLED), now)
             log.info("run_killed", run_id=child.id, reason="its caller's turn ended")
             after.cancel.append(child.id)
             after.changed.append(child.id)
             after.archive_now.append(child.session_key)
 
     async def _ephemeral(self, session_key: str) -> list[str]:
-        """A ``spawn_subagent`` child's session, which is archived once its run ends however it ends."""
+        """A delegated child's session, which is archived once its run ends however it ends."""
         session = await self._repos.sessions.get(session_key)
-        return [session_key] if session is not None and session.delegation is Delegation.SUBAGENT else []
+        return [session_key] if session is not None and session.delegation is not None else []
 
     async def _route(
         self, tx: aiosqlite.Connection, run: Run, session: Session, now: float, after: AfterCommit
     ) -> None:
         """Deliver a finished run's result to its direct requester, exactly once (inside the caller's transaction)."""
-        if session.delegation is Delegation.SUBAGENT:  # its caller's tool call reads the result from the run
+        if session.delegation is not None:  # its caller reads the result from the run or its task record
             after.archive_now.append(session.key)
             after.ended.append(run.id)
+            await self._records.settle(tx, run, now)
+            caller = await self._repos.runs.get(run.parent_run_id, tx) if run.parent_run_id else None
+            if caller is not None and caller.status is RunStatus.WAITING_CHILDREN:  # a background task's caller
+                await self._results.tell_run(tx, caller, run, session, now)
+                await self._child_settled(tx, caller.id, now, after)
             return
         deadline = await self._archiving.mark_deadline(tx, session, now)
         if deadline is not None:

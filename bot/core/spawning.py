@@ -7,9 +7,10 @@ Whether a spawn may happen, and with what, is :mod:`bot.core.spawn_policy`'s to 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
+import aiosqlite
 import structlog
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
@@ -222,10 +223,16 @@ class Spawning:
         return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=plan.agent_id, mode=plan.mode)
 
     async def persist_and_queue(
-        self, run: Run, main: Session | None, child: Session | None = None, binding: Binding | None = None
+        self,
+        run: Run,
+        main: Session | None,
+        child: Session | None = None,
+        binding: Binding | None = None,
+        *,
+        also: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
     ) -> None:
-        """One transaction: the conversation's main session (if new), a new child session, the queued run and
-        the child's thread binding."""
+        """One transaction: the conversation's main session (if new), a new child session, the queued run, the
+        child's thread binding, and whatever else the caller records with them (``also``: a delegate's task)."""
         sessions = self._repos.sessions
         async with self._repos.db.transaction() as tx:
             if main is not None:
@@ -238,6 +245,8 @@ class Spawning:
             await self._repos.runs.insert(tx, run)
             if binding is not None:
                 await self._repos.bindings.add(tx, binding)
+            if also is not None:
+                await also(tx)
         self._archiving.cancel(run.session_key)
         log.info(
             "run_queued",

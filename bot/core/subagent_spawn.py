@@ -3,21 +3,20 @@ profile, its own session (so its turns never enter the caller's history) — tha
 for and whose final text is that call's result. Nothing is announced; the channel sees the caller's answer.
 
 Guards run in ZeroClaw's order with its words (reference/zeroclaw.md §1): the depth-1 cap, the risk profile,
-the prompt, the read-only level, then the action budget (``max_actions_per_hour`` of the agent's runtime profile,
-counted as the launches of the calling session in the last hour, so a refused call costs nothing and a launch
-that fails still counts).
+the prompt, the read-only level, then the action budget (:mod:`bot.core.action_budget`, shared with the caller's
+own caller when the caller is itself a bounded delegate).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import structlog
-from pydantic_ai.messages import ModelResponse, TextPart
 
+from bot.agents.runner import final_text
 from bot.config import Config
+from bot.core.action_budget import ActionBudget, BudgetExhausted
 from bot.core.requests import new_run, origin_of, subagent_session_key
 from bot.core.session_toolset import Caller
 from bot.core.signals import Signals
@@ -40,9 +39,7 @@ from storage.repositories import Repositories
 DEPTH_CAP = "spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)"
 EMPTY_PROMPT = "Missing or empty 'prompt' parameter"
 READ_ONLY = "Security policy: read-only mode, cannot perform 'spawn_subagent'"
-BUDGET_EXHAUSTED = "Rate limit exceeded: action budget exhausted"
 NO_OUTPUT_RESULT = "subagent completed without output"
-HOUR = 3600.0
 _WAIT_STEP = 3600.0  # no deadline of its own: the caller waits as long as the child runs
 
 log = structlog.get_logger(__name__)
@@ -54,14 +51,20 @@ def _refused(error: str) -> dict[str, Any]:
 
 class SubagentSpawn:
     def __init__(
-        self, config: Config, repos: Repositories, spawning: Spawning, signals: Signals, clock: Callable[[], float]
+        self,
+        config: Config,
+        repos: Repositories,
+        spawning: Spawning,
+        signals: Signals,
+        budget: ActionBudget,
+        clock: Callable[[], float],
     ) -> None:
         self._config = config
         self._repos = repos
         self._spawning = spawning
         self._signals = signals
+        self._budget = budget
         self._clock = clock
-        self._launching: dict[str, asyncio.Lock] = {}
 
     async def spawn(self, caller: Caller, prompt: object) -> dict[str, Any]:
         session = caller.session
@@ -79,19 +82,19 @@ class SubagentSpawn:
             return _refused(READ_ONLY)
         caller_run = await self._repos.runs.get(caller.run_id)
         assert caller_run is not None, "a tool call comes from a run"
-        budget = self._config.runtime_profile_of(session.agent_id).max_actions_per_hour
-        async with self._launching.setdefault(session.key, asyncio.Lock()):
-            since = self._clock() - HOUR
-            if await self._repos.sessions.delegated_since(session.key, Delegation.SUBAGENT, since) >= budget:
-                return _refused(BUDGET_EXHAUSTED)
-            run_id = await self._launch(session, caller_run, prompt.strip())
+        try:
+            async with self._budget.charge(session) as charged_to:
+                run_id = await self._launch(session, caller_run, prompt.strip(), charged_to)
+        except BudgetExhausted as exhausted:
+            return _refused(str(exhausted))
         log.info("subagent_spawned", child_run_id=run_id)
         child = await self._finished(run_id)
         if child.status is RunStatus.COMPLETED:
-            return {"status": "completed", "output": await self._final_text(run_id) or NO_OUTPUT_RESULT}
+            answer = final_text(await self._repos.transcripts.for_run(run_id))
+            return {"status": "completed", "output": answer or NO_OUTPUT_RESULT}
         return _refused(f"subagent run failed: {child.error or child.status.word}")
 
-    async def _launch(self, caller: Session, caller_run: Run, prompt: str) -> str:
+    async def _launch(self, caller: Session, caller_run: Run, prompt: str, charged_to: str) -> str:
         """The child: the same agent on its caller's model and thinking, a leaf, archived once done."""
         now = self._clock()
         origin = origin_of(caller_run)
@@ -113,19 +116,13 @@ class SubagentSpawn:
             sandboxed=caller.sandboxed,
             delegation=Delegation.SUBAGENT,
             spawn_site=SpawnSite.TOOL,
+            charged_to=charged_to,
         )
         run = new_run(
             child, RunKind.SPAWN, prompt, caller_run.model, caller_run.thinking, 0, origin, caller_run.id, now
         )
         await self._spawning.persist_and_queue(run, None, child)
         return run.id
-
-    async def _final_text(self, run_id: str) -> str:
-        """The child's own last answer (not the run's result, which falls back to its last tool result)."""
-        for message in reversed(await self._repos.transcripts.for_run(run_id)):
-            if isinstance(message, ModelResponse):
-                return "".join(part.content for part in message.parts if isinstance(part, TextPart)).strip()
-        return ""
 
     async def _finished(self, run_id: str) -> Run:
         async def settled() -> Run | None:

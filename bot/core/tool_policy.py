@@ -1,12 +1,15 @@
-"""Which tools an agent is offered: the one resolver. Its depth role's tools, narrowed for sub-agents by
-``[tools.subagents.tools]``, then by the agent's risk profile (``allowed_tools`` / ``excluded_tools``). A tool not
-offered cannot run: the runtime answers a call to it with a refusal the model reads."""
+"""Which tools a session is offered: the one resolver. Its depth role's tools, narrowed for sub-agents by
+``[tools.subagents.tools]``, then by the agent's risk profile (``allowed_tools`` / ``excluded_tools``); a delegate
+child is offered nothing unless its agent is agentic, never ``delegate`` itself, and — bounded — nothing its caller
+was not offered. ``delegate`` is offered to agents configured the ZeroClaw way (with a risk profile) when there is
+another agent; its delegation policy is enforced by the tool, in ZeroClaw's words. A tool not offered cannot run:
+the runtime answers a call to it with a refusal the model reads."""
 
 from __future__ import annotations
 
-from bot.config import ToolList
+from bot.config import Config, ToolList
 from bot.profiles import RiskProfile
-from bot.records import Delegation, SessionRole
+from bot.records import Delegation, Session, SessionRole
 
 SESSIONS_SPAWN = "sessions_spawn"
 SUBAGENTS = "subagents"
@@ -16,14 +19,17 @@ SESSIONS_SEND = "sessions_send"
 AGENTS_LIST = "agents_list"
 MODEL_SWITCH = "model_switch"  # the main agent's own model; sub-agents inherit theirs and never switch it
 SPAWN_SUBAGENT = "spawn_subagent"
+DELEGATE = "delegate"
 SELF_GATED = frozenset({SPAWN_SUBAGENT})  # offered whatever the risk profile: they refuse in its own words
 
 _BY_ROLE: dict[SessionRole, frozenset[str]] = {
     SessionRole.MAIN: frozenset(
         {SESSIONS_SPAWN, SUBAGENTS, SESSIONS_LIST, SESSIONS_HISTORY, SESSIONS_SEND, AGENTS_LIST, MODEL_SWITCH}
-        | {SPAWN_SUBAGENT}
+        | {SPAWN_SUBAGENT, DELEGATE}
     ),
-    SessionRole.ORCHESTRATOR: frozenset({SESSIONS_SPAWN, SUBAGENTS, SESSIONS_LIST, SESSIONS_HISTORY, SPAWN_SUBAGENT}),
+    SessionRole.ORCHESTRATOR: frozenset(
+        {SESSIONS_SPAWN, SUBAGENTS, SESSIONS_LIST, SESSIONS_HISTORY, SPAWN_SUBAGENT, DELEGATE}
+    ),
     SessionRole.LEAF: frozenset(),
 }
 
@@ -40,3 +46,16 @@ def allowed_tools(
             tools = tools & frozenset(subagent_tools.allow)
         tools = tools - frozenset(subagent_tools.deny)
     return frozenset(tool for tool in tools if risk is None or tool in SELF_GATED or risk.allows(tool))
+
+
+def offered_tools(config: Config, session: Session, ceiling: frozenset[str] | None = None) -> frozenset[str]:
+    """Everything ``session`` is offered; ``ceiling`` is a bounded delegate's caller's own set."""
+    delegated = session.delegation in (Delegation.BOUNDED, Delegation.INDEPENDENT)
+    if delegated and not config.runtime_profile_of(session.agent_id).agentic:
+        return frozenset()  # a non-agentic delegate answers in one model call
+    tools = allowed_tools(
+        session.role, config.tools.subagents.tools, config.risk_profile_of(session.agent_id), session.delegation
+    )
+    if delegated or len(config.agents.list) < 2 or config.agents.list[session.agent_id].risk_profile is None:
+        tools -= {DELEGATE}  # a delegate never delegates again; nobody to delegate to; configured the OpenClaw way
+    return tools & ceiling if ceiling is not None else tools

@@ -1,0 +1,43 @@
+"""The action budget (ZeroClaw's ``max_actions_per_hour``): every ``spawn_subagent`` and ``delegate`` launch is
+one action, charged to the calling session's budget. A ``spawn_subagent`` child and a bounded delegate spend their
+caller's budget (the same tracker); an independent delegate has its own. The count is the launches recorded in the
+last hour (each launched session stores the budget it was charged to), so a refused call costs nothing and the
+budget survives a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from bot.config import Config
+from bot.records import Session
+from storage.repositories import Repositories
+
+BUDGET_EXHAUSTED = "Rate limit exceeded: action budget exhausted"
+HOUR = 3600.0
+
+
+class BudgetExhausted(Exception):
+    """No action left this hour."""
+
+
+class ActionBudget:
+    def __init__(self, config: Config, repos: Repositories, clock: Callable[[], float]) -> None:
+        self._config = config
+        self._repos = repos
+        self._clock = clock
+        self._charging: dict[str, asyncio.Lock] = {}
+
+    @asynccontextmanager
+    async def charge(self, caller: Session) -> AsyncIterator[str]:
+        """Hold the caller's budget while one launch is persisted; yields the key to store as its ``charged_to``.
+        Raises :class:`BudgetExhausted` when the hour's actions are spent (launches that arrive together, from one
+        model response, are counted one after the other)."""
+        key = caller.budget_key
+        limit = self._config.runtime_profile_of(caller.agent_id).max_actions_per_hour
+        async with self._charging.setdefault(key, asyncio.Lock()):
+            if await self._repos.sessions.charged_since(key, self._clock() - HOUR) >= limit:
+                raise BudgetExhausted(BUDGET_EXHAUSTED)
+            yield key

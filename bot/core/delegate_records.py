@@ -1,0 +1,107 @@
+"""A delegate task's record, settled in the transaction that ends its run — so a task can be neither left
+``running`` nor settled twice. The run's end is worded as ZeroClaw words a delegation's result (reference/zeroclaw.md
+§2): the header and the answer, or ``Agent '<a>' failed: …``, ``… timed out after <N>s``, a cancellation, and
+``lost`` for a task whose process died (``timed_out`` when its deadline had passed by then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import aiosqlite
+
+from bot.agents.runner import final_text
+from bot.records import DelegateTask, Run, RunStatus, TaskStatus
+from storage.repositories import Repositories
+
+CANCELLED_BY_USER = "Cancelled by user request"
+CANCELLED_BY_PARENT = "Cancelled by parent session"
+RECONCILED_NOTE = "the owning daemon exited or the task exceeded its max runtime; reconciled by the supervision reaper"
+
+
+def invalid_completion(agent: str) -> str:
+    return f"Agent '{agent}' failed: model provider returned an invalid semantic completion."
+
+
+def timed_out(agent: str, seconds: int) -> str:
+    return f"Agent '{agent}' timed out after {seconds}s"
+
+
+def _instant(when: float | None) -> str | None:
+    return datetime.fromtimestamp(when, UTC).isoformat() if when is not None else None
+
+
+def view(task: DelegateTask) -> dict[str, Any]:
+    """The record as ``check_result`` shows it; a reconciled task shows why instead of an output."""
+    if task.note is not None:
+        return {
+            "task_id": task.task_id,
+            "agent": task.agent,
+            "status": task.status.value,
+            "started_at": _instant(task.started_at),
+            "note": task.note,
+        }
+    return {
+        "task_id": task.task_id,
+        "agent": task.agent,
+        "status": task.status.value,
+        "output": task.output,
+        "error": task.error,
+        "started_at": _instant(task.started_at),
+        "finished_at": _instant(task.finished_at),
+    }
+
+
+def summary(task: DelegateTask) -> dict[str, Any]:
+    """The record as ``list_results`` shows it (no output)."""
+    return {
+        "task_id": task.task_id,
+        "agent": task.agent,
+        "status": task.status.value,
+        "started_at": _instant(task.started_at),
+        "finished_at": _instant(task.finished_at),
+    }
+
+
+class DelegateRecords:
+    def __init__(self, repos: Repositories, clock: Callable[[], float]) -> None:
+        self._repos = repos
+        self._clock = clock
+
+    async def settle(self, tx: aiosqlite.Connection, run: Run, now: float, *, killed_directly: bool = False) -> None:
+        """Record how ``run`` ended on its task (nothing if it is no delegation or its task has settled)."""
+        task = await self._repos.delegate_tasks.for_run(tx, run.id)
+        if task is None or task.status is not TaskStatus.RUNNING:
+            return
+        tasks, agent = self._repos.delegate_tasks, task.agent
+        if run.status is RunStatus.COMPLETED:
+            answer = final_text(await self._repos.transcripts.for_run(run.id))
+            if answer:
+                await tasks.finish(tx, task.task_id, TaskStatus.COMPLETED, now, output=f"{task.header}\n{answer}")
+            else:
+                await tasks.finish(tx, task.task_id, TaskStatus.FAILED, now, error=invalid_completion(agent))
+        elif run.status is RunStatus.TIMED_OUT:
+            await tasks.finish(tx, task.task_id, TaskStatus.TIMED_OUT, now, error=timed_out(agent, run.timeout_seconds))
+        elif run.status is RunStatus.KILLED:
+            reason = CANCELLED_BY_USER if killed_directly else CANCELLED_BY_PARENT
+            await tasks.finish(tx, task.task_id, TaskStatus.CANCELLED, now, error=reason)
+        elif run.status is RunStatus.INTERRUPTED:
+            status = TaskStatus.TIMED_OUT if now > task.deadline else TaskStatus.LOST
+            await tasks.finish(tx, task.task_id, status, now, note=RECONCILED_NOTE)
+        else:
+            await tasks.finish(tx, task.task_id, TaskStatus.FAILED, now, error=f"Agent '{agent}' failed: {run.error}")
+
+    async def expire(self, task_id: str, timeout_seconds: int) -> DelegateTask | None:
+        """A task still running at its deadline is recorded as timed out (its run is then stopped by the caller);
+        ``None`` if it had settled."""
+        async with self._repos.db.transaction() as tx:
+            task = await self._repos.delegate_tasks.get(task_id, tx)
+            if task is None or task.status is not TaskStatus.RUNNING:
+                return None
+            error = timed_out(task.agent, timeout_seconds)
+            await self._repos.delegate_tasks.finish(
+                tx, task_id, TaskStatus.TIMED_OUT, self._clock(), error=error, note=RECONCILED_NOTE
+            )
+        return task
