@@ -47,8 +47,9 @@ class DelegateTaskRepository:
         row = await (await tx.execute(sql, params)).fetchone() if tx else await self._db.fetch_one(sql, params)
         return _from_row(row) if row else None
 
-    async def for_run(self, tx: aiosqlite.Connection, run_id: str) -> DelegateTask | None:
-        row = await (await tx.execute(f"SELECT {_COLUMNS} FROM delegate_tasks WHERE run_id = ?", (run_id,))).fetchone()
+    async def for_run(self, run_id: str, tx: aiosqlite.Connection | None = None) -> DelegateTask | None:
+        sql, params = f"SELECT {_COLUMNS} FROM delegate_tasks WHERE run_id = ?", (run_id,)
+        row = await (await tx.execute(sql, params)).fetchone() if tx else await self._db.fetch_one(sql, params)
         return _from_row(row) if row else None
 
     async def background_of(self, caller_session_key: str) -> list[DelegateTask]:

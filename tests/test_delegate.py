@@ -507,3 +507,132 @@ async def test_await_sessions_reports_what_is_still_pending_and_missing_at_its_d
         [task_id_of(caller.results[0])],
         [missing],
     )
+
+
+NESTED = """
+[agents.defaults]
+model = "test/main"
+[agents.defaults.subagents]
+max_spawn_depth = 2
+allow_agents = ["*"]
+[risk_profiles.team]
+delegation_policy = { mode = "allow" }
+excluded_tools = ["sessions_history"]
+[risk_profiles.wide]
+delegation_policy = { mode = "allow" }
+[runtime_profiles.shallow]
+max_delegation_depth = 1
+[runtime_profiles.agentic]
+agentic = true
+max_tool_iterations = 2
+agentic_timeout_secs = 1
+[agents.list.main]
+risk_profile = "team"
+delegates = [{ agent = "analyst", mode = "bounded" }, { agent = "solo", mode = "independent" }]
+[agents.list.planner]
+model = "test/planner"
+risk_profile = "team"
+[agents.list.analyst]
+model = "test/analyst"
+risk_profile = "wide"
+runtime_profile = "agentic"
+[agents.list.solo]
+model = "test/solo"
+risk_profile = "wide"
+runtime_profile = "agentic"
+[agents.list.deep]
+model = "test/solo"
+risk_profile = "team"
+runtime_profile = "shallow"
+"""
+
+
+async def test_the_targets_depth_limit_counts_the_callers_depth(tmp_path):
+    planner = Caller(
+        delegate(agent="deep", prompt="x"),
+        delegate(agent="deep", prompt="x", background=True),
+    )
+    main = Caller(("sessions_spawn", {"task": "plan it", "agentId": "planner"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, planner=planner), NESTED) as core:
+        await chat_and_wait(core)
+
+        async def planned():
+            return len(planner.results) == 2
+
+        await settle(core, planned)
+    assert planner.results == [
+        refused("Delegation depth limit reached (1/1). Cannot delegate further to prevent infinite loops."),
+        refused("Delegation depth limit reached (1/1)."),
+    ]
+
+
+async def test_a_bounded_delegate_gets_no_tool_its_caller_lacks_and_an_independent_one_its_own(tmp_path):
+    analyst, solo = Target("analyst"), Target("solo")
+    main = Caller(delegate(agent="analyst", prompt="a"), delegate(agent="solo", prompt="b"))
+    config = NESTED.replace("max_spawn_depth = 2", "max_spawn_depth = 3")
+    async with running_core(tmp_path, ScriptedModels(main=main, analyst=analyst, solo=solo), config) as core:
+        await chat_and_wait(core)
+    spawning = ["sessions_list", "sessions_spawn", "spawn_subagent", "subagents"]
+    assert "delegate" in main.tools and "sessions_history" not in main.tools
+    assert analyst.tools == [spawning]  # no delegate, and no sessions_history: its caller has none
+    assert solo.tools == [sorted([*spawning, "sessions_history"])]
+    assert main.results[0]["output"].startswith("[Agent 'analyst' (test/analyst, agentic)]\n")
+
+
+async def test_an_agentic_delegate_stops_at_its_tool_iterations(tmp_path):
+    def looping(messages, info):
+        return ModelResponse(parts=[ToolCallPart("sessions_list", {})])
+
+    main = Caller(delegate(agent="analyst", prompt="loop"))
+    async with running_core(tmp_path, ScriptedModels(main=main, analyst=looping), NESTED) as core:
+        await chat_and_wait(core)
+    assert main.results == [refused("Agent 'analyst' failed: Agent exceeded maximum tool iterations (2)")]
+
+
+async def test_a_delegation_still_running_at_its_deadline_is_stopped_with_its_subtree(tmp_path, monkeypatch):
+    """A delegate waiting on its own children has no turn to time out; its deadline stops it."""
+    monkeypatch.setattr("bot.core.delegation.DEADLINE_GRACE", 0.0)
+    held = Held()
+    analyst = Caller(("sessions_spawn", {"task": "dig", "agentId": "planner"}))
+    main = Caller(delegate(agent="analyst", prompt="research"))
+    async with running_core(tmp_path, ScriptedModels(main=main, analyst=analyst, planner=held), NESTED) as core:
+        await chat_and_wait(core)
+        statuses = await core._db.fetch_all(
+            "SELECT s.agent_id, r.status FROM runs r JOIN sessions s ON s.key = r.session_key ORDER BY r.created_at"
+        )
+        [task] = await core._db.fetch_all("SELECT status, error FROM delegate_tasks")
+    assert main.results == [refused("Agent 'analyst' timed out after 1s")]
+    assert [tuple(row) for row in statuses] == [("main", "completed"), ("analyst", "killed"), ("planner", "killed")]
+    assert tuple(task) == ("timed_out", "Agent 'analyst' timed out after 1s")
+
+
+async def test_a_waiting_orchestrator_is_woken_with_its_background_tasks_result(tmp_path):
+    held = Held("the deep answer")
+    seen: list[str] = []
+
+    def planner(messages, info):
+        if len(messages) == 1:
+            return ModelResponse(
+                parts=[ToolCallPart("delegate", {"agent": "solo", "prompt": "dig", "background": True})]
+            )
+        if tool_returns(messages):
+            held.release.set()
+            return ModelResponse(parts=[TextPart("waiting for my task")])
+        seen.append(str(messages[-1].parts[-1].content))
+        return ModelResponse(parts=[TextPart("final: built on the deep answer")])
+
+    config = NESTED.replace(
+        '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "team"',
+        '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "wide"',
+    )
+    main = Caller(("sessions_spawn", {"task": "plan it", "agentId": "planner"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, planner=planner, solo=held), config) as core:
+        await chat_and_wait(core)
+
+        async def announced():
+            return any("final:" in p["body"] for p in await outbox_payloads(core))
+
+        await settle(core, announced)
+        [task] = await core._db.fetch_all("SELECT status, output FROM delegate_tasks")
+    assert tuple(task) == ("completed", "[Agent 'solo' (test/solo, agentic)]\nthe deep answer")
+    assert len(seen) == 1 and "the deep answer" in seen[0]

@@ -39,4 +39,4 @@ async def test_an_agent_answers_with_its_subagents_result_and_the_list_shows_the
     assert world.rows("SELECT delegation, role FROM sessions WHERE kind = 'subagent'") == [("subagent", "leaf")]
 
     listing = await command(world, world.alice, "subagents list")
-    assert "1. Check that 6 x 7 is 42 [subagent] (fake/gpt-4o-mini" in listing
+    assert "1. Check that 6 x 7 is 42 [subagent main] (fake/gpt-4o-mini" in listing

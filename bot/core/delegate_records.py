@@ -72,7 +72,7 @@ class DelegateRecords:
 
     async def settle(self, tx: aiosqlite.Connection, run: Run, now: float, *, killed_directly: bool = False) -> None:
         """Record how ``run`` ended on its task (nothing if it is no delegation or its task has settled)."""
-        task = await self._repos.delegate_tasks.for_run(tx, run.id)
+        task = await self._repos.delegate_tasks.for_run(run.id, tx)
         if task is None or task.status is not TaskStatus.RUNNING:
             return
         tasks, agent = self._repos.delegate_tasks, task.agent

@@ -78,7 +78,7 @@ class Orchestrator:
         self.sessions, self.runs, self.transcripts = repos.sessions, repos.runs, repos.transcripts
         self.outbox, self.inbox, self.bindings = repos.outbox, repos.inbox, repos.bindings
         self.guild_settings = GuildSettings(config, repos.db, repos.guild_settings, repos.audit, clock=clock)
-        self.queries = SessionQueries(repos.sessions, repos.runs, repos.transcripts, clock)
+        self.queries = SessionQueries(repos.sessions, repos.runs, repos.transcripts, repos.delegate_tasks, clock)
         self._signals = Signals(clock)
         self._timers = Timers()
         policy = SpawnPolicy(config, models)

@@ -15,6 +15,7 @@ from pydantic_ai.messages import TextPart, ToolCallPart, ToolReturnPart, UserPro
 from bot.core.errors import UnknownTarget
 from bot.records import Run, RunStatus, Session
 from bot.text import quoted
+from storage.delegate_tasks import DelegateTaskRepository
 from storage.runs import RunRepository
 from storage.sessions import SessionRepository
 from storage.transcripts import TranscriptRepository
@@ -33,6 +34,12 @@ class ChildRow:
     session: Session
     run: Run | None
     waiting_on: int
+    task_id: str | None = None  # a delegate's task record
+
+    @property
+    def kind(self) -> str | None:
+        """``subagent`` or ``delegate`` for a child an agent's tool started for itself; else ``None``."""
+        return self.session.delegation.kind if self.session.delegation else None
 
     @property
     def label(self) -> str:
@@ -56,6 +63,8 @@ class ChildRow:
             "runId": self.run.id if self.run else None,
             "status": self.status,
             "archived": self.session.archived_at is not None,
+            **({"kind": self.kind} if self.kind else {}),
+            **({"taskId": self.task_id} if self.task_id else {}),
         }
 
 
@@ -65,11 +74,13 @@ class SessionQueries:
         sessions: SessionRepository,
         runs: RunRepository,
         transcripts: TranscriptRepository,
+        delegate_tasks: DelegateTaskRepository,
         clock: Callable[[], float],
     ) -> None:
         self._sessions = sessions
         self._runs = runs
         self._transcripts = transcripts
+        self._delegate_tasks = delegate_tasks
         self._clock = clock
 
     async def _row(self, session: Session) -> ChildRow:
@@ -77,7 +88,8 @@ class SessionQueries:
         waiting = 0
         if run is not None and run.status is RunStatus.WAITING_CHILDREN:
             waiting = await self._runs.count_unsettled_children(run.id)
-        return ChildRow(session, run, waiting)
+        task = await self._delegate_tasks.for_run(run.id) if run is not None and session.delegation else None
+        return ChildRow(session, run, waiting, task.task_id if task else None)
 
     async def children(self, requester_key: str) -> list[ChildRow]:
         """Children of a session: active ones first, then those that ended in the last 30 minutes."""

@@ -20,6 +20,12 @@ def _runtime(row: ChildRow, now: float) -> str:
     return format_runtime((run.ended_at or now) - run.started_at)
 
 
+def _kind(row: ChildRow, *, short: bool) -> str:
+    """What started a child an agent's tool runs for itself: ``subagent main`` or ``delegate researcher, task …``."""
+    task = f", task {row.task_id[:8] if short else row.task_id}" if row.task_id else ""
+    return f"{row.kind} {row.session.agent_id}{task}"
+
+
 def list_line(index: int, row: ChildRow, now: float) -> str:
     run = row.run
     assert run is not None
@@ -32,7 +38,7 @@ def list_line(index: int, row: ChildRow, now: float) -> str:
             f"out {format_tokens(usage.output_tokens)})"
         )
     task = "" if row.session.label is None else f" - {run.task[:110]}"
-    kind = f" [{row.session.delegation}]" if row.session.delegation else ""
+    kind = f" [{_kind(row, short=True)}]" if row.kind else ""
     return f"{index}. {row.label[:48]}{kind} ({run.model}, {_runtime(row, now)}{tokens}) {row.status}{task}"
 
 
@@ -80,6 +86,7 @@ def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: 
             f"Run: {run.id}",
             f"Session: {session.key}",
             f"Agent: {session.agent_id} (depth {session.depth}, {session.role})",
+            *([f"Kind: {_kind(row, short=False)} ({session.delegation})"] if row.kind else []),
             f"Model: {run.model}",
             f"Runtime: {_runtime(row, now)}",
             f"Created: {_when(run.created_at, now)}",

@@ -92,7 +92,8 @@ class StatusBoard:
         existing = await self._messages.get(run_id)
         if existing is not None and existing.final:
             return
-        content = await self._render(run, run_label(session))
+        kind = f" [{session.delegation.kind} {session.agent_id}]" if session.delegation else ""
+        content = await self._render(run, run_label(session) + kind)
         finished = run.status.is_terminal
         channel = self._client.get_partial_messageable(run.channel_id)
         if existing is None:

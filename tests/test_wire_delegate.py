@@ -1,0 +1,106 @@
+"""``delegate`` seen from Discord: the channel gets the asking agent's answer built on the delegate's result (never
+the delegate's own post), ``/subagents list`` shows a delegation with its kind, agent and task id, and a
+background task killed from ``/subagents`` reads as cancelled to the agent that started it."""
+
+from __future__ import annotations
+
+import json
+
+from tests.test_wire_control import command
+
+AGENTS = """
+[agents]
+default_agent = "boss"
+[agents.list.boss]
+risk_profile = "team"
+[agents.list.analyst]
+model = "fake/gpt-4o"
+system_prompt = "You analyse numbers."
+risk_profile = "team"
+[risk_profiles.team]
+delegation_policy = { mode = "allow" }
+"""
+BOSS, ANALYST = "gpt-4o-mini", "gpt-4o"
+
+
+def answers(asked: dict):
+    return lambda m: (m.get("message_reference") or {}).get("message_id") == asked["id"]
+
+
+async def ask(world, text: str) -> dict:
+    asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> {text}")
+    return await world.discord.wait_for_message(world.channel, answers(asked))
+
+
+def tool_result(request: dict) -> dict:
+    return json.loads(request["messages"][-1]["content"])
+
+
+async def test_an_agent_answers_with_its_delegates_result_and_the_list_shows_the_delegation(world):
+    world.extra_config = AGENTS
+    world.llm.tool_call("delegate", {"agent": "analyst", "prompt": "Sum up Q3 revenue"}, model=BOSS)
+    world.llm.reply("Revenue grew 12% in Q3.", model=ANALYST)
+    world.llm.reply("My analyst says: revenue grew 12% in Q3.", model=BOSS)
+    await world.start_bot()
+
+    reply = await ask(world, "how did Q3 go?")
+    assert reply["content"] == "My analyst says: revenue grew 12% in Q3."
+    analyst_request = next(r for r in world.llm.requests if r["model"] == ANALYST)
+    assert analyst_request["messages"][-1] == {"role": "user", "content": "Sum up Q3 revenue"}
+    assert "You analyse numbers." in analyst_request["messages"][0]["content"]
+    assert not any("how did Q3 go" in str(m.get("content")) for m in analyst_request["messages"])
+    assert tool_result(world.llm.requests[-1]) == {
+        "success": True,
+        "output": "[Agent 'analyst' (fake/gpt-4o)]\nRevenue grew 12% in Q3.",
+        "error": None,
+    }
+    await world.quiescent()
+    posted = [m["content"] for m in world.bot_messages()]
+    assert posted == [reply["content"]]  # the delegate itself posts nothing
+    assert world.rows("SELECT kind, status FROM runs ORDER BY created_at") == [
+        ("chat", "completed"),
+        ("spawn", "completed"),
+    ]
+    [(task_id, agent, background, status)] = world.rows("SELECT task_id, agent, background, status FROM delegate_tasks")
+    assert (agent, background, status) == ("analyst", 0, "completed")
+
+    listing = await command(world, world.alice, "subagents list")
+    assert f"1. Sum up Q3 revenue [delegate analyst, task {task_id[:8]}] (fake/gpt-4o" in listing
+    info = await command(world, world.alice, "subagents info", target="1")
+    assert f"Kind: delegate analyst, task {task_id} (bounded)" in info
+
+
+async def test_a_background_task_is_listed_killed_from_discord_and_its_caller_reads_cancelled(world):
+    world.extra_config = AGENTS
+    world.llm.tool_call(
+        "delegate", {"agent": "analyst", "prompt": "Audit every invoice", "background": True}, model=BOSS
+    )
+    world.llm.reply("Started the audit in the background.", model=BOSS)
+    world.llm.hang(model=ANALYST)
+    await world.start_bot()
+
+    started = await ask(world, "audit the invoices")
+    assert started["content"] == "Started the audit in the background."
+    [(task_id,)] = world.rows("SELECT task_id FROM delegate_tasks")
+    assert tool_result(world.llm.requests[-1])["output"] == (
+        f"Background task started for agent 'analyst'.\ntask_id: {task_id}\n"
+        f"Use action='check_result' with task_id='{task_id}' to retrieve the result."
+    )
+    await world.llm.wait_hanging()
+    await world.until("SELECT status FROM delegate_tasks", [("running",)])
+    listing = await command(world, world.alice, "subagents list")
+    assert f"1. Audit every invoice [delegate analyst, task {task_id[:8]}] (fake/gpt-4o" in listing
+    assert "running" in listing.splitlines()[2]
+
+    assert await command(world, world.alice, "subagents kill", target="1") == "killed Audit every invoice."
+    await world.until("SELECT status, error FROM delegate_tasks", [("cancelled", "Cancelled by user request")])
+
+    world.llm.tool_call("delegate", {"action": "check_result", "task_id": task_id}, model=BOSS)
+    world.llm.reply("The audit was cancelled.", model=BOSS)
+    second = await ask(world, "how is the audit going?")
+    assert second["content"] == "The audit was cancelled."
+    checked = tool_result(world.llm.requests[-1])
+    assert (checked["success"], checked["error"]) == (False, "Cancelled by user request")
+    assert json.loads(checked["output"])["status"] == "cancelled"
+    await world.quiescent()
+    assert [m["content"] for m in world.bot_messages()] == [started["content"], second["content"]]
