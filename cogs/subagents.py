@@ -60,7 +60,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
 
     @spawn.autocomplete("agent")
     async def _agent_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        agents = sorted(self.bot.config.agents.list)
+        agents = sorted(agent_id for agent_id, agent in self.bot.config.agents.list.items() if agent.enabled)
         return [app_commands.Choice(name=a, value=a) for a in agents if a.startswith(current.lower())][:25]
 
     @app_commands.command(name="list", description="Active and recent (30 min) sub-agents of this conversation")

@@ -636,3 +636,64 @@ async def test_a_waiting_orchestrator_is_woken_with_its_background_tasks_result(
         [task] = await core._db.fetch_all("SELECT status, output FROM delegate_tasks")
     assert tuple(task) == ("completed", "[Agent 'solo' (test/solo, agentic)]\nthe deep answer")
     assert len(seen) == 1 and "the deep answer" in seen[0]
+
+
+async def test_a_bounded_delegate_spends_its_callers_budget_and_an_independent_one_its_own(tmp_path):
+    config = NESTED.replace("max_spawn_depth = 2", "max_spawn_depth = 3").replace("max_tool_iterations = 2", "")
+    config = config.replace(
+        '[agents.list.main]\nrisk_profile = "team"',
+        '[runtime_profiles.tight]\nmax_actions_per_hour = 3\n[agents.list.main]\nrisk_profile = "team"\n'
+        'runtime_profile = "tight"',
+    )
+    twice = [("spawn_subagent", {"prompt": "sub: 1"}), ("spawn_subagent", {"prompt": "sub: 2"})]
+    solo, analyst = Caller(*twice), Caller(*twice)
+
+    def answering(agent: Caller):
+        def model(messages, info):
+            if first_prompt(messages).startswith("sub:"):
+                return ModelResponse(parts=[TextPart("sub done")])
+            return agent(messages, info)
+
+        return model
+
+    main = Caller(delegate(agent="solo", prompt="own budget"), delegate(agent="analyst", prompt="shared budget"))
+    scripted = ScriptedModels(main=main, solo=answering(solo), analyst=answering(analyst))
+    async with running_core(tmp_path, scripted, config) as core:
+        await chat_and_wait(core)
+    sub_done = {"status": "completed", "output": "sub done"}
+    assert solo.results == [sub_done, sub_done]  # an independent delegate has its own budget (20 an hour)
+    assert analyst.results == [sub_done, {"status": "error", "error": BUDGET_EXHAUSTED}]  # main's 3rd action, then none
+    assert [result["success"] for result in main.results] == [True, True]
+
+
+async def test_background_delegations_in_flight_are_capped(tmp_path, monkeypatch):
+    monkeypatch.setattr("bot.core.delegation.MAX_BACKGROUND", 1)
+    held = Held()
+    caller = Caller(
+        delegate(agent="researcher", prompt="a", background=True),
+        delegate(agent="writer", prompt="b", background=True),
+    )
+    async with running_core(tmp_path, models(caller, researcher=held), CONFIG) as core:
+        await chat_and_wait(core)
+        launched = len(await core.queries.children(MAIN_KEY))
+        held.release.set()
+    assert caller.results[1] == refused(
+        "Too many background delegations in flight (limit 1). Wait for some to finish (check_result) or cancel one "
+        "(cancel_task) before starting more."
+    )
+    assert launched == 1
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        '[agents.defaults]\nmodel = "test/main"\n[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\n'
+        '[agents.list.main]\nrisk_profile = "team"\n',  # nobody to delegate to
+        '[agents.defaults]\nmodel = "test/main"\n[agents.list.main]\n[agents.list.researcher]\n',  # OpenClaw-style
+    ],
+)
+async def test_delegate_is_not_offered_without_a_target_or_a_risk_profile(tmp_path, config):
+    caller = Caller()
+    async with running_core(tmp_path, ScriptedModels(main=caller), config) as core:
+        await chat_and_wait(core)
+    assert "delegate" not in caller.tools and "spawn_subagent" in caller.tools

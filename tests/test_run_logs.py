@@ -1,5 +1,5 @@
 """Every log line of a run carries who and where it is: ``run_id``, ``session_key``, ``agent_id`` /
-``agent_alias``, ``depth``, and for a sub-agent its ``spawn_site`` (``slash`` or ``tool``)."""
+``agent_alias``, ``depth``, and for a sub-agent its ``spawn_site`` (``slash``, ``tool`` or ``delegate``)."""
 
 from __future__ import annotations
 
@@ -52,3 +52,25 @@ async def test_a_slash_spawn_and_a_tool_spawn_log_their_spawn_site(tmp_path):
     assert slash["session_key"] == by_slash.session_key
     assert (tool["spawn_site"], tool["agent_alias"], tool["depth"]) == ("tool", "worker", 1)
     assert (chat["agent_alias"], chat["depth"], "spawn_site" in chat) == ("main", 0, False)
+
+
+async def test_a_delegated_run_logs_its_spawn_site_and_alias(tmp_path):
+    config = (
+        CONFIG.replace("[agents.list.main]\n", '[agents.list.main]\nrisk_profile = "team"\n').replace(
+            '[agents.list.worker]\nmodel = "test/worker"\n',
+            '[agents.list.worker]\nmodel = "test/worker"\nrisk_profile = "team"\n',
+        )
+        + '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\n'
+    )
+
+    def main(messages, info):
+        if any(p.part_kind == "tool-return" for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("ok")])
+        return ModelResponse(parts=[ToolCallPart("delegate", {"agent": "worker", "prompt": "by delegate"})])
+
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        async with running_core(tmp_path, ScriptedModels(main=main, worker=text("done")), config) as core:
+            await chat_and_wait(core)
+    [delegated] = [line for line in logs if line["event"] == "run_finished" and line.get("agent_alias") == "worker"]
+    assert (delegated["spawn_site"], delegated["depth"]) == ("delegate", 1)
+    assert delegated["session_key"].startswith("agent:worker:subagent:")

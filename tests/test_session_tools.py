@@ -44,7 +44,8 @@ async def test_main_agent_gets_every_session_tool_and_refusals_come_back_as_data
         ("sessions_spawn", {"task": "x", "runTimeoutSeconds": -5}),
         ("agents_list", {}),
     )
-    async with running_core(tmp_path, ScriptedModels(main=script), CONFIG) as core:
+    config = CONFIG + "[agents.list.retired]\nenabled = false\n"  # not listed: it cannot be spawned
+    async with running_core(tmp_path, ScriptedModels(main=script), config) as core:
         await chat_and_wait(core)
         assert (await core._db.fetch_one("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'"))[0] == 0
 

@@ -161,6 +161,12 @@ def refusal(args: SpawnArgs, requester: Session | None = None, **kw) -> tuple[st
         ),
         (
             SpawnArgs(task="x", agent_id="coder"),
+            None,
+            {"config": CONFIG.replace("[agents.list.coder]\n", "[agents.list.coder]\nenabled = false\n")},
+            ("forbidden", 'Agent "coder" is disabled (agents.list.coder.enabled = false).'),
+        ),
+        (
+            SpawnArgs(task="x", agent_id="coder"),
             session("boxed", sandboxed=True, depth=1),
             {
                 "config": CONFIG.replace(

@@ -176,3 +176,16 @@ async def test_unexpected_failure_is_an_ephemeral_apology_not_a_traceback(world)
     assert reply["content"] == "⚠️ Something went wrong running /subagents spawn. It has been logged."
     assert reply["flags"] & 64
     assert world.bot_messages() == []
+
+
+async def test_a_disabled_agent_cannot_be_spawned_or_picked(world):
+    world.extra_config = "enabled = false\n"  # continues the base config's [agents.list.researcher] table
+    await world.start_bot()
+
+    _, ack, reply = await spawn(world, agent="researcher")
+    choices = await world.discord.autocomplete(world.alice, world.channel, "subagents spawn", focused="agent")
+
+    assert ack.ephemeral and reply["flags"] & 64
+    assert reply["content"] == '⚠️ Agent "researcher" is disabled (agents.list.researcher.enabled = false).'
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
+    assert [choice["value"] for choice in choices] == ["main"]

@@ -2,7 +2,8 @@
 one action, charged to the calling session's budget. A ``spawn_subagent`` child and a bounded delegate spend their
 caller's budget (the same tracker); an independent delegate has its own. The count is the launches recorded in the
 last hour (each launched session stores the budget it was charged to), so a refused call costs nothing and the
-budget survives a restart.
+budget survives a restart. The limit is the budget owner's (``max_actions_per_hour`` of its agent's runtime profile):
+a bounded child spends its caller's budget on its caller's terms.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ class ActionBudget:
         Raises :class:`BudgetExhausted` when the hour's actions are spent (launches that arrive together, from one
         model response, are counted one after the other)."""
         key = caller.budget_key
-        limit = self._config.runtime_profile_of(caller.agent_id).max_actions_per_hour
+        owner = caller if key == caller.key else await self._repos.sessions.get(key)
+        limit = self._config.runtime_profile_of((owner or caller).agent_id).max_actions_per_hour
         async with self._charging.setdefault(key, asyncio.Lock()):
             if await self._repos.sessions.charged_since(key, self._clock() - HOUR) >= limit:
                 raise BudgetExhausted(BUDGET_EXHAUSTED)

@@ -89,7 +89,7 @@ class AgentTools:
     async def tool_agents_list(self, caller: Caller) -> dict[str, Any]:
         allowed = self._policy.allowed_targets(caller.session.agent_id)
         agents = self._config.agents.list
-        ids = sorted(agents) if "*" in allowed else [a for a in allowed if a in agents]
+        ids = [a for a in (sorted(agents) if "*" in allowed else allowed) if a in agents and agents[a].enabled]
         return {
             "requester": caller.session.agent_id,
             "allowAny": "*" in allowed,

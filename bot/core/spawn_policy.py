@@ -176,6 +176,10 @@ class SpawnPolicy:
             raise SpawnRefused(
                 "error", f'Unknown agentId "{target_id}". Configured agents: {", ".join(sorted(agents.list))}.'
             )
+        if not target.enabled:
+            raise SpawnRefused(
+                "forbidden", f'Agent "{target_id}" is disabled (agents.list.{target_id}.enabled = false).'
+            )
         if requester.sandboxed and not target.sandboxed:
             raise SpawnRefused(
                 "forbidden",
@@ -221,7 +225,7 @@ class SpawnPolicy:
         return model, thinking, timeout
 
     def allowed_targets(self, requester_agent_id: str) -> list[str]:
-        """Agent ids a session of ``requester_agent_id`` may spawn (``*`` means any); always itself."""
+        """Agent ids a session of ``requester_agent_id`` may spawn (``*`` means any enabled one); always itself."""
         agent = self._config.agents.list.get(requester_agent_id, AgentConfig())
         allowed = _first(agent.subagents.allow_agents, self._config.agents.defaults.subagents.allow_agents)
         return [requester_agent_id, *(a for a in allowed if a != requester_agent_id)]
