@@ -104,3 +104,22 @@ async def test_a_background_task_is_listed_killed_from_discord_and_its_caller_re
     assert json.loads(checked["output"])["status"] == "cancelled"
     await world.quiescent()
     assert [m["content"] for m in world.bot_messages()] == [started["content"], second["content"]]
+
+
+async def test_stop_reaches_a_running_background_task(world):
+    world.extra_config = AGENTS
+    world.llm.tool_call("delegate", {"agent": "analyst", "prompt": "Crawl the archive", "background": True}, model=BOSS)
+    world.llm.reply("Crawling in the background.", model=BOSS)
+    world.llm.hang(model=ANALYST)
+    await world.start_bot()
+
+    await ask(world, "crawl the archive")
+    await world.llm.wait_hanging()
+    await world.until("SELECT status FROM delegate_tasks", [("running",)])
+    assert await command(world, world.alice, "stop") == "⚙️ Agent was aborted. Stopped 1 sub-agent."
+    await world.until("SELECT status, error FROM delegate_tasks", [("cancelled", "Cancelled by user request")])
+    await world.quiescent()
+    assert world.rows("SELECT kind, status FROM runs ORDER BY created_at") == [
+        ("chat", "completed"),
+        ("spawn", "killed"),
+    ]
