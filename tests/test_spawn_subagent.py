@@ -370,3 +370,34 @@ async def test_a_running_child_does_not_count_against_the_members_cap(tmp_path):
         accepted = await core.spawn(SpawnRequest(agent_id="main", task="mine", origin=ORIGIN))
         release.set()
     assert accepted.agent_id == "main"
+
+
+class BreakingModels(ScriptedModels):
+    """Models that stop resolving once ``broken`` is set: a fault outside the model call itself."""
+
+    broken = False
+
+    def resolve(self, reference: str):
+        if self.broken:
+            raise RuntimeError("the model registry broke")
+        return super().resolve(reference)
+
+
+async def test_a_child_whose_run_crashes_fails_and_its_caller_is_told(tmp_path):
+    def main(messages: list[ModelMessage], info) -> ModelResponse:
+        returns = [p for p in messages[-1].parts if p.part_kind == "tool-return"]
+        if returns:
+            return ModelResponse(parts=[TextPart(f"main says: {returns[0].content}")])
+        models.broken = True  # the child's run cannot build its model
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: x"})])
+
+    models = BreakingModels(main=main)
+    async with running_core(tmp_path, models, CONFIG) as core:
+        main_run = await core.runs.get(await chat_and_wait(core))
+        child = (await core.queries.children(MAIN_KEY))[0].run
+        payloads = await outbox_payloads(core)
+    assert (child.status, child.error) == (RunStatus.FAILED, "internal error (RuntimeError)")
+    assert main_run.status is RunStatus.COMPLETED
+    assert [p["body"] for p in payloads] == [
+        "main says: {'status': 'error', 'error': 'subagent run failed: internal error (RuntimeError)'}"
+    ]

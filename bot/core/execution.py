@@ -20,7 +20,7 @@ from pydantic_ai import CancellationToken
 from pydantic_ai.messages import ModelMessage
 
 from bot.agents.models import ModelFactory
-from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, run_agent
+from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
 from bot.config import Config
 from bot.core import internal_context
 from bot.core.prompts import subagent_context
@@ -153,11 +153,15 @@ class Execution:
             **spawned,
         ):
             async with self._lane(run, session):
-                prompt = await self._first_prompt(run, session, wake)
-                while prompt is not None:
-                    ended = await self._settlement.end_turn(run, session, await self._run_turn(run, session, prompt))
-                    prompt = await self._next_prompt(run, ended)
-                    self._signals.run_changed(run.id)
+                try:
+                    prompt = await self._first_prompt(run, session, wake)
+                    while prompt is not None:
+                        outcome = await self._run_turn(run, session, prompt)
+                        prompt = await self._next_prompt(run, await self._settlement.end_turn(run, session, outcome))
+                        self._signals.run_changed(run.id)
+                except Exception as crash:  # the model call's own failures are outcomes; this is everything else
+                    log.exception("run_crashed")
+                    self._apply(await self._settlement.crashed(run, session, describe_failure(crash)))
 
     async def _first_prompt(self, run: Run, session: Session, wake: bool) -> str | None:
         """A woken run's inbox, or a queued run's task once it is marked running (``None``: nothing to do)."""

@@ -20,6 +20,7 @@ waiting_children   last child settles; nothing new                 completed    
 any live           kill of its subtree (deepest first)             killed             turn cancelled, changed,
                                                                                       parent may settle
 any live           found at start-up (the process died)            interrupted        topmost of a chain routed
+any live           its task crashes on an unexpected error         failed             result routed, changed
 =================  ==============================================  =================  ===========================
 
 A turn that ends after its run was killed only records what it spent: the kill already settled the run.
@@ -182,6 +183,21 @@ class Settlement:
                     )
                     await self._route(tx, interrupted, session, now, after)
             log.warning("run_interrupted", run_id=run.id, session_key=session.key, previous_status=run.status.value)
+        return after
+
+    async def crashed(self, run: Run, session: Session, error: str) -> AfterCommit:
+        """A run whose task died on an unexpected error ends ``failed`` and is routed like any other end, so nobody
+        waits on it for ever (a ``spawn_subagent`` or ``delegate`` caller would)."""
+        after, now = AfterCommit(), self._clock()
+        partial = partial_result(await self._repos.transcripts.for_run(run.id))
+        async with self._repos.db.transaction() as tx:
+            if not await self._repos.runs.finish(tx, run.id, RunStatus.FAILED, now, result_text=partial, error=error):
+                return after
+            if run.kind is RunKind.CHAT:
+                await self._results.keep_unread(tx, run.id, run.session_key, now)
+            failed = replace(run, status=RunStatus.FAILED, ended_at=now, error=error, result_text=partial)
+            await self._route(tx, failed, session, now, after)
+        after.changed.append(run.id)
         return after
 
     async def _stop_abandoned(self, tx: aiosqlite.Connection, run_id: str, now: float, after: AfterCommit) -> None:
