@@ -91,6 +91,9 @@ async def test_a_background_task_is_listed_killed_from_discord_and_its_caller_re
     listing = await command(world, world.alice, "subagents list")
     assert f"1. Audit every invoice [delegate analyst, task {task_id[:8]}] (fake/gpt-4o" in listing
     assert "running" in listing.splitlines()[2]
+    await world.until("SELECT COUNT(*) FROM status_messages", [(1,)])
+    [status] = [m for m in world.discord.channel_messages(world.channel) if m["id"] in world.status_message_ids()]
+    assert status["content"].startswith("🔄 **Audit every invoice [delegate analyst]** · running")
 
     assert await command(world, world.alice, "subagents kill", target="1") == "killed Audit every invoice."
     await world.until("SELECT status, error FROM delegate_tasks", [("cancelled", "Cancelled by user request")])
