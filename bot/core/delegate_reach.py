@@ -68,21 +68,17 @@ def _unreachable(config: Config, caller: str, target: str) -> str:
         return f"{prefix}: no agent with that alias exists in the loaded config"
     if not agents[target].enabled:
         return f"{prefix}: the target agent is disabled"
-    caller_profile, target_profile = _profile_name(config, caller), _profile_name(config, target)
-    if agents[caller].delegate_same_risk_profile and caller_profile != target_profile:
-        return (
-            f'{prefix}: different risk profile (caller uses "{caller_profile}", target uses "{target_profile}"). '
-            "delegate_same_risk_profile only reaches agents with the same risk profile; add an explicit "
-            f"[agents.{caller}].delegates entry with the intended mode, or change one agent's risk_profile."
-        )
     if not agents[caller].delegate_same_risk_profile:
         return (
             f"{prefix}: delegate_same_risk_profile is disabled and the target is not listed in "
             f"[agents.{caller}].delegates"
         )
+    # Same-profile reach is on, so the profiles differ (ZeroClaw's catch-all wording is unreachable here).
     return (
-        f"{prefix}; add it to [agents.{caller}].delegates or share a risk profile with "
-        "delegate_same_risk_profile enabled"
+        f'{prefix}: different risk profile (caller uses "{_profile_name(config, caller)}", target uses '
+        f'"{_profile_name(config, target)}"). delegate_same_risk_profile only reaches agents with the same risk '
+        f"profile; add an explicit [agents.{caller}].delegates entry with the intended mode, or change one agent's "
+        "risk_profile."
     )
 
 
