@@ -289,9 +289,10 @@ class Schedule:
 
 @dataclass(frozen=True)
 class Origin:
-    """Who asked, and where: the conversation a request came from and where its answer goes."""
+    """Who asked, and where: the conversation a request came from and where its answer goes. A scheduled job
+    from config.toml is asked for by nobody (``user_id`` is ``None``)."""
 
-    user_id: int
+    user_id: int | None
     channel_id: int
     conversation: str
     guild_id: int | None = None
