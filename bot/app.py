@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
+from collections.abc import Callable
 
 import discord
 import structlog
@@ -18,6 +20,7 @@ from bot.config import Config
 from bot.core.binding_control import BindingControl
 from bot.core.control import RunControl
 from bot.core.orchestrator import Orchestrator
+from bot.core.schedule_control import ScheduleControl
 from bot.discord_adapter.conversations import actor_of
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.failures import backoff_delay, is_transient, short_reason
@@ -35,7 +38,15 @@ from storage.webhooks import WebhookRepository
 
 log = structlog.get_logger(__name__)
 
-INITIAL_EXTENSIONS = ("cogs.subagents", "cogs.stop", "cogs.focus", "cogs.settings", "cogs.chat", "cogs.threads")
+INITIAL_EXTENSIONS = (
+    "cogs.subagents",
+    "cogs.stop",
+    "cogs.focus",
+    "cogs.settings",
+    "cogs.schedules",
+    "cogs.chat",
+    "cogs.threads",
+)
 COMMAND_SCHEMA_KEY = "command_schema_sha256"
 LOGIN_RETRY_MAX_DELAY = 60.0
 
@@ -63,9 +74,11 @@ class ThreadboundBot(commands.Bot):
         retry_base_delay: float = 2.0,
         guild_ready_timeout: float = 2.0,
         status_edit_interval: float = 1.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """``retry_base_delay``: the first wait before retrying Discord (log-in and delivery), doubling after;
-        ``status_edit_interval``: the least time between two edits of a run's status message."""
+        ``status_edit_interval``: the least time between two edits of a run's status message; ``clock``: the
+        core's time (runs, deadlines, schedules' slots)."""
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=bot_intents(),
@@ -78,6 +91,7 @@ class ThreadboundBot(commands.Bot):
         self.config = config
         self._retry_base_delay = retry_base_delay
         self._status_edit_interval = status_edit_interval
+        self._clock = clock
         self._setup_began = False
         self._db: Database | None = None
         self._orchestrator: Orchestrator | None = None
@@ -85,6 +99,7 @@ class ThreadboundBot(commands.Bot):
         self._control: RunControl | None = None
         self._status_board: StatusBoard | None = None
         self._bindings: BindingControl | None = None
+        self._schedules: ScheduleControl | None = None
         self._reconciling: asyncio.Task[None] | None = None
         self._persona: WebhookPersona | None = None
 
@@ -97,6 +112,11 @@ class ThreadboundBot(commands.Bot):
     def bindings(self) -> BindingControl:
         assert self._bindings is not None, "binding control is created in setup_hook"
         return self._bindings
+
+    @property
+    def schedules(self) -> ScheduleControl:
+        assert self._schedules is not None, "schedule control is created in setup_hook"
+        return self._schedules
 
     @property
     def control(self) -> RunControl:
@@ -153,7 +173,9 @@ class ThreadboundBot(commands.Bot):
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         repos = Repositories.over(self._db)
-        self._orchestrator = Orchestrator(self.config, self._db, models, threads=DiscordThreads(self), repos=repos)
+        self._orchestrator = Orchestrator(
+            self.config, self._db, models, threads=DiscordThreads(self), clock=self._clock, repos=repos
+        )
         self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
         self._delivery = DeliveryWorker(
             self,
@@ -166,8 +188,9 @@ class ThreadboundBot(commands.Bot):
             base_delay=self._retry_base_delay,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
-        self._control = RunControl(self._orchestrator, repos)
-        self._bindings = BindingControl(self._orchestrator, repos, self._control)
+        self._control = RunControl(self._orchestrator, repos, clock=self._clock)
+        self._bindings = BindingControl(self._orchestrator, repos, self._control, clock=self._clock)
+        self._schedules = ScheduleControl(repos, self._orchestrator.schedules, clock=self._clock)
         self.add_dynamic_items(RunButton)
         if self.config.discord.status_messages:
             self._status_board = StatusBoard(

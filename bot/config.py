@@ -22,8 +22,10 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from bot.cron import cron_trigger, time_zone
 from bot.durations import MAX_LIFETIME_HOURS, parse_duration
 from bot.profiles import Delegate, DelegateToolConfig, RiskProfile, RuntimeProfile, Section, delegate_problems
+from bot.text import has_visible_text
 
 AGENT_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -194,6 +196,60 @@ class ToolsConfig(Section):
     subagents: SubagentToolsConfig = SubagentToolsConfig()
 
 
+class ScheduleConfig(Section):
+    """A ``[[schedules]]`` entry: a scheduled agent job (checked against the agents by :class:`Config`)."""
+
+    name: str
+    cron: str  # five crontab fields, in ``timezone``
+    agent: str
+    prompt: str
+    channel_id: Annotated[int, Field(gt=0)]
+    timezone: str = "UTC"
+
+
+def schedule_problems(schedules: list[ScheduleConfig], agents: dict[str, AgentConfig]) -> list[str]:
+    """Each entry's first problem, worded with its key: a name missing or repeated, a cron expression or time
+    zone that cannot be scheduled, an agent that is not configured or not enabled, an empty prompt."""
+    problems = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(schedules):
+        key = f"schedules[{index}]"
+        name = entry.name.strip()
+        problem = None
+        if not has_visible_text(name):
+            problem = f"{key}.name is empty; give the schedule a name"
+        elif name in seen:
+            problem = f'{key}.name = "{name}" is also the name of schedules[{seen[name]}]; names must be unique'
+        else:
+            problem = _schedule_timing_problem(key, entry) or _schedule_agent_problem(key, entry, agents)
+        if problem is None and not has_visible_text(entry.prompt):
+            problem = f"{key}.prompt is empty; write what the agent should do"
+        if problem is not None:
+            problems.append(problem)
+        seen.setdefault(name, index)
+    return problems
+
+
+def _schedule_timing_problem(key: str, entry: ScheduleConfig) -> str | None:
+    try:
+        time_zone(entry.timezone)
+    except ValueError as error:
+        return f"{key}.timezone = {error}"
+    try:
+        cron_trigger(entry.cron, entry.timezone)
+    except ValueError as error:
+        return f'{key}.cron = "{entry.cron}" is not a valid cron expression: {error}'
+    return None
+
+
+def _schedule_agent_problem(key: str, entry: ScheduleConfig, agents: dict[str, AgentConfig]) -> str | None:
+    if entry.agent not in agents:
+        return f'{key}.agent = "{entry.agent}" but agents.list.{entry.agent} is not configured'
+    if not agents[entry.agent].enabled:
+        return f'{key}.agent = "{entry.agent}" but agents.list.{entry.agent}.enabled = false'
+    return None
+
+
 class Config(Section):
     discord: DiscordConfig = DiscordConfig()
     storage: StorageConfig = StorageConfig()
@@ -206,6 +262,7 @@ class Config(Section):
     risk_profiles: dict[str, RiskProfile] = Field(default_factory=dict)
     runtime_profiles: dict[str, RuntimeProfile] = Field(default_factory=dict)
     delegate: DelegateToolConfig = DelegateToolConfig()
+    schedules: list[ScheduleConfig] = Field(default_factory=list)
 
     def configured_models(self) -> list[str]:
         """Every model reference the config names: what ``model_switch`` may switch to."""
@@ -248,6 +305,12 @@ class Config(Section):
                 raise ValueError(problems[0])
         if not self.agents.list[self.agents.default_agent].enabled:
             raise ValueError(f"agents.list.{self.agents.default_agent}.enabled = false, but it is the default_agent")
+        return self
+
+    @model_validator(mode="after")
+    def _schedules_are_runnable(self) -> Config:
+        if problems := schedule_problems(self.schedules, self.agents.list):
+            raise ValueError(problems[0])
         return self
 
     @model_validator(mode="after")

@@ -1,4 +1,4 @@
-"""The records everything else talks in: sessions, runs, usage, thread bindings, who asked and who acts.
+"""The records everything else talks in: sessions, runs, usage, thread bindings, schedules, who asked and who acts.
 
 A leaf: it imports nothing of the project, so storage, the agent runtime, the core and the Discord adapter can
 all share it without depending on each other. The string enums' values are the strings stored in SQLite.
@@ -256,11 +256,43 @@ class Binding:
         return min(candidates) if candidates else None
 
 
+class ScheduleSource(StrEnum):
+    CONFIG = "config"  # a ``[[schedules]]`` entry of config.toml, synced at start-up
+    SLASH = "slash"  # added with /schedule add
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    """What a schedule does: when (a crontab expression in a time zone), which agent, what prompt, and where
+    its answer is posted."""
+
+    name: str
+    cron: str
+    timezone: str
+    agent_id: str
+    prompt: str
+    channel_id: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    id: int
+    spec: ScheduleSpec
+    source: ScheduleSource
+    guild_id: int | None  # a slash schedule's server; config ones name only a channel
+    created_by: int | None  # None for config ones: nobody asked for their runs
+    created_at: float
+    claimed_through: float  # every slot at or before this is done with: fired, skipped, or before it existed
+    last_fired_at: float | None = None  # the slot of the last firing
+    last_run_id: str | None = None
+
+
 @dataclass(frozen=True)
 class Origin:
-    """Who asked, and where: the conversation a request came from and where its answer goes."""
+    """Who asked, and where: the conversation a request came from and where its answer goes. A scheduled job
+    from config.toml is asked for by nobody (``user_id`` is ``None``)."""
 
-    user_id: int
+    user_id: int | None
     channel_id: int
     conversation: str
     guild_id: int | None = None

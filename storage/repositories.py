@@ -12,6 +12,7 @@ from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
 from storage.runs import RunRepository
+from storage.schedules import ScheduleRepository
 from storage.sessions import SessionRepository
 from storage.transcripts import TranscriptRepository
 
@@ -28,6 +29,7 @@ class Repositories:
     audit: AuditRepository
     guild_settings: GuildSettingsRepository
     delegate_tasks: DelegateTaskRepository
+    schedules: ScheduleRepository
 
     @classmethod
     def over(cls, db: Database) -> Repositories:
@@ -42,4 +44,5 @@ class Repositories:
             audit=AuditRepository(),
             guild_settings=GuildSettingsRepository(db),
             delegate_tasks=DelegateTaskRepository(db),
+            schedules=ScheduleRepository(db),
         )

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +68,7 @@ class World:
     status_edit_interval: float = 1.0  # the bot's default
     moderator_role_ids: list[int] = field(default_factory=list)
     guild_commands: bool = True
+    clock: Callable[[], float] = time.time  # the core's time
     bots: list[ThreadboundBot] = field(default_factory=list)
 
     @property
@@ -119,6 +122,7 @@ api_key_env = "TB_TEST_API_KEY"
             retry_base_delay=retry_base_delay,
             guild_ready_timeout=0,  # ready at READY; every GUILD_CREATE is awaited below instead of a quiet time
             status_edit_interval=self.status_edit_interval,
+            clock=self.clock,
         )
         self.bots.append(bot)
         runner = asyncio.create_task(bot.start(BOT_TOKEN))

@@ -40,6 +40,11 @@ def test_check_accepts_the_example_config():
             {"DISCORD_TOKEN": "x"},
             'agents.list.main.delegates[0].agent = "ghost" but agents.list.ghost is not configured',
         ),
+        (
+            '[[schedules]]\nname = "digest"\ncron = "61 * * * *"\nagent = "main"\nprompt = "go"\nchannel_id = 1\n',
+            {"DISCORD_TOKEN": "x"},
+            'schedules[0].cron = "61 * * * *" is not a valid cron expression: minute "61": the last value (61)',
+        ),
     ],
 )
 def test_bad_config_or_environment_is_one_clear_line(tmp_path, config_text, env, expected):

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from bot.agents.runner import NO_OUTPUT
 from bot.core.stats import stats_line
-from bot.records import Run, RunKind, RunStatus, Session
+from bot.records import Run, RunKind, RunStatus, Session, SpawnSite
 
 INTERRUPTED_REASON = "the bot restarted while this run was in progress"
 
@@ -28,6 +28,7 @@ class Announcement(BaseModel):
     reply_to_message_id: int | None = None
     stats_line: str | None = None
     fallback_channel_id: int | None = None  # a bound thread's parent: where to say so if the thread is gone
+    source: Literal["subagent", "schedule"] = "subagent"  # who speaks: a sub-agent, or a scheduled job's run
 
 
 def status_line(status: RunStatus, error: str | None) -> str:
@@ -47,7 +48,9 @@ def idempotency_key(run: Run) -> str:
 
 
 def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announcement:
-    """Build the announcement for a run that just reached a terminal state (``run`` carries the outcome)."""
+    """Build the announcement for a run that just reached a terminal state (``run`` carries the outcome). A
+    scheduled job's run speaks to its channel, so it mentions nobody."""
+    scheduled = session.spawn_site is SpawnSite.CRON
     started = run.started_at if run.started_at is not None else ended_at
     conversational = run.kind is RunKind.CHAT or (run.kind is RunKind.FOLLOWUP and run.source_message_id is not None)
     kind: Literal["completion", "reply"] = "reply" if conversational else "completion"
@@ -68,7 +71,8 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
         agent_label=session.label or session.agent_id,
         run_id=run.id,
         session_key=session.key,
-        mention_user_id=run.requester_user_id,
+        mention_user_id=None if scheduled else run.requester_user_id,
         reply_to_message_id=run.source_message_id,
         stats_line=stats_line(ended_at - started, run.usage) if kind == "completion" else None,
+        source="schedule" if scheduled else "subagent",
     )

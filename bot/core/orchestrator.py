@@ -14,6 +14,8 @@ change is written to SQLite before anything relies on it. Where each step lives:
   steer checks they share with people's commands; :mod:`bot.core.subagent_spawn` and :mod:`bot.core.delegation`
   (with :mod:`bot.core.delegate_tasks`) — ZeroClaw's ``spawn_subagent`` and ``delegate``, on one action budget
   (:mod:`bot.core.action_budget`);
+- :mod:`bot.core.schedules` — scheduled agent jobs, each firing a top-level run exactly once (exposed as
+  :attr:`Orchestrator.schedules`);
 - :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
   :mod:`bot.core.limits` — refusals worded for people, the one text limit.
 
@@ -42,6 +44,7 @@ from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
 from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
 from bot.core.results import Results
+from bot.core.schedules import Schedules
 from bot.core.session_queries import SessionQueries
 from bot.core.session_toolset import Caller
 from bot.core.settlement import AfterCommit, Settlement
@@ -107,6 +110,7 @@ class Orchestrator:
         self._subagent_spawn = SubagentSpawn(config, repos, self._spawning, self._signals, budget, clock)
         tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill)
         self._delegating = Delegating(config, repos, self._spawning, tasks, self._signals, budget, clock)
+        self.schedules = Schedules(config, repos, models, self._timers, self._spawning, clock)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -125,6 +129,7 @@ class Orchestrator:
         await self._archiving.start()
         await self._thread_bindings.start()
         self._execution.start()
+        await self.schedules.start()
 
     async def close(self) -> None:
         """Stop every task; runs still live stay live in the database and are settled at next start."""

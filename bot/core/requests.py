@@ -45,10 +45,14 @@ def subagent_session_key(agent_id: str) -> str:
     return f"agent:{agent_id}:subagent:{uuid.uuid4()}"
 
 
+def cron_session_key(agent_id: str) -> str:
+    """A scheduled job's own session, fresh at every firing (ZeroClaw's ``cron-<uuid>``)."""
+    return f"agent:{agent_id}:cron:{uuid.uuid4()}"
+
+
 def origin_of(run: Run) -> Origin:
-    """Work done on behalf of a run answers to the same person and place (the conversation key is only
-    needed to name a main session, which a child never creates)."""
-    assert run.requester_user_id is not None, "every run is requested by someone"
+    """Work done on behalf of a run answers to the same person (nobody, for a scheduled job from config.toml)
+    and place (the conversation key is only needed to name a main session, which a child never creates)."""
     return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")
 
 

@@ -1,4 +1,4 @@
-"""Deadlines on APScheduler: one job per deadline, replaced when the deadline moves.
+"""Deadlines and recurring schedules on APScheduler: one job per deadline (replaced when it moves) or schedule.
 
 The database is the source of truth; callers rebuild every job from it at start-up, so a restart loses no
 timer, and a deadline that passed while the process was down fires as soon as it is scheduled.
@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 import structlog
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.date import DateTrigger
 
 EARLIEST = datetime.min.replace(tzinfo=UTC)
@@ -56,6 +57,14 @@ class Timers:
             replace_existing=True,
             misfire_grace_time=None,
             coalesce=True,
+        )
+
+    def recurring(
+        self, job_id: str, trigger: BaseTrigger, callback: Callable[..., Awaitable[object]], *args: object
+    ) -> None:
+        """Run ``callback(*args)`` whenever ``trigger`` fires; a run late by any amount still runs, once."""
+        self._scheduler.add_job(
+            callback, trigger, args=args, id=job_id, replace_existing=True, misfire_grace_time=None, coalesce=True
         )
 
     def cancel(self, job_id: str) -> None:

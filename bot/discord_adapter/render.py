@@ -26,8 +26,9 @@ class OutgoingMessage:
 def _header(announcement: Announcement) -> str:
     mention = f"<@{announcement.mention_user_id}> " if announcement.mention_user_id else ""
     icon = announcement.status.icon
+    speaker = "Scheduled job" if announcement.source == "schedule" else "Subagent"
     return (
-        f"{mention}{icon} Subagent **{announcement.agent_label}** (run `{short_run_id(announcement.run_id)}`): "
+        f"{mention}{icon} {speaker} **{announcement.agent_label}** (run `{short_run_id(announcement.run_id)}`): "
         f"{announcement.status_line}"
     )
 
