@@ -697,3 +697,24 @@ async def test_delegate_is_not_offered_without_a_target_or_a_risk_profile(tmp_pa
     async with running_core(tmp_path, ScriptedModels(main=caller), config) as core:
         await chat_and_wait(core)
     assert "delegate" not in caller.tools and "spawn_subagent" in caller.tools
+
+
+async def test_a_bounded_delegate_cannot_spawn_subagents_when_its_caller_may_not(tmp_path):
+    """``spawn_subagent`` is offered to everyone (it refuses in its own words); a bounded delegate's ceiling is what
+    its caller may actually use, so a caller whose risk profile excludes it cannot get it run through a delegate."""
+    analyst = Caller(("spawn_subagent", {"prompt": "sub: dig"}))
+    config = NESTED.replace("max_spawn_depth = 2", "max_spawn_depth = 3").replace(
+        'excluded_tools = ["sessions_history"]', 'excluded_tools = ["sessions_history", "spawn_subagent"]'
+    )
+    main = Caller(delegate(agent="analyst", prompt="a"))
+
+    def answering(messages, info):
+        if first_prompt(messages).startswith("sub:"):
+            return ModelResponse(parts=[TextPart("sub done")])
+        return analyst(messages, info)
+
+    async with running_core(tmp_path, ScriptedModels(main=main, analyst=answering), config) as core:
+        await chat_and_wait(core)
+        spawned = [row[0] for row in await core._db.fetch_all("SELECT delegation FROM sessions")]
+    assert "spawn_subagent" not in analyst.tools
+    assert "subagent" not in spawned
