@@ -697,3 +697,69 @@ async def test_delegate_is_not_offered_without_a_target_or_a_risk_profile(tmp_pa
     async with running_core(tmp_path, ScriptedModels(main=caller), config) as core:
         await chat_and_wait(core)
     assert "delegate" not in caller.tools and "spawn_subagent" in caller.tools
+
+
+async def test_a_bounded_delegate_cannot_spawn_subagents_when_its_caller_may_not(tmp_path):
+    """``spawn_subagent`` is offered to everyone (it refuses in its own words); a bounded delegate's ceiling is what
+    its caller may actually use, so a caller whose risk profile excludes it cannot get it run through a delegate."""
+    analyst = Caller(("spawn_subagent", {"prompt": "sub: dig"}))
+    config = NESTED.replace("max_spawn_depth = 2", "max_spawn_depth = 3").replace(
+        'excluded_tools = ["sessions_history"]', 'excluded_tools = ["sessions_history", "spawn_subagent"]'
+    )
+    main = Caller(delegate(agent="analyst", prompt="a"))
+
+    def answering(messages, info):
+        if first_prompt(messages).startswith("sub:"):
+            return ModelResponse(parts=[TextPart("sub done")])
+        return analyst(messages, info)
+
+    async with running_core(tmp_path, ScriptedModels(main=main, analyst=answering), config) as core:
+        await chat_and_wait(core)
+        spawned = [row[0] for row in await core._db.fetch_all("SELECT delegation FROM sessions")]
+    assert "spawn_subagent" not in analyst.tools
+    assert "subagent" not in spawned
+
+
+async def test_a_background_result_that_arrives_while_its_caller_is_mid_turn_still_reaches_it(tmp_path):
+    """The task ends before its caller (a sub-agent) ends the turn that started it: the caller does not wait on its
+    children then, so the result must already be in its inbox — else it is never told."""
+    held = Held("the deep answer")
+    seen: list[str] = []
+    core_ref: list = []
+
+    async def planner(messages, info):
+        if len(messages) == 1:
+            return ModelResponse(
+                parts=[ToolCallPart("delegate", {"agent": "solo", "prompt": "dig", "background": True})]
+            )
+        if tool_returns(messages):
+            held.release.set()
+
+            async def task_done():
+                rows = await core_ref[0]._db.fetch_all("SELECT status FROM delegate_tasks")
+                return [tuple(row) for row in rows] == [("completed",)]
+
+            await settle(core_ref[0], task_done)
+            return ModelResponse(parts=[TextPart("waiting for my task")])
+        seen.append(str(messages[-1].parts[-1].content))
+        return ModelResponse(parts=[TextPart("final: built on the deep answer")])
+
+    config = NESTED.replace(
+        '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "team"',
+        '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "wide"',
+    )
+    main = Caller(("sessions_spawn", {"task": "plan it", "agentId": "planner"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, planner=planner, solo=held), config) as core:
+        core_ref.append(core)
+        await chat_and_wait(core)
+
+        async def planner_done():
+            rows = await core._db.fetch_all(
+                "SELECT r.status FROM runs r JOIN sessions s ON s.key = r.session_key WHERE s.agent_id = 'planner'"
+            )
+            return [tuple(row) for row in rows] == [("completed",)]
+
+        await settle(core, planner_done)
+        payloads = [p["body"] for p in await outbox_payloads(core)]
+    assert len(seen) == 1 and "the deep answer" in seen[0]
+    assert any("final:" in body for body in payloads)

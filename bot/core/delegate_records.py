@@ -70,11 +70,14 @@ class DelegateRecords:
         self._repos = repos
         self._clock = clock
 
-    async def settle(self, tx: aiosqlite.Connection, run: Run, now: float, *, killed_directly: bool = False) -> None:
-        """Record how ``run`` ended on its task (nothing if it is no delegation or its task has settled)."""
+    async def settle(
+        self, tx: aiosqlite.Connection, run: Run, now: float, *, killed_directly: bool = False
+    ) -> DelegateTask | None:
+        """Record how ``run`` ended on its task (nothing if it is no delegation or its task has settled); returns
+        the task it settled."""
         task = await self._repos.delegate_tasks.for_run(run.id, tx)
         if task is None or task.status is not TaskStatus.RUNNING:
-            return
+            return None
         tasks, agent = self._repos.delegate_tasks, task.agent
         if run.status is RunStatus.COMPLETED:
             answer = final_text(await self._repos.transcripts.for_run(run.id))
@@ -92,6 +95,7 @@ class DelegateRecords:
             await tasks.finish(tx, task.task_id, status, now, note=RECONCILED_NOTE)
         else:
             await tasks.finish(tx, task.task_id, TaskStatus.FAILED, now, error=f"Agent '{agent}' failed: {run.error}")
+        return task
 
     async def expire(self, task_id: str, timeout_seconds: int) -> DelegateTask | None:
         """A task still running at its deadline is recorded as timed out (its run is then stopped by the caller);

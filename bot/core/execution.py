@@ -27,7 +27,7 @@ from bot.core.prompts import subagent_context
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
 from bot.core.signals import Signals
-from bot.core.tool_policy import offered_tools
+from bot.core.tool_policy import offered_tools, usable_tools
 from bot.records import Delegation, Run, RunKind, RunStatus, Session, SessionKind, Usage, short_run_id
 from storage.repositories import Repositories
 
@@ -191,7 +191,8 @@ class Execution:
         if session.delegation is not Delegation.BOUNDED:
             return offered_tools(self._config, session)
         caller = await self._repos.sessions.get(session.requester_session_key or "")
-        return offered_tools(self._config, session, await self._offered(caller) if caller else frozenset())
+        ceiling = usable_tools(self._config, caller, await self._offered(caller)) if caller else frozenset()
+        return offered_tools(self._config, session, ceiling)
 
     async def _run_turn(self, run: Run, session: Session, prompt: str) -> RunOutcome:
         agent = self._config.agents.list[session.agent_id]

@@ -30,7 +30,8 @@ Discord announcement (outbox row); a live nested requester gets an inbox message
 passes it to its own requester; a killed requester drops it. A killed run announces nothing. A delegated child
 (``spawn_subagent``, ``delegate``) is not routed to the channel: its caller reads its result (from the run, or from
 its delegate task record, settled here in the same transaction); a background delegate's result also reaches a
-caller that waits on its children; a blocking child whose caller's turn ends without it is stopped.
+sub-agent caller, waiting on its children or still in its turn; a blocking child whose caller's turn ends without
+it is stopped.
 """
 
 from __future__ import annotations
@@ -225,11 +226,15 @@ class Settlement:
         if session.delegation is not None:  # its caller reads the result from the run or its task record
             after.archive_now.append(session.key)
             after.ended.append(run.id)
-            await self._records.settle(tx, run, now)
+            task = await self._records.settle(tx, run, now)
             caller = await self._repos.runs.get(run.parent_run_id, tx) if run.parent_run_id else None
             if caller is not None and caller.status is RunStatus.WAITING_CHILDREN:  # a background task's caller
                 await self._results.tell_run(tx, caller, run, session, now)
                 await self._child_settled(tx, caller.id, now, after)
+            elif caller is not None and caller.status is RunStatus.RUNNING and task is not None and task.background:
+                caller_session = await self._repos.sessions.get(caller.session_key)
+                if caller_session is not None and caller_session.kind == SessionKind.SUBAGENT:  # it reads its inbox
+                    await self._results.tell_run(tx, caller, run, session, now)  # mid-turn: it will not wait for it
             return
         deadline = await self._archiving.mark_deadline(tx, session, now)
         if deadline is not None:

@@ -59,3 +59,10 @@ def offered_tools(config: Config, session: Session, ceiling: frozenset[str] | No
     if delegated or len(config.agents.list) < 2 or config.agents.list[session.agent_id].risk_profile is None:
         tools -= {DELEGATE}  # a delegate never delegates again; nobody to delegate to; configured the OpenClaw way
     return tools & ceiling if ceiling is not None else tools
+
+
+def usable_tools(config: Config, session: Session, offered: frozenset[str]) -> frozenset[str]:
+    """What ``session`` may really use of the tools it is ``offered``: a self-gated tool its risk profile refuses is
+    not (a bounded delegate's ceiling: it must not run what its caller is refused)."""
+    risk = config.risk_profile_of(session.agent_id)
+    return frozenset(tool for tool in offered if risk is None or tool not in SELF_GATED or risk.allows(tool))
