@@ -139,6 +139,10 @@ class RunRepository:
             ),
         )
 
+    async def is_live(self, tx: aiosqlite.Connection, run_id: str) -> bool:
+        cursor = await tx.execute(f"SELECT 1 FROM runs WHERE id = ? AND status IN {LIVE_SQL}", (run_id,))
+        return await cursor.fetchone() is not None
+
     async def list_live(self) -> list[Run]:
         rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM runs WHERE status IN {LIVE_SQL} ORDER BY created_at")
         return [_from_row(row) for row in rows]

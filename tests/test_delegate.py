@@ -7,15 +7,19 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
 from bot.core.action_budget import BUDGET_EXHAUSTED
 from bot.core.delegate_records import RECONCILED_NOTE
+from bot.core.errors import CallerEnded
+from bot.core.requests import ChatRequest
 from bot.records import Delegation, RunStatus, SpawnSite
 from storage.db import Database
 from tests.core_support import (
+    ORIGIN,
     ScriptedModels,
     chat_and_wait,
     outbox_payloads,
@@ -763,3 +767,24 @@ async def test_a_background_result_that_arrives_while_its_caller_is_mid_turn_sti
         payloads = [p["body"] for p in await outbox_payloads(core)]
     assert len(seen) == 1 and "the deep answer" in seen[0]
     assert any("final:" in body for body in payloads)
+
+
+async def test_nothing_is_launched_for_a_caller_whose_run_ended_while_the_launch_waited(tmp_path):
+    """A kill (or the end of a turn) can commit between a tool's checks and its launch's transaction: the launch
+    then writes nothing."""
+    held = Held()
+    caller = Caller(delegate(agent="researcher", prompt="a", background=True))
+    async with running_core(tmp_path, models(caller, researcher=held), CONFIG) as core:
+        chat_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
+        await asyncio.wait_for(held.started.wait(), 10)
+        child = (await core.queries.children(MAIN_KEY))[0]
+        held.release.set()
+        await settle(core, lambda: _terminal(core, chat_id))
+        late = replace(child.run, id="f" * 32, status=RunStatus.QUEUED)  # a second launch by the same, ended, run
+        with pytest.raises(CallerEnded):
+            await core._spawning.persist_and_queue(late, None, replace(child.session, key="agent:researcher:late"))
+        assert await core.runs.get(late.id) is None and await core.sessions.get("agent:researcher:late") is None
+
+
+async def _terminal(core, run_id: str) -> bool:
+    return (await core.runs.get(run_id)).status.is_terminal

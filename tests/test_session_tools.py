@@ -228,7 +228,9 @@ async def test_sessions_history_and_send_on_own_children_only(tmp_path):
         ]
         assert (await core.tool_sessions_history(caller, "agent:main:other", 20, False))["status"] == "error"
 
-        sent = await core.tool_sessions_send(caller, child_key, "and now?")
+        main.calls.append(("sessions_send", {"sessionKey": child_key, "message": "and now?"}))
+        await chat_and_wait(core, "send it")  # a tool call comes from a live turn
+        sent = main.results[1]
         assert sent["status"] == "accepted" and sent["delivered"] == "started a follow-up run"
 
         async def two_completions():

@@ -113,7 +113,12 @@ class DelegateTasks:
             return tool_result(False, error=f"No task found for task_id '{task_id}'")
         if task.status is not TaskStatus.RUNNING:
             return tool_result(False, error=f"Task '{task_id}' is not running (status: {_DEBUG_NAMES[task.status]})")
-        if await self._kill(task.run_id):
+        stopped = await self._kill(task.run_id)
+        settled = await self._repos.delegate_tasks.get(task_id)
+        assert settled is not None, "task records are never deleted"
+        if settled.status is not TaskStatus.CANCELLED:  # it ended on its own between the check and the kill
+            return tool_result(False, error=f"Task '{task_id}' is not running (status: {_DEBUG_NAMES[settled.status]})")
+        if stopped:
             log.info("delegate_task_cancelled", task_id=task_id, run_id=task.run_id)
             return tool_result(True, f"Task '{task_id}' cancelled: the running task was aborted.")
         return tool_result(True, f"Task '{task_id}' marked cancelled (it had already settled).")

@@ -24,6 +24,7 @@ from bot.config import Config
 from bot.core.action_budget import ActionBudget, BudgetExhausted
 from bot.core.delegate_reach import Mode, always_ask_refusal, reach_refusal, reachable_targets
 from bot.core.delegate_tasks import DEADLINE_GRACE, DelegateTasks, tool_result
+from bot.core.errors import CallerEnded
 from bot.core.requests import new_run, origin_of, subagent_session_key
 from bot.core.session_toolset import Caller
 from bot.core.signals import Signals
@@ -114,8 +115,8 @@ class Delegating:
                 if isinstance(admitted, str):
                     return tool_result(False, error=admitted)
                 task = await self._launch(caller, admitted, prompt, charged_to, background=False)
-        except BudgetExhausted as exhausted:
-            return tool_result(False, error=str(exhausted))
+        except (BudgetExhausted, CallerEnded) as refused:
+            return tool_result(False, error=str(refused))
         settled = await self._settled(task.task_id)
         if settled.status is TaskStatus.COMPLETED:
             return tool_result(True, settled.output or "")
@@ -136,8 +137,8 @@ class Delegating:
                         "to finish (check_result) or cancel one (cancel_task) before starting more.",
                     )
                 task = await self._launch(caller, admitted, prompt, charged_to, background=True)
-        except BudgetExhausted as exhausted:
-            return tool_result(False, error=str(exhausted))
+        except (BudgetExhausted, CallerEnded) as refused:
+            return tool_result(False, error=str(refused))
         return tool_result(
             True,
             f"Background task started for agent '{target}'.\ntask_id: {task.task_id}\n"

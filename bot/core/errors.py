@@ -47,6 +47,13 @@ class EphemeralSession(UserError):
         )
 
 
+class CallerEnded(UserError):
+    """A child whose caller's run ended (killed, say) while the child was being launched is not launched."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"Run {run_id} has ended; it can start nothing more.")
+
+
 class UnknownTarget(UserError, LookupError):
     """A sub-agent target (index, label, run id prefix, session key) that names no one, or more than one."""
 

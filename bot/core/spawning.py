@@ -16,7 +16,7 @@ import structlog
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import Config
 from bot.core.archiving import Archiving
-from bot.core.errors import EphemeralSession, SessionArchived, UserError
+from bot.core.errors import CallerEnded, EphemeralSession, SessionArchived, UserError
 from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
 from bot.core.limits import checked_text
@@ -232,7 +232,8 @@ class Spawning:
         also: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
     ) -> None:
         """One transaction: the conversation's main session (if new), a new child session, the queued run, the
-        child's thread binding, and whatever else the caller records with them (``also``: a delegate's task)."""
+        child's thread binding, and whatever else the caller records with them (``also``: a delegate's task) — or
+        nothing, when the run's parent has ended meanwhile."""
         sessions = self._repos.sessions
         async with self._repos.db.transaction() as tx:
             if main is not None:
@@ -241,6 +242,8 @@ class Spawning:
                 await sessions.insert(tx, child)
             elif (archived := await sessions.archived_at(tx, run.session_key)) is not None:
                 raise SessionArchived(run.session_key, archived, self._clock())
+            if run.parent_run_id and not await self._repos.runs.is_live(tx, run.parent_run_id):
+                raise CallerEnded(run.parent_run_id)  # killed while this launch waited for the write lock
             await sessions.set_archive_at(tx, run.session_key, None)
             await self._repos.runs.insert(tx, run)
             if binding is not None:
