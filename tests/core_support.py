@@ -65,6 +65,17 @@ class Gate:
         return ModelResponse(parts=[TextPart(self.reply)])
 
 
+def first_prompt(messages: list[ModelMessage]) -> str:
+    """The prompt a run started with (tells a child's requests from its caller's when they share a model)."""
+    return next(
+        part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, UserPromptPart) and isinstance(part.content, str)
+    )
+
+
 def last_request(messages: list[ModelMessage]) -> ModelRequest:
     return next(m for m in reversed(messages) if isinstance(m, ModelRequest))
 

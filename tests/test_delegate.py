@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 
 from bot.core.action_budget import BUDGET_EXHAUSTED
 from bot.core.delegate_records import RECONCILED_NOTE
@@ -22,6 +22,7 @@ from tests.core_support import (
     ORIGIN,
     ScriptedModels,
     chat_and_wait,
+    first_prompt,
     outbox_payloads,
     running_core,
     settle,
@@ -71,16 +72,6 @@ ALWAYS_ASK = (
     'entries (sessions_spawn). See ZeroClaw docs, "Delegation & SubAgents" > "What\'s not supported".'
 )
 ALL_AGENTS = "main, researcher, writer, solo, careful, stranger, off"
-
-
-def first_prompt(messages: list[ModelMessage]) -> str:
-    return next(
-        part.content
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if isinstance(part, UserPromptPart) and isinstance(part.content, str)
-    )
 
 
 class Target:

@@ -7,14 +7,22 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 
 from bot.core.action_budget import BUDGET_EXHAUSTED
 from bot.core.errors import EphemeralSession
 from bot.core.requests import ChatRequest, SpawnRequest
 from bot.core.subagent_spawn import DEPTH_CAP, EMPTY_PROMPT, NO_OUTPUT_RESULT, READ_ONLY
 from bot.records import RunStatus
-from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, outbox_payloads, running_core, settle
+from tests.core_support import (
+    ORIGIN,
+    ScriptedModels,
+    chat_and_wait,
+    first_prompt,
+    outbox_payloads,
+    running_core,
+    settle,
+)
 
 CONFIG = """
 [agents.defaults]
@@ -23,16 +31,6 @@ model = "test/main"
 """
 MAIN_KEY = "agent:main:discord:channel:100"
 RISK_REFUSAL = "spawn_subagent: refused — agent 'main' risk_profile does not list spawn_subagent in allowed_tools"
-
-
-def _first_prompt(messages: list[ModelMessage]) -> str:
-    return next(
-        part.content
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if isinstance(part, UserPromptPart) and isinstance(part.content, str)
-    )
 
 
 class Agent:
@@ -48,7 +46,7 @@ class Agent:
 
     def __call__(self, messages: list[ModelMessage], info) -> ModelResponse:
         returns = [p for p in messages[-1].parts if p.part_kind == "tool-return"]
-        if _first_prompt(messages).startswith("child:"):
+        if first_prompt(messages).startswith("child:"):
             self.child_tools = sorted(t.name for t in info.function_tools)
             self.child_results += [p.content for p in returns]
             if len(self.child_results) < len(self.child_calls):
@@ -157,7 +155,7 @@ async def test_killing_the_caller_stops_the_child_and_announces_nothing(tmp_path
     child_started = asyncio.Event()
 
     async def model(messages: list[ModelMessage], info) -> ModelResponse:
-        if _first_prompt(messages).startswith("child:"):
+        if first_prompt(messages).startswith("child:"):
             child_started.set()
             await asyncio.Event().wait()  # works until killed
         return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: forever"})])
@@ -208,7 +206,7 @@ async def test_a_child_interrupted_by_a_restart_is_not_announced_and_its_caller_
     started = asyncio.Event()
 
     async def first_life(messages: list[ModelMessage], info) -> ModelResponse:
-        if _first_prompt(messages).startswith("child:"):
+        if first_prompt(messages).startswith("child:"):
             started.set()
             await asyncio.Event().wait()  # the process dies while the child works
         return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: long"})])
@@ -233,7 +231,7 @@ async def test_a_child_killed_while_its_caller_waits_fails_the_call_and_is_archi
     seen: list[object] = []
 
     async def model(messages: list[ModelMessage], info) -> ModelResponse:
-        if _first_prompt(messages).startswith("child:"):
+        if first_prompt(messages).startswith("child:"):
             started.set()
             await asyncio.Event().wait()
         returns = [p.content for p in messages[-1].parts if p.part_kind == "tool-return"]
@@ -293,7 +291,7 @@ async def test_a_child_whose_caller_timed_out_is_stopped_and_archived(tmp_path):
         return ModelResponse(parts=[ToolCallPart("sessions_spawn", spawn)])
 
     async def worker(messages: list[ModelMessage], info) -> ModelResponse:
-        if _first_prompt(messages).startswith("child:"):
+        if first_prompt(messages).startswith("child:"):
             await asyncio.Event().wait()  # outlives its caller's deadline
         return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: slow"})])
 
@@ -321,7 +319,7 @@ async def test_parallel_tools_lets_two_children_run_together_and_by_default_they
         second_started = asyncio.Event()
 
         async def model(messages: list[ModelMessage], info) -> ModelResponse:
-            prompt = _first_prompt(messages)
+            prompt = first_prompt(messages)
             if prompt.startswith("child:"):
                 events.append(f"{prompt} started")
                 if prompt == "child: a" and extra:
@@ -351,7 +349,7 @@ async def test_a_running_child_does_not_count_against_the_members_cap(tmp_path):
     release = asyncio.Event()
 
     async def main(messages: list[ModelMessage], info) -> ModelResponse:
-        if _first_prompt(messages).startswith("child:"):
+        if first_prompt(messages).startswith("child:"):
             await asyncio.wait_for(release.wait(), 10)
             return ModelResponse(parts=[TextPart("child done")])
         if any(p.part_kind == "tool-return" for p in messages[-1].parts):

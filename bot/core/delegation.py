@@ -107,43 +107,43 @@ class Delegating:
 
     async def delegate(self, caller: Caller, target: str, prompt: str) -> dict[str, Any]:
         """A synchronous delegation: the caller's tool call waits for the target's answer."""
-        if refusal := self._precheck(caller.session, target, full_stop=True):
-            return tool_result(False, error=refusal)
-        try:
-            async with self._budget.charge(caller.session) as charged_to:
-                admitted = self._admit(caller.session, target)
-                if isinstance(admitted, str):
-                    return tool_result(False, error=admitted)
-                task = await self._launch(caller, admitted, prompt, charged_to, background=False)
-        except (BudgetExhausted, CallerEnded) as refused:
-            return tool_result(False, error=str(refused))
+        task = await self._checked_launch(caller, target, prompt, background=False)
+        if isinstance(task, str):
+            return tool_result(False, error=task)
         settled = await self._settled(task.task_id)
         if settled.status is TaskStatus.COMPLETED:
             return tool_result(True, settled.output or "")
         return tool_result(False, error=settled.error or f"Agent '{target}' failed: {settled.status.value}")
 
     async def _background(self, caller: Caller, target: str, prompt: str) -> dict[str, Any]:
-        if refusal := self._precheck(caller.session, target, full_stop=False):
-            return tool_result(False, error=refusal)
-        try:
-            async with self._budget.charge(caller.session) as charged_to:
-                admitted = self._admit(caller.session, target)
-                if isinstance(admitted, str):
-                    return tool_result(False, error=admitted)
-                if await self._repos.delegate_tasks.count_running_background() >= MAX_BACKGROUND:
-                    return tool_result(
-                        False,
-                        error=f"Too many background delegations in flight (limit {MAX_BACKGROUND}). Wait for some "
-                        "to finish (check_result) or cancel one (cancel_task) before starting more.",
-                    )
-                task = await self._launch(caller, admitted, prompt, charged_to, background=True)
-        except (BudgetExhausted, CallerEnded) as refused:
-            return tool_result(False, error=str(refused))
+        task = await self._checked_launch(caller, target, prompt, background=True)
+        if isinstance(task, str):
+            return tool_result(False, error=task)
         return tool_result(
             True,
             f"Background task started for agent '{target}'.\ntask_id: {task.task_id}\n"
             f"Use action='check_result' with task_id='{task.task_id}' to retrieve the result.",
         )
+
+    async def _checked_launch(
+        self, caller: Caller, target: str, prompt: str, *, background: bool
+    ) -> DelegateTask | str:
+        """Every check in ZeroClaw's order, then the launch: the task, or the first refusal's words."""
+        if refusal := self._precheck(caller.session, target, full_stop=not background):
+            return refusal
+        try:
+            async with self._budget.charge(caller.session) as charged_to:
+                admitted = self._admit(caller.session, target)
+                if isinstance(admitted, str):
+                    return admitted
+                if background and await self._repos.delegate_tasks.count_running_background() >= MAX_BACKGROUND:
+                    return (
+                        f"Too many background delegations in flight (limit {MAX_BACKGROUND}). Wait for some to "
+                        "finish (check_result) or cancel one (cancel_task) before starting more."
+                    )
+                return await self._launch(caller, admitted, prompt, charged_to, background=background)
+        except (BudgetExhausted, CallerEnded) as refused:
+            return str(refused)
 
     async def _parallel(self, caller: Caller, names: list[Any], prompt: str | None) -> dict[str, Any]:
         """The same prompt to several agents at once; blocks in input order. Admission is all-or-nothing; each
