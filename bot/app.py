@@ -21,7 +21,7 @@ from bot.core.binding_control import BindingControl
 from bot.core.control import RunControl
 from bot.core.orchestrator import Orchestrator
 from bot.core.schedule_control import ScheduleControl
-from bot.discord_adapter.conversations import actor_of
+from bot.discord_adapter.conversations import actor_of, channel_conversation
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.failures import backoff_delay, is_transient, short_reason
 from bot.discord_adapter.interaction_errors import ThreadboundTree
@@ -174,7 +174,13 @@ class ThreadboundBot(commands.Bot):
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         repos = Repositories.over(self._db)
         self._orchestrator = Orchestrator(
-            self.config, self._db, models, threads=DiscordThreads(self), clock=self._clock, repos=repos
+            self.config,
+            self._db,
+            models,
+            threads=DiscordThreads(self),
+            clock=self._clock,
+            repos=repos,
+            channel_conversation=channel_conversation,
         )
         self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
         self._delivery = DeliveryWorker(

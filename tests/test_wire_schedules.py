@@ -17,6 +17,7 @@ import pytest
 from apscheduler.jobstores.base import JobLookupError
 
 from tests.fakes.discord_server import DEFAULT_BOT_PERMISSIONS
+from tests.test_wire_control import command as control_command
 from tests.test_wire_control import member
 
 SCHEDULED = "✅ Scheduled job **digest** (run `"
@@ -187,3 +188,24 @@ channel_id = {world.channel.id}
     assert len(scheduled_posts(world)) == 1 and len(world.bot_messages()) == 1
     assert [r["messages"][-1]["content"] for r in world.llm.requests] == ["[cron:1 digest] Summarise the day"]
     assert world.rows("SELECT status, requester_user_id FROM runs") == [("completed", None)]
+
+
+async def test_a_running_firing_is_listed_and_stopped_in_its_channel(world):
+    """A firing is one of its channel's conversation's children: /subagents list there shows it, /stop stops it."""
+    world.clock = clock = BehindClock()
+    world.llm.hang()
+    bot = await world.start_bot()
+    admin = member(world, "admin", manage_guild=True)
+    slot, cron = next_minute(clock)
+    await command(world, admin, "schedule add", name="digest", cron=cron, agent="researcher", prompt="Summarise")
+    clock.move_past(slot)
+    run_timer_now(bot, 1)
+    await world.llm.wait_hanging()
+
+    listing = await control_command(world, admin, "subagents list")
+    assert "1. digest [scheduled researcher] (fake/gpt-4o-mini" in listing.splitlines()[2]
+    assert await control_command(world, world.alice, "stop") == "Nothing of yours is running in this conversation."
+    assert await control_command(world, admin, "stop") == "⚙️ Agent was aborted. Stopped 1 sub-agent."
+    await world.until("SELECT kind, status FROM runs", [("spawn", "killed")])
+    await world.quiescent()
+    assert scheduled_posts(world) == []  # a killed run announces nothing

@@ -72,6 +72,7 @@ class Orchestrator:
         threads: ThreadPort | None = None,
         clock: Callable[[], float] = time.time,
         repos: Repositories | None = None,
+        channel_conversation: Callable[[int], str] | None = None,
     ) -> None:
         repos = repos or Repositories.over(db)
         self._config = config
@@ -110,7 +111,9 @@ class Orchestrator:
         self._subagent_spawn = SubagentSpawn(config, repos, self._spawning, self._signals, budget, clock)
         tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill)
         self._delegating = Delegating(config, repos, self._spawning, tasks, self._signals, budget, clock)
-        self.schedules = Schedules(config, repos, models, self._timers, self._spawning, clock)
+        self.schedules = Schedules(
+            config, repos, models, self._timers, self._spawning, clock, channel_conversation=channel_conversation
+        )
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 

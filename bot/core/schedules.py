@@ -81,8 +81,11 @@ class Schedules:
         timers: Timers,
         spawning: Spawning,
         clock: Callable[[], float],
+        *,
+        channel_conversation: Callable[[int], str] | None = None,
     ) -> None:
         self._config = config
+        self._channel_conversation = channel_conversation
         self._repos = repos
         self._models = models
         self._timers = timers
@@ -162,14 +165,15 @@ class Schedules:
     async def _fire(self, schedule: Schedule, slot: float, now: float) -> Run | None:
         """Claim ``slot`` and persist its run in one transaction, then queue the run; ``None`` (and nothing
         written) when another firing claimed the slot first."""
-        session, run = self._firing(schedule, now)
+        conversation = self._conversation_of(schedule, now)
+        session, run = self._firing(schedule, now, conversation.key if conversation else None)
 
         async def claim(tx: aiosqlite.Connection) -> None:
             if not await self._repos.schedules.claim(tx, schedule.id, slot, run_id=run.id):
                 raise SlotTaken()
 
         try:
-            await self._spawning.persist_and_queue(run, session, also=claim)
+            await self._spawning.persist_and_queue(run, conversation, session, also=claim)
         except SlotTaken:
             return None
         return run
@@ -187,7 +191,22 @@ class Schedules:
     def _model_of(self, agent_id: str) -> str:
         return self._config.agents.list[agent_id].model or self._config.agents.defaults.model
 
-    def _firing(self, schedule: Schedule, now: float) -> tuple[Session, Run]:
+    def _conversation_of(self, schedule: Schedule, now: float) -> Session | None:
+        """The main session of the conversation in the schedule's channel: a firing is one of its children, so
+        ``/subagents list`` there shows it and ``/stop``, ``/subagents kill`` and its buttons stop it (``None``
+        when the chat adapter names no conversations, as in core tests)."""
+        if self._channel_conversation is None:
+            return None
+        channel_id = schedule.spec.channel_id
+        origin = Origin(
+            user_id=schedule.created_by,
+            channel_id=channel_id,
+            conversation=self._channel_conversation(channel_id),
+            guild_id=schedule.guild_id,
+        )
+        return self._spawning.main_session(origin, now)
+
+    def _firing(self, schedule: Schedule, now: float, conversation_key: str | None) -> tuple[Session, Run]:
         """A fresh main session of the schedule's agent and its queued run, answering to the schedule's creator
         (nobody, for one from config.toml) in the schedule's channel."""
         spec = schedule.spec
@@ -199,7 +218,7 @@ class Schedules:
             depth=0,
             role=SessionRole.MAIN,
             control_scope=ControlScope.CHILDREN,
-            requester_session_key=None,
+            requester_session_key=conversation_key,
             label=spec.name,
             guild_id=schedule.guild_id,
             channel_id=spec.channel_id,

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic_ai.messages import TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
 from bot.core.errors import UnknownTarget
-from bot.records import Run, RunStatus, Session
+from bot.records import Run, RunStatus, Session, SpawnSite
 from bot.text import quoted
 from storage.delegate_tasks import DelegateTaskRepository
 from storage.runs import RunRepository
@@ -38,8 +38,11 @@ class ChildRow:
 
     @property
     def kind(self) -> str | None:
-        """``subagent`` or ``delegate`` for a child an agent's tool started for itself; else ``None``."""
-        return self.session.delegation.kind if self.session.delegation else None
+        """``subagent`` or ``delegate`` for a child an agent's tool started for itself, ``scheduled`` for a
+        schedule's firing; else ``None``."""
+        if self.session.delegation:
+            return self.session.delegation.kind
+        return "scheduled" if self.session.spawn_site is SpawnSite.CRON else None
 
     @property
     def label(self) -> str:

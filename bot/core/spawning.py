@@ -77,7 +77,7 @@ class Spawning:
 
     async def spawn(self, request: SpawnRequest) -> SpawnAccepted:
         """A user's spawn (slash command): a child of the conversation's main session, announced to it."""
-        requester = self._main_session(request.origin, self._clock())
+        requester = self.main_session(request.origin, self._clock())
         args = SpawnArgs(
             task=request.task,
             agent_id=request.agent_id.strip(),
@@ -101,7 +101,7 @@ class Spawning:
         text = checked_text(request.text)
         agent_id = self._config.agents.default_agent
         now = self._clock()
-        session = self._main_session(request.origin, now)
+        session = self.main_session(request.origin, now)
         model = self._resolve_model(
             await self._switched_model(session.key)
             or self._config.agents.list[agent_id].model
@@ -267,7 +267,8 @@ class Spawning:
         except UnknownModelError as exc:
             raise UserError(str(exc)) from None
 
-    def _main_session(self, origin: Origin, now: float) -> Session:
+    def main_session(self, origin: Origin, now: float) -> Session:
+        """The main session of ``origin``'s conversation (stored when its first run is)."""
         agent_id = self._config.agents.default_agent
         return Session(
             key=main_session_key(agent_id, origin.conversation),

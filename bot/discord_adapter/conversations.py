@@ -10,6 +10,11 @@ from bot.records import Actor
 def conversation_for(*, channel_id: int, guild_id: int | None, user_id: int) -> str:
     if guild_id is None:
         return f"discord:dm:{user_id}"
+    return channel_conversation(channel_id)
+
+
+def channel_conversation(channel_id: int) -> str:
+    """The conversation of a server channel (a thread is a channel too)."""
     return f"discord:channel:{channel_id}"
 
 

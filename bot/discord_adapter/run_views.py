@@ -86,7 +86,11 @@ def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: 
             f"Run: {run.id}",
             f"Session: {session.key}",
             f"Agent: {session.agent_id} (depth {session.depth}, {session.role})",
-            *([f"Kind: {_kind(row, short=False)} ({session.delegation})"] if row.kind else []),
+            *(
+                [f"Kind: {_kind(row, short=False)}" + (f" ({session.delegation})" if session.delegation else "")]
+                if row.kind
+                else []
+            ),
             f"Model: {run.model}",
             f"Runtime: {_runtime(row, now)}",
             f"Created: {_when(run.created_at, now)}",
