@@ -120,6 +120,7 @@ class AgentConfig(Section):
     runtime_profile: str | None = None  # a [runtime_profiles.<name>]; none: the defaults
     delegate_same_risk_profile: bool = True  # may delegate to agents with the same risk profile
     delegates: list[Delegate] = Field(default_factory=list)
+    mcp_servers: list[str] = Field(default_factory=list)  # [mcp.servers.<name>] whose tools this agent may use
 
 
 class AgentsConfig(Section):
@@ -181,6 +182,41 @@ class DiscordChannelConfig(Section):
 
 class ChannelsConfig(Section):
     discord: DiscordChannelConfig = DiscordChannelConfig()
+
+
+MCP_SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")  # no "_": a tool is named <server>__<tool>
+
+
+class McpServerConfig(Section):
+    """``[mcp.servers.<name>]``: an MCP server whose tools agents may use — a command run over stdio, or a
+    Streamable HTTP ``url``. ``env_from`` maps the server's environment variables to the bot's (secrets stay in
+    the environment; the server gets nothing else of it but ``HOME``, ``PATH``, ``SHELL`` and ``TERM``)."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env_from: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 30
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("set either command (a stdio server) or url (a Streamable HTTP server), not both")
+        if self.url is not None and (self.args or self.env_from):
+            raise ValueError("args and env_from are for a stdio server (command); an HTTP server takes only url")
+        return self
+
+
+class McpConfig(Section):
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names_are_well_formed(cls, servers: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+        for name in servers:
+            if not MCP_SERVER_NAME.match(name):
+                raise ValueError(f"MCP server name {name!r} must match [a-z0-9][a-z0-9-]{{0,31}} (no underscores)")
+        return servers
 
 
 class ToolList(Section):
@@ -262,6 +298,7 @@ class Config(Section):
     risk_profiles: dict[str, RiskProfile] = Field(default_factory=dict)
     runtime_profiles: dict[str, RuntimeProfile] = Field(default_factory=dict)
     delegate: DelegateToolConfig = DelegateToolConfig()
+    mcp: McpConfig = McpConfig()
     schedules: list[ScheduleConfig] = Field(default_factory=list)
 
     def configured_models(self) -> list[str]:
@@ -303,6 +340,13 @@ class Config(Section):
                     )
             if problems := delegate_problems(agent_id, agent.delegates, configured):
                 raise ValueError(problems[0])
+            for index, server in enumerate(agent.mcp_servers):
+                if server not in self.mcp.servers:
+                    known = ", ".join(sorted(self.mcp.servers)) or "none"
+                    raise ValueError(
+                        f'agents.list.{agent_id}.mcp_servers[{index}] = "{server}" but mcp.servers.{server} is not '
+                        f"configured (configured: {known})"
+                    )
         if not self.agents.list[self.agents.default_agent].enabled:
             raise ValueError(f"agents.list.{self.agents.default_agent}.enabled = false, but it is the default_agent")
         return self
@@ -377,6 +421,9 @@ def required_env_vars(config: Config) -> dict[str, str]:
     for provider_name, provider in config.providers.items():
         if provider.api_key_env:
             names[f"providers.{provider_name}.api_key_env"] = provider.api_key_env
+    for server_name, server in config.mcp.servers.items():
+        for variable, source in server.env_from.items():
+            names[f"mcp.servers.{server_name}.env_from.{variable}"] = source
     return names
 
 

@@ -34,6 +34,11 @@ class RiskProfile(Section):
     def allows(self, tool: str) -> bool:
         return (not self.allowed_tools or tool in self.allowed_tools) and tool not in self.excluded_tools
 
+    def admits_mcp(self, tool: str) -> bool:
+        """ZeroClaw's rule for an MCP tool (``<server>__<tool>``): excluded wins; a non-empty ``allowed_tools``
+        admits it automatically."""
+        return tool not in self.excluded_tools
+
 
 Seconds = Annotated[int, Field(ge=1)]
 

@@ -23,6 +23,7 @@ from bot.agents.models import ModelFactory
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
 from bot.config import Config
 from bot.core import internal_context
+from bot.core.mcp_tools import McpTools
 from bot.core.prompts import subagent_context
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
@@ -44,6 +45,7 @@ class Execution:
         settlement: Settlement,
         signals: Signals,
         tools: SessionControl,
+        mcp: McpTools,
         apply: Callable[[AfterCommit], None],
         clock: Callable[[], float],
     ) -> None:
@@ -53,6 +55,7 @@ class Execution:
         self._settlement = settlement
         self._signals = signals
         self._tools = tools
+        self._mcp = mcp
         self._apply = apply
         self._clock = clock
         self._subagent_lane = asyncio.Semaphore(config.agents.defaults.subagents.max_concurrent)
@@ -221,7 +224,7 @@ class Execution:
             history=await self._repos.transcripts.history(session.key),
             thinking=run.thinking,
             timeout_seconds=run.timeout_seconds,
-            toolsets=[toolset] if toolset else [],
+            toolsets=([toolset] if toolset else []) + await self._mcp.toolsets(session),
             deps=ToolDeps(control=self._tools, caller=Caller(session=session, run_id=run.id)),
             parallel_tools=bool(runtime.parallel_tools),
             request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,

@@ -30,6 +30,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from bot.agents.mcp_servers import McpServers
 from bot.agents.models import ModelFactory
 from bot.config import Config
 from bot.core.action_budget import ActionBudget
@@ -42,6 +43,7 @@ from bot.core.delegation import Delegating
 from bot.core.errors import UserError
 from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
+from bot.core.mcp_tools import McpTools
 from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
 from bot.core.results import Results
 from bot.core.schedules import Schedules
@@ -73,6 +75,7 @@ class Orchestrator:
         clock: Callable[[], float] = time.time,
         repos: Repositories | None = None,
         channel_conversation: Callable[[int], str] | None = None,
+        mcp_servers: McpServers | None = None,
     ) -> None:
         repos = repos or Repositories.over(db)
         self._config = config
@@ -93,7 +96,10 @@ class Orchestrator:
             repos, threads, self.guild_settings, self._archiving, self._timers, self, clock
         )
         # Execution and thread bindings reach spawning and the agent tools through this façade, built after them.
-        self._execution = Execution(config, repos, models, self._settlement, self._signals, self, self._apply, clock)
+        mcp = McpTools(config, repos, mcp_servers or McpServers(config.mcp.servers))
+        self._execution = Execution(
+            config, repos, models, self._settlement, self._signals, self, mcp, self._apply, clock
+        )
         self._spawning = Spawning(
             config,
             repos,

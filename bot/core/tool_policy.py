@@ -48,6 +48,19 @@ def allowed_tools(
     return frozenset(tool for tool in tools if risk is None or tool in SELF_GATED or risk.allows(tool))
 
 
+def admits_mcp_tool(config: Config, session: Session, tool: str) -> bool:
+    """Whether ``session`` may call the MCP tool ``tool`` (``<server>__<tool>``) of a server its agent lists: not
+    for a delegate that is not agentic, not when its risk profile excludes it, not when ``[tools.subagents.tools]``
+    denies it to a sub-agent (an allow list there, like ``allowed_tools``, admits MCP tools automatically)."""
+    delegated = session.delegation in (Delegation.BOUNDED, Delegation.INDEPENDENT)
+    if delegated and not config.runtime_profile_of(session.agent_id).agentic:
+        return False
+    risk = config.risk_profile_of(session.agent_id)
+    if risk is not None and not risk.admits_mcp(tool):
+        return False
+    return session.role == SessionRole.MAIN or tool not in config.tools.subagents.tools.deny
+
+
 def offered_tools(config: Config, session: Session, ceiling: frozenset[str] | None = None) -> frozenset[str]:
     """Everything ``session`` is offered; ``ceiling`` is a bounded delegate's caller's own set."""
     delegated = session.delegation in (Delegation.BOUNDED, Delegation.INDEPENDENT)

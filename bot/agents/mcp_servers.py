@@ -1,0 +1,117 @@
+"""MCP servers as tool sources: one pydantic-ai ``MCPToolset`` per ``[mcp.servers.<name>]``, its tools named
+``<server>__<tool>`` (ZeroClaw's naming). A server that cannot start, or dies in the middle of a run, fails that run
+with ``MCP server '<name>' is unavailable: <reason>`` — never a hang: starting and every call have the server's
+``timeout_seconds``. A tool's own error is not a failure of the server: the model reads it and may try again.
+
+The server's process gets only ``HOME``, ``PATH``, ``SHELL`` and ``TERM`` of the bot's environment, plus what its
+``env_from`` names: the bot's token and API keys never reach it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fastmcp import Client
+from fastmcp.client.transports import ClientTransport, StdioTransport, StreamableHttpTransport
+from fastmcp.exceptions import ToolError
+from mcp.client.stdio import get_default_environment
+from pydantic_ai import ModelRetry, RunContext
+from pydantic_ai.exceptions import AgentRunError
+from pydantic_ai.mcp import MCPToolset
+from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+
+from bot.config import McpServerConfig
+
+TOOL_SEPARATOR = "__"
+
+
+class McpUnavailable(AgentRunError):
+    """An MCP server that could not be reached: the run that needed it fails, naming it."""
+
+    def __init__(self, server: str, reason: str) -> None:
+        super().__init__(f"MCP server '{server}' is unavailable: {reason}")
+
+
+def _reason(error: BaseException) -> str:
+    """A short cause, never a traceback (an exception group says what its first failure was)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return text.removeprefix("Client failed to connect: ")[:200]
+
+
+@dataclass
+class _Guarded(WrapperToolset[Any]):
+    """Turns a server's connection failures into :class:`McpUnavailable`; a tool's own error goes to the model."""
+
+    server: str = ""
+
+    async def __aenter__(self) -> _Guarded:
+        try:
+            await super().__aenter__()
+        except Exception as error:
+            raise McpUnavailable(self.server, _reason(error)) from None
+        return self
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        try:
+            return await super().get_tools(ctx)
+        except Exception as error:
+            raise McpUnavailable(self.server, _reason(error)) from None
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        try:
+            return await super().call_tool(name, tool_args, ctx, tool)
+        except ToolError as error:
+            raise ModelRetry(str(error)) from None
+        except ModelRetry:
+            raise
+        except Exception as error:
+            raise McpUnavailable(self.server, _reason(error)) from None
+
+
+def _transport(server: McpServerConfig, environ: Mapping[str, str]) -> ClientTransport:
+    if server.url is not None:
+        return StreamableHttpTransport(server.url)
+    assert server.command is not None, "validated: a server has a command or a url"
+    env = get_default_environment() | {name: environ.get(source, "") for name, source in server.env_from.items()}
+    return StdioTransport(server.command, list(server.args), env=env)
+
+
+class McpServers:
+    """The configured MCP servers' toolsets, built once; pydantic-ai connects one when a run that uses it starts
+    (shared by the runs in flight) and closes it when the last of them ends."""
+
+    def __init__(self, servers: Mapping[str, McpServerConfig], environ: Mapping[str, str] | None = None) -> None:
+        self._servers = dict(servers)
+        self._environ = os.environ if environ is None else environ
+        self._toolsets: dict[str, AbstractToolset[Any]] = {}
+
+    def toolset(self, name: str) -> AbstractToolset[Any]:
+        """Server ``name``'s tools as ``<name>__<tool>``."""
+        if name not in self._toolsets:
+            guarded = _Guarded(MCPToolset(self._client(name), id=name, tool_error_behavior="error"), server=name)
+            self._toolsets[name] = guarded.prefixed(f"{name}_")  # the prefix and "_": <name>__<tool>
+        return self._toolsets[name]
+
+    def _client(self, name: str) -> Client[Any]:
+        server = self._servers[name]
+        transport = _transport(server, self._environ)
+        return Client(transport, init_timeout=server.timeout_seconds, timeout=server.timeout_seconds)
+
+    async def probe(self, name: str) -> str | None:
+        """Start server ``name`` and list its tools: why it cannot, or ``None`` (for ``--check``)."""
+        try:
+            async with asyncio.timeout(self._servers[name].timeout_seconds * 2):
+                async with self._client(name) as client:
+                    await client.list_tools()
+        except Exception as error:
+            return _reason(error)
+        return None

@@ -1,0 +1,65 @@
+"""An MCP server for the tests, written with the official ``mcp`` SDK: its tools record every call (one JSON line
+per call in the file named by ``MCP_CALLS_FILE``), so a test can see what ran and with which arguments.
+
+``python tests/fakes/mcp_server.py`` serves stdio; ``--http PORT`` serves Streamable HTTP on 127.0.0.1:PORT.
+``die`` ends the server's process in the middle of a call, like a server that crashes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from mcp.server import MCPServer
+
+server = MCPServer("testtools")
+
+
+def _record(tool: str, **arguments: object) -> None:
+    path = os.environ.get("MCP_CALLS_FILE")
+    if path:
+        with open(path, "a", encoding="utf-8") as calls:
+            calls.write(json.dumps({"tool": tool, "arguments": arguments}) + "\n")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    _record("add", a=a, b=b)
+    return a + b
+
+
+@server.tool()
+def shout(text: str) -> str:
+    """Say the text in capitals, with the secret greeting from the environment."""
+    _record("shout", text=text)
+    return f"{os.environ.get('GREETING', 'HEY')} {text.upper()}"
+
+
+@server.tool()
+def env(name: str) -> str:
+    """What the server's environment holds under ``name`` (tests check what reaches it)."""
+    _record("env", name=name)
+    return os.environ.get(name, "(unset)")
+
+
+@server.tool()
+def die() -> str:
+    """Crash the server (for tests of a server that dies mid-run)."""
+    _record("die")
+    os._exit(3)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=None, help="serve Streamable HTTP on this port")
+    args = parser.parse_args()
+    if args.http is not None:
+        server.run(transport="streamable-http", port=args.http)
+    else:
+        server.run(transport="stdio")
+
+
+if __name__ == "__main__":
+    main()

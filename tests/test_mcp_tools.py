@@ -1,0 +1,118 @@
+"""MCP servers as tool sources, through the real core and runner (FunctionModel) and a real MCP server written with
+the official SDK (``tests/fakes/mcp_server.py``, over stdio and Streamable HTTP): an agent calls ``<server>__<tool>``,
+the policy decides which tools it is offered, and a server that cannot start or dies mid-run fails the run with a
+clear reason."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+from bot.records import RunStatus
+from tests.core_support import ScriptedModels, chat_and_wait, running_core, tool_returns
+
+SERVER = Path(__file__).parent / "fakes" / "mcp_server.py"
+MCP = f"""
+[agents.defaults]
+model = "test/main"
+[mcp.servers.calc]
+command = "{sys.executable}"
+args = ["{SERVER}"]
+env_from = {{ GREETING = "TB_TEST_GREETING", MCP_CALLS_FILE = "TB_TEST_MCP_CALLS" }}
+timeout_seconds = 10
+"""
+CONFIG = MCP + '[agents.list.main]\nmcp_servers = ["calc"]\n'
+
+
+@pytest.fixture
+def calls(tmp_path, monkeypatch) -> Path:
+    """The file the server records its calls in; the environment it may and may not see."""
+    path = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("TB_TEST_MCP_CALLS", str(path))
+    monkeypatch.setenv("TB_TEST_GREETING", "YO")
+    monkeypatch.setenv("TB_SECRET_TOKEN", "do-not-leak")  # like the bot's token: never passed to a server
+    return path
+
+
+def recorded(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+class ToolUser:
+    """A model that makes the given tool calls one after another, recording each result as the model read it."""
+
+    def __init__(self, *calls: tuple[str, dict]) -> None:
+        self.calls = list(calls)
+        self.results: list[str] = []
+        self.tools: list[str] = []
+
+    def __call__(self, messages, info) -> ModelResponse:
+        self.tools = sorted(tool.name for tool in info.function_tools)
+        self.results += [part.model_response_str() for part in tool_returns(messages)]
+        if len(self.results) < len(self.calls):
+            return ModelResponse(parts=[ToolCallPart(*self.calls[len(self.results)])])
+        return ModelResponse(parts=[TextPart("done")])
+
+
+async def test_an_agent_calls_a_servers_tools_and_the_server_sees_only_what_env_from_names(tmp_path, calls):
+    user = ToolUser(
+        ("calc__add", {"a": 2, "b": 3}), ("calc__shout", {"text": "hi"}), ("calc__env", {"name": "TB_SECRET_TOKEN"})
+    )
+    async with running_core(tmp_path, ScriptedModels(main=user), CONFIG) as core:
+        run = await core.runs.get(await chat_and_wait(core))
+    assert run.status is RunStatus.COMPLETED
+    assert {"calc__add", "calc__shout", "calc__env", "calc__die"} <= set(user.tools)
+    assert user.results == ["5", "YO HI", "(unset)"]
+    assert recorded(calls) == [
+        {"tool": "add", "arguments": {"a": 2, "b": 3}},
+        {"tool": "shout", "arguments": {"text": "hi"}},
+        {"tool": "env", "arguments": {"name": "TB_SECRET_TOKEN"}},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("profile", "offered", "withheld"),
+    [
+        ('allowed_tools = ["sessions_list"]\n', {"calc__add", "calc__die", "sessions_list"}, {"sessions_spawn"}),
+        ('excluded_tools = ["calc__die"]\n', {"calc__add"}, {"calc__die"}),
+    ],
+)
+async def test_the_risk_profile_admits_mcp_tools_unless_it_excludes_them(tmp_path, calls, profile, offered, withheld):
+    config = CONFIG.replace("[agents.list.main]\n", '[agents.list.main]\nrisk_profile = "p"\n') + (
+        "[risk_profiles.p]\n" + profile
+    )
+    user = ToolUser()
+    async with running_core(tmp_path, ScriptedModels(main=user), config) as core:
+        await chat_and_wait(core)
+    assert offered <= set(user.tools) and not withheld & set(user.tools)
+
+
+async def test_an_agent_that_lists_no_server_gets_none_of_its_tools(tmp_path, calls):
+    user = ToolUser()
+    async with running_core(tmp_path, ScriptedModels(main=user), MCP + "[agents.list.main]\n") as core:
+        await chat_and_wait(core)
+    assert not any("__" in tool for tool in user.tools)
+
+
+async def test_a_server_that_dies_mid_run_fails_the_run_naming_it(tmp_path, calls):
+    user = ToolUser(("calc__add", {"a": 1, "b": 1}), ("calc__die", {}))
+    async with running_core(tmp_path, ScriptedModels(main=user), CONFIG) as core:
+        run = await core.runs.get(await chat_and_wait(core))
+    assert (run.status, run.error) == (RunStatus.FAILED, "MCP server 'calc' is unavailable: Connection closed")
+    assert user.results == ["2"]
+    assert [call["tool"] for call in recorded(calls)] == ["add", "die"]
+
+
+async def test_a_server_that_cannot_start_fails_the_run_naming_it(tmp_path, calls):
+    config = CONFIG.replace(f'command = "{sys.executable}"', 'command = "/nonexistent/mcp-server"')
+    user = ToolUser(("calc__add", {"a": 1, "b": 1}))
+    async with running_core(tmp_path, ScriptedModels(main=user), config) as core:
+        run = await core.runs.get(await chat_and_wait(core))
+    assert run.status is RunStatus.FAILED
+    assert (
+        run.error == "MCP server 'calc' is unavailable: [Errno 2] No such file or directory: '/nonexistent/mcp-server'"
+    )
