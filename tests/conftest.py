@@ -13,6 +13,7 @@ from pathlib import Path
 
 import discord
 import pytest
+import structlog
 
 from bot.app import ThreadboundBot
 from bot.config import Config, parse_config
@@ -23,6 +24,15 @@ from tests.polling import eventually
 BOT_TOKEN = "fake-bot-token-0123456789"
 API_KEY = "sk-test-secret-key-42"
 QUICK_STATUS_EDITS = 0.05  # for tests that watch status messages change: the default throttle is 1 s an edit
+
+# structlog's default console renders a logged exception with rich (installed with fastmcp) and every local of
+# every frame: seconds per traceback. Tests log plain tracebacks, as production's processors do.
+structlog.configure(
+    processors=[
+        *structlog.get_config()["processors"][:-1],
+        structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback),
+    ]
+)
 
 
 @pytest.fixture(autouse=True)

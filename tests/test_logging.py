@@ -11,6 +11,7 @@ from bot.logging_setup import configure_logging
 
 
 def test_json_logs_redact_secrets_everywhere(capsys):
+    before = structlog.get_config()  # the tests' own configuration (conftest.py), put back afterwards
     configure_logging("info", "json", ["bot-token-123456", "sk-api-key-987654"])
     try:
         with structlog.contextvars.bound_contextvars(run_id="r1", session_key="agent:main:subagent:x"):
@@ -22,7 +23,7 @@ def test_json_logs_redact_secrets_everywhere(capsys):
             structlog.get_logger("bot.test").exception("failed")
     finally:
         logging.getLogger().handlers.clear()
-        structlog.reset_defaults()
+        structlog.configure(**before)
 
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     assert [entry["event"] for entry in lines] == ["calling", "token [REDACTED] rejected", "failed"]
