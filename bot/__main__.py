@@ -1,4 +1,4 @@
-"""``python -m bot --config FILE [--check]``: validate the config, or run the bot.
+"""``python -m bot --config FILE [--check]``: validate the config (and start each MCP server once), or run the bot.
 
 Configuration and environment problems, a rejected token, and a Discord that answers the log-in with an error
 print one line naming what to fix, and exit 1; never a traceback. An unreachable Discord is waited out (see
@@ -12,7 +12,7 @@ import asyncio
 import os
 import sys
 
-from bot.config import ConfigError, check_secrets, load_config, secret_values
+from bot.config import Config, ConfigError, check_secrets, load_config, secret_values
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -20,6 +20,21 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--config", default="config.toml", help="path to the TOML config (default: config.toml)")
     parser.add_argument("--check", action="store_true", help="validate the config and environment, then exit")
     return parser.parse_args(argv)
+
+
+async def _unreachable_mcp_servers(config: Config) -> list[str]:
+    """Start every configured MCP server and list its tools; one line for each that cannot."""
+    if not config.mcp.servers:
+        return []
+    from bot.agents.mcp_servers import McpServers
+
+    servers = McpServers(config.mcp.servers)
+    reasons = await asyncio.gather(*(servers.probe(name) for name in sorted(config.mcp.servers)))
+    return [
+        f"mcp.servers.{name} cannot start: {reason}"
+        for name, reason in zip(sorted(config.mcp.servers), reasons, strict=True)
+        if reason is not None
+    ]
 
 
 async def _run(config, token: str) -> None:
@@ -38,8 +53,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"threadbound: {error}", file=sys.stderr)
         return 1
     if args.check:
+        if failures := asyncio.run(_unreachable_mcp_servers(config)):
+            for line in failures:
+                print(f"threadbound: {line}", file=sys.stderr)
+            return 1
         providers = ", ".join(sorted(config.providers)) or "none (offline model)"
-        print(f"threadbound: config {args.config} is valid (providers: {providers}).")
+        servers = f"; MCP servers: {', '.join(sorted(config.mcp.servers))}" if config.mcp.servers else ""
+        print(f"threadbound: config {args.config} is valid (providers: {providers}{servers}).")
         return 0
 
     # Imported only to run: checking a config needs none of the bot (discord.py alone takes a while to import).

@@ -56,3 +56,20 @@ def test_bad_config_or_environment_is_one_clear_line(tmp_path, config_text, env,
         assert result.returncode == 1
         assert expected in result.stderr
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_check_starts_each_mcp_server_and_names_one_it_cannot(tmp_path):
+    server = os.path.join(os.path.dirname(__file__), "fakes", "mcp_server.py")
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[mcp.servers.good]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n'
+        '[mcp.servers.broken]\ncommand = "/nonexistent/mcp-server"\n'
+    )
+    result = run_bot("--check", "--config", str(path), env={"DISCORD_TOKEN": "x"})
+    assert result.returncode == 1
+    assert result.stderr == (
+        "threadbound: mcp.servers.broken cannot start: [Errno 2] No such file or directory: '/nonexistent/mcp-server'\n"
+    )
+    path.write_text(f'[mcp.servers.good]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n')
+    result = run_bot("--check", "--config", str(path), env={"DISCORD_TOKEN": "x"})
+    assert result.returncode == 0 and "MCP servers: good" in result.stdout, result.stderr

@@ -5,7 +5,10 @@ clear reason."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import socket
 import sys
 from pathlib import Path
 
@@ -13,7 +16,8 @@ import pytest
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
 from bot.records import RunStatus
-from tests.core_support import ScriptedModels, chat_and_wait, running_core, tool_returns
+from tests.core_support import ScriptedModels, chat_and_wait, first_prompt, running_core, tool_returns
+from tests.polling import eventually
 
 SERVER = Path(__file__).parent / "fakes" / "mcp_server.py"
 MCP = f"""
@@ -116,3 +120,74 @@ async def test_a_server_that_cannot_start_fails_the_run_naming_it(tmp_path, call
     assert (
         run.error == "MCP server 'calc' is unavailable: [Errno 2] No such file or directory: '/nonexistent/mcp-server'"
     )
+
+
+@pytest.fixture
+async def http_server(calls):
+    """The same server over Streamable HTTP on a free loopback port; its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "MCP_CALLS_FILE": str(calls)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(SERVER), "--http", str(port), env=env, stderr=asyncio.subprocess.DEVNULL
+    )
+
+    def listening() -> bool:
+        with socket.socket() as client:
+            return client.connect_ex(("127.0.0.1", port)) == 0
+
+    try:
+        await eventually(listening, timeout=15, describe="the MCP server to listen")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        await process.wait()
+
+
+async def test_a_streamable_http_server_serves_its_tools_too(tmp_path, calls, http_server):
+    config = (
+        f'[agents.defaults]\nmodel = "test/main"\n[mcp.servers.remote]\nurl = "{http_server}"\n'
+        '[agents.list.main]\nmcp_servers = ["remote"]\n'
+    )
+    user = ToolUser(("remote__add", {"a": 20, "b": 22}))
+    async with running_core(tmp_path, ScriptedModels(main=user), config) as core:
+        run = await core.runs.get(await chat_and_wait(core))
+    assert (run.status, user.results) == (RunStatus.COMPLETED, ["42"])
+    assert recorded(calls) == [{"tool": "add", "arguments": {"a": 20, "b": 22}}]
+
+
+async def test_a_bounded_delegate_gets_only_mcp_tools_its_caller_has_and_an_independent_one_its_own(tmp_path, calls):
+    config = MCP + (
+        '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\nexcluded_tools = ["calc__die"]\n'
+        "[risk_profiles.wide]\n[runtime_profiles.agentic]\nagentic = true\n"
+        '[agents.list.main]\nrisk_profile = "team"\nmcp_servers = ["calc"]\n'
+        'delegates = [{ agent = "analyst", mode = "bounded" }, { agent = "solo", mode = "independent" }]\n'
+        '[agents.list.analyst]\nmodel = "test/analyst"\nrisk_profile = "wide"\nruntime_profile = "agentic"\n'
+        'mcp_servers = ["calc"]\n'
+        '[agents.list.solo]\nmodel = "test/solo"\nrisk_profile = "wide"\nruntime_profile = "agentic"\n'
+        'mcp_servers = ["calc"]\n'
+    )
+    main = ToolUser(("delegate", {"agent": "analyst", "prompt": "a"}), ("delegate", {"agent": "solo", "prompt": "b"}))
+    analyst, solo = ToolUser(), ToolUser()
+    async with running_core(tmp_path, ScriptedModels(main=main, analyst=analyst, solo=solo), config) as core:
+        await chat_and_wait(core)
+    assert "calc__die" not in main.tools and "calc__add" in main.tools
+    assert {"calc__add", "calc__shout", "calc__env"} <= set(analyst.tools) and "calc__die" not in analyst.tools
+    assert "calc__die" in solo.tools
+
+
+async def test_a_spawn_subagent_child_has_its_agents_mcp_tools(tmp_path, calls):
+    seen: list[list[str]] = []
+
+    def model(messages, info):
+        if first_prompt(messages).startswith("child:"):
+            seen.append(sorted(tool.name for tool in info.function_tools))
+            return ModelResponse(parts=[TextPart("child done")])
+        if tool_returns(messages):
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: add"})])
+
+    async with running_core(tmp_path, ScriptedModels(main=model), CONFIG) as core:
+        await chat_and_wait(core)
+    assert seen and {"calc__add", "spawn_subagent"} <= set(seen[0])
