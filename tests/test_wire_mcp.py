@@ -1,0 +1,53 @@
+"""MCP tools seen from Discord: a member's sub-agent calls a tool of a configured MCP server and its result reaches
+the channel; a server that dies mid-run fails the run with a reason that names it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.conftest import announcement_for
+from tests.test_wire_control import spawn
+
+SERVER = Path(__file__).parent / "fakes" / "mcp_server.py"
+
+
+def with_mcp(world, calls: Path) -> None:
+    world.monkeypatch.setenv("TB_TEST_MCP_CALLS", str(calls))
+    world.extra_config = (  # the first line continues the base config's [agents.list.researcher]
+        'mcp_servers = ["calc"]\n'
+        f'[mcp.servers.calc]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n'
+        'env_from = { MCP_CALLS_FILE = "TB_TEST_MCP_CALLS" }\ntimeout_seconds = 10\n'
+    )
+
+
+async def test_a_sub_agent_calls_an_mcp_tool_and_its_answer_reaches_the_channel(world, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    with_mcp(world, calls)
+    world.llm.tool_call("calc__add", {"a": 2, "b": 3})
+    world.llm.reply("The sum is 5.")
+    await world.start_bot()
+
+    run_id = await spawn(world, task="Add 2 and 3")
+    announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert "✅ Subagent **researcher**" in announcement["content"]
+    assert "The sum is 5." in announcement["content"]
+    offered = {tool["function"]["name"] for tool in world.llm.requests[0]["body"]["tools"]}
+    assert {"calc__add", "calc__shout", "calc__die"} <= offered
+    assert world.llm.requests[1]["messages"][-1]["content"] == "5"
+    assert [json.loads(line) for line in calls.read_text().splitlines()] == [
+        {"tool": "add", "arguments": {"a": 2, "b": 3}}
+    ]
+
+
+async def test_an_mcp_server_that_dies_mid_run_fails_it_with_a_reason(world, tmp_path):
+    with_mcp(world, tmp_path / "calls.jsonl")
+    world.llm.tool_call("calc__die", {})
+    await world.start_bot()
+
+    run_id = await spawn(world, task="Use the server")
+    announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert "❌ Subagent **researcher**" in announcement["content"]
+    assert "failed: MCP server 'calc' is unavailable: Connection closed" in announcement["content"]
+    assert world.rows("SELECT status FROM runs") == [("failed",)]
