@@ -14,6 +14,7 @@ from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import channel_id_of, conversation_of
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.run_views import render_info, render_listing, render_log
+from bot.discord_adapter.tool_views import render_tool_report
 from bot.records import Origin
 
 if TYPE_CHECKING:
@@ -58,7 +59,15 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
             f"Spawned subagent {accepted.agent_id} (session {accepted.session_key}, run {accepted.short_run_id}).",
         )
 
+    @app_commands.command(name="tools", description="What an agent may call here, and why not the rest")
+    @app_commands.describe(agent="Agent id from the config, e.g. main")
+    async def tools(self, interaction: discord.Interaction, agent: str) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        report = await self.bot.orchestrator.tool_reports.report(agent.strip())
+        await send_text(interaction, render_tool_report(report))
+
     @spawn.autocomplete("agent")
+    @tools.autocomplete("agent")
     async def _agent_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         agents = sorted(agent_id for agent_id, agent in self.bot.config.agents.list.items() if agent.enabled)
         return [app_commands.Choice(name=a, value=a) for a in agents if a.startswith(current.lower())][:25]

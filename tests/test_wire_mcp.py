@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import announcement_for
-from tests.test_wire_control import spawn
+from tests.test_wire_control import command, spawn
 
 SERVER = Path(__file__).parent / "fakes" / "mcp_server.py"
 
@@ -51,3 +51,43 @@ async def test_an_mcp_server_that_dies_mid_run_fails_it_with_a_reason(world, tmp
     assert "❌ Subagent **researcher**" in announcement["content"]
     assert "failed: MCP server 'calc' is unavailable: Connection closed" in announcement["content"]
     assert world.rows("SELECT status FROM runs") == [("failed",)]
+
+
+async def test_tools_lists_what_an_agent_may_call_in_each_place_and_why_not_the_rest(world, tmp_path):
+    with_mcp(world, tmp_path / "calls.jsonl")
+    world.extra_config += (
+        '[mcp.servers.gone]\ncommand = "/nonexistent/mcp-server"\n'
+        '[risk_profiles.careful]\nexcluded_tools = ["calc__die", "sessions_history"]\n'
+        "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
+    )
+    world.extra_config = world.extra_config.replace(
+        'mcp_servers = ["calc"]\n', 'mcp_servers = ["calc", "gone"]\nrisk_profile = "careful"\n', 1
+    )
+    await world.start_bot()
+
+    report = await command(world, world.alice, "subagents tools", agent="researcher")
+    assert report.splitlines() == [
+        "🧰 Tools of **researcher** (risk profile: careful · runtime profile: none)",
+        "MCP servers: calc — 4 tool(s); gone — unavailable: [Errno 2] No such file or directory: "
+        "'/nonexistent/mcp-server'",
+        "**As a conversation's main agent:** agents_list, delegate, model_switch, sessions_list, sessions_send, "
+        "sessions_spawn, spawn_subagent, subagents, calc__add, calc__env, calc__shout",
+        "-# not offered — excluded by risk profile 'careful': sessions_history, calc__die",
+        "**As a sub-agent at depth 1 (orchestrator):** delegate, sessions_list, sessions_spawn, spawn_subagent, "
+        "subagents, calc__add, calc__env, calc__shout",
+        "-# not offered — main agent only: agents_list, model_switch, sessions_send; excluded by risk profile "
+        "'careful': sessions_history, calc__die",
+        "**As a sub-agent at depth 2 (leaf):** calc__add, calc__env, calc__shout",
+        "-# not offered — a leaf sub-agent gets no session tools: agents_list, delegate, model_switch, "
+        "sessions_history, sessions_list, sessions_send, sessions_spawn, spawn_subagent, subagents; excluded by "
+        "risk profile 'careful': calc__die",
+    ]
+    plain = await command(world, world.alice, "subagents tools", agent="main")
+    assert plain.splitlines()[:3] == [
+        "🧰 Tools of **main** (risk profile: none · runtime profile: none)",
+        "**As a conversation's main agent:** agents_list, model_switch, sessions_history, sessions_list, "
+        "sessions_send, sessions_spawn, spawn_subagent, subagents",
+        "-# not offered — needs a risk_profile and another agent to delegate to: delegate",
+    ]
+    refused = await command(world, world.alice, "subagents tools", agent="ghost")
+    assert refused == '⚠️ Unknown agent "ghost". Configured agents: main, researcher.'

@@ -106,12 +106,20 @@ class McpServers:
         transport = _transport(server, self._environ)
         return Client(transport, init_timeout=server.timeout_seconds, timeout=server.timeout_seconds)
 
-    async def probe(self, name: str) -> str | None:
-        """Start server ``name`` and list its tools: why it cannot, or ``None`` (for ``--check``)."""
+    async def tool_names(self, name: str) -> list[str]:
+        """Start server ``name`` and list its tools as the model sees them (raises :class:`McpUnavailable`)."""
         try:
             async with asyncio.timeout(self._servers[name].timeout_seconds * 2):
                 async with self._client(name) as client:
-                    await client.list_tools()
+                    tools = await client.list_tools()
         except Exception as error:
-            return _reason(error)
+            raise McpUnavailable(name, _reason(error)) from None
+        return sorted(f"{name}{TOOL_SEPARATOR}{tool.name}" for tool in tools)
+
+    async def probe(self, name: str) -> str | None:
+        """Why server ``name`` cannot start and list its tools, or ``None`` (for ``--check``)."""
+        try:
+            await self.tool_names(name)
+        except McpUnavailable as unavailable:
+            return str(unavailable).removeprefix(f"MCP server '{name}' is unavailable: ")
         return None

@@ -57,6 +57,7 @@ from bot.core.subagent_spawn import SubagentSpawn
 from bot.core.thread_bindings import ThreadBindings
 from bot.core.threads import ThreadPort
 from bot.core.timers import Timers
+from bot.core.tool_report import ToolReports
 from bot.records import Binding, Cleanup, Origin, Run, Session
 from storage.db import Database
 from storage.repositories import Repositories
@@ -96,7 +97,9 @@ class Orchestrator:
             repos, threads, self.guild_settings, self._archiving, self._timers, self, clock
         )
         # Execution and thread bindings reach spawning and the agent tools through this façade, built after them.
-        mcp = McpTools(config, repos, mcp_servers or McpServers(config.mcp.servers))
+        mcp_servers = mcp_servers or McpServers(config.mcp.servers)
+        self.tool_reports = ToolReports(config, mcp_servers)
+        mcp = McpTools(config, repos, mcp_servers)
         self._execution = Execution(
             config, repos, models, self._settlement, self._signals, self, mcp, self._apply, clock
         )

@@ -34,6 +34,15 @@ _BY_ROLE: dict[SessionRole, frozenset[str]] = {
 }
 
 
+def role_tools(role: SessionRole) -> frozenset[str]:
+    """The session tools a depth role may have at most."""
+    return _BY_ROLE[role]
+
+
+def all_session_tools() -> frozenset[str]:
+    return frozenset().union(*_BY_ROLE.values())
+
+
 def allowed_tools(
     role: SessionRole, subagent_tools: ToolList, risk: RiskProfile | None = None, delegation: Delegation | None = None
 ) -> frozenset[str]:
