@@ -3,29 +3,17 @@ a warning when a later candidate of the target's fallback chain served it (refer
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from bot.core.delegate_records import FALLBACK_WARNING, agent_header, answer
-from bot.records import DelegateTask, Run, RunKind, RunStatus, TaskStatus
+from bot.records import DelegateTask, Run, RunStatus, TaskStatus
+from tests.test_spawn_policy import caller_run
 
 
 def ended(model: str, served: str | None) -> Run:
-    return Run(
-        id="r",
-        session_key="s",
-        kind=RunKind.SPAWN,
-        status=RunStatus.COMPLETED,
-        task="t",
-        model=model,
-        thinking=None,
-        timeout_seconds=0,
-        requester_user_id=None,
-        guild_id=None,
-        channel_id=1,
-        source_message_id=None,
-        created_at=0,
-        served_model=served,
-    )
+    return replace(caller_run(model), status=RunStatus.COMPLETED, served_model=served)
 
 
 @pytest.mark.parametrize(("agentic", "tail"), [(False, ")]"), (True, ", agentic)]")])

@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import API_KEY, announcement_for
 from tests.test_wire_control import command, spawn
+from tests.test_wire_delegate import AGENTS, ask, tool_result
 
 SECRET = "upstream trace 7f3a: db password hunter2"  # what a failing provider says in its error body
 NO_WAIT = {"retry-after-ms": "1"}  # the provider asks the SDK to retry at once (it retries once)
@@ -32,21 +33,25 @@ def fail(world, status: int, model: str) -> None:
         world.llm.error(status, SECRET, model=model, headers=NO_WAIT)
 
 
+async def scout_announcement(world) -> str:
+    """Start the bot, spawn the scout, and return its announcement."""
+    world.extra_config = SCOUT
+    await world.start_bot()
+    run_id = await spawn(world, agent="scout", task="Scout the area")
+    return (await world.discord.wait_for_message(world.channel, announcement_for(run_id)))["content"]
+
+
 def everything_posted(world) -> str:
     return "\n".join(m["content"] for m in world.discord.channel_messages(world.channel))
 
 
 @pytest.mark.parametrize("status", [500, 429])
 async def test_a_dead_primary_falls_back_and_the_announcement_names_the_model_that_served(world, status):
-    world.extra_config = SCOUT
     fail(world, status, PRIMARY)
     world.llm.reply("Scouted: all clear.", model=BACKUP)
-    await world.start_bot()
 
-    run_id = await spawn(world, agent="scout", task="Scout the area")
+    content = await scout_announcement(world)
 
-    announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
-    content = announcement["content"]
     assert "completed successfully" in content and "Scouted: all clear." in content
     # priced at fake/gpt-4o's configured price: 10 × $1000/M + 5 × $2000/M
     assert re.search(
@@ -63,17 +68,14 @@ async def test_a_dead_primary_falls_back_and_the_announcement_names_the_model_th
 
 
 async def test_a_rejected_key_fails_the_run_naming_the_variable_and_is_not_tried_elsewhere(world):
-    world.extra_config = SCOUT
     world.llm.error(401, f"Incorrect API key provided: {API_KEY}. {SECRET}", model=PRIMARY)
-    await world.start_bot()
 
-    run_id = await spawn(world, agent="scout", task="Scout the area")
+    content = await scout_announcement(world)
 
-    announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
     assert (
         "failed: model provider rejected the API key (401); check the key in TB_TEST_API_KEY "
         "(providers.fake.api_key_env)"
-    ) in announcement["content"]
+    ) in content
     assert [r["model"] for r in world.llm.requests] == [PRIMARY]
     info = await command(world, world.alice, "subagents info", target="1")
     assert "Model: fake/gpt-4o-mini" in info.splitlines()
@@ -82,19 +84,16 @@ async def test_a_rejected_key_fails_the_run_naming_the_variable_and_is_not_tried
 
 
 async def test_an_exhausted_chain_is_announced_with_its_failures_in_order(world):
-    world.extra_config = SCOUT
     fail(world, 500, PRIMARY)
     fail(world, 503, BACKUP)
-    await world.start_bot()
 
-    run_id = await spawn(world, agent="scout", task="Scout the area")
+    content = await scout_announcement(world)
 
-    announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
     assert (
         "failed: All model providers/models failed after 2 failure event(s). Events:\n"
         "event 1: fake/gpt-4o-mini: server error (HTTP 500)\n"
         "event 2: fake/gpt-4o: server error (HTTP 503)"
-    ) in announcement["content"]
+    ) in content
     assert "hunter2" not in everything_posted(world)
     await world.quiescent()
     assert world.rows("SELECT status, served_model FROM runs") == [("failed", None)]
@@ -114,19 +113,7 @@ async def test_each_agents_requests_carry_its_own_key(world):
     ]
 
 
-DELEGATING = """
-[agents]
-default_agent = "boss"
-[agents.list.boss]
-risk_profile = "team"
-[agents.list.analyst]
-model = "fake/gpt-4o"
-fallback_models = ["fake/o3"]
-system_prompt = "You analyse numbers."
-risk_profile = "team"
-[risk_profiles.team]
-delegation_policy = { mode = "allow" }
-"""
+DELEGATING = AGENTS.replace('model = "fake/gpt-4o"\n', 'model = "fake/gpt-4o"\nfallback_models = ["fake/o3"]\n')
 
 
 async def test_a_delegate_served_by_its_fallback_says_so_to_the_agent_that_asked(world):
@@ -137,14 +124,11 @@ async def test_a_delegate_served_by_its_fallback_says_so_to_the_agent_that_asked
     world.llm.reply("My analyst says: revenue grew 12% in Q3.", model=PRIMARY)
     await world.start_bot()
 
-    asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> Q3?")
-    reply = await world.discord.wait_for_message(
-        world.channel, lambda m: (m.get("message_reference") or {}).get("message_id") == asked["id"]
-    )
+    reply = await ask(world, "how did Q3 go?")
 
     assert reply["content"] == "My analyst says: revenue grew 12% in Q3."
     boss_last = world.llm.requests[-1]
-    assert json.loads(boss_last["messages"][-1]["content"]) == {
+    assert tool_result(boss_last) == {
         "success": True,
         "output": "[Agent 'analyst' (requested: fake/gpt-4o; served: fake/o3)]\nRevenue grew 12% in Q3.\n\n"
         "Warning: The delegated agent recovered through a provider fallback. Provider failure details were logged "
