@@ -37,7 +37,7 @@ class InstantModels(ModelFactory):
         super().__init__({})
         self._model = FunctionModel(answer, model_name="instant")
 
-    def resolve(self, reference: str) -> ResolvedModel:
+    def resolve(self, reference: str, agent: str | None = None) -> ResolvedModel:
         return ResolvedModel("bench/instant", self._model)
 
 

@@ -169,7 +169,7 @@ class ThreadboundBot(commands.Bot):
     async def setup_hook(self) -> None:
         self._setup_began = True
         self._db = await Database.open(self.config.storage.path)
-        models = ModelFactory(self.config.providers)
+        models = ModelFactory(self.config.providers, agents=self.config.agents, pricing=self.config.pricing)
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         repos = Repositories.over(self._db)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
@@ -81,6 +82,14 @@ class ProviderConfig(Section):
     supports_thinking: bool | None = None
 
 
+class ModelPrice(Section):
+    """``[pricing."<provider>/<model>"]``: what a model costs in USD per million tokens, overriding pydantic-ai's
+    price catalogue (for local and proxied models it does not know; ``0`` is explicitly free)."""
+
+    input_per_mtok: Annotated[Decimal, Field(ge=0)]
+    output_per_mtok: Annotated[Decimal, Field(ge=0)]
+
+
 class AgentSubagentSettings(Section):
     """Per-agent sub-agent settings (``[agents.list.<id>.subagents]``); unset keys fall back to the defaults."""
 
@@ -105,6 +114,7 @@ class SubagentDefaults(Section):
 
 class AgentDefaults(Section):
     model: str = "openai/gpt-4o-mini"
+    fallback_models: list[str] = Field(default_factory=list)  # tried in order when the model cannot answer
     system_prompt: str = "You are a helpful assistant working inside a Discord server. Be concise."
     subagents: SubagentDefaults = SubagentDefaults()
 
@@ -112,6 +122,8 @@ class AgentDefaults(Section):
 class AgentConfig(Section):
     name: str | None = None
     model: str | None = None
+    fallback_models: list[str] | None = None  # replaces the defaults' list
+    api_key_env: dict[str, str] = Field(default_factory=dict)  # provider → variable of this agent's own key
     system_prompt: str | None = None
     sandboxed: bool = False
     subagents: AgentSubagentSettings = AgentSubagentSettings()
@@ -291,6 +303,7 @@ class Config(Section):
     storage: StorageConfig = StorageConfig()
     logging: LoggingConfig = LoggingConfig()
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     agents: AgentsConfig = AgentsConfig()
     tools: ToolsConfig = ToolsConfig()
     session: SessionConfig = SessionConfig()
@@ -364,21 +377,37 @@ class Config(Section):
         references = {"agents.defaults.model": self.agents.defaults.model}
         if self.agents.defaults.subagents.model:
             references["agents.defaults.subagents.model"] = self.agents.defaults.subagents.model
+        references |= _listed("agents.defaults.fallback_models", self.agents.defaults.fallback_models)
         for agent_id, agent in self.agents.list.items():
             if agent.model:
                 references[f"agents.list.{agent_id}.model"] = agent.model
             if agent.subagents.model:
                 references[f"agents.list.{agent_id}.subagents.model"] = agent.subagents.model
+            references |= _listed(f"agents.list.{agent_id}.fallback_models", agent.fallback_models or [])
+            for provider in agent.api_key_env:
+                if problem := self._unconfigured(provider):
+                    raise ValueError(f"agents.list.{agent_id}.api_key_env.{provider} {problem}")
         for key, reference in references.items():
-            provider, _, name = reference.partition("/")
-            if not name:
-                raise ValueError(f"{key} = {reference!r} must look like '<provider>/<model>'")
-            if provider not in self.providers:
-                raise ValueError(
-                    f"{key} = {reference!r} names provider {provider!r}, which is not configured "
-                    f"(configured: {', '.join(sorted(self.providers))})"
-                )
+            if problem := self._reference_problem(reference):
+                raise ValueError(f"{key} = {reference!r} {problem}")
+        for reference in self.pricing:
+            if problem := self._reference_problem(reference):
+                raise ValueError(f'[pricing."{reference}"] {problem}')
         return self
+
+    def _reference_problem(self, reference: str) -> str | None:
+        provider, _, name = reference.partition("/")
+        return "must look like '<provider>/<model>'" if not name else self._unconfigured(provider)
+
+    def _unconfigured(self, provider: str) -> str | None:
+        if provider in self.providers:
+            return None
+        return f"names provider {provider!r}, which is not configured (configured: {', '.join(sorted(self.providers))})"
+
+
+def _listed(key: str, references: list[str]) -> dict[str, str]:
+    """Each entry of a list of model references, keyed as the config names it (``key[1]``)."""
+    return {f"{key}[{index}]": reference for index, reference in enumerate(references)}
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
@@ -421,6 +450,9 @@ def required_env_vars(config: Config) -> dict[str, str]:
     for provider_name, provider in config.providers.items():
         if provider.api_key_env:
             names[f"providers.{provider_name}.api_key_env"] = provider.api_key_env
+    for agent_id, agent in config.agents.list.items():
+        for provider_name, variable in agent.api_key_env.items():
+            names[f"agents.list.{agent_id}.api_key_env.{provider_name}"] = variable
     for server_name, server in config.mcp.servers.items():
         for variable, source in server.env_from.items():
             names[f"mcp.servers.{server_name}.env_from.{variable}"] = source

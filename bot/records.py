@@ -220,10 +220,16 @@ class Run:
     error: str | None = None
     result_text: str | None = None
     usage: Usage = Usage()
+    served_model: str | None = None  # the configured model that gave its latest answer
 
     @property
     def short_id(self) -> str:
         return short_run_id(self.id)
+
+    @property
+    def fallback_model(self) -> str | None:
+        """The model that served the run when it was not the one asked for (a fallback candidate), else ``None``."""
+        return self.served_model if self.served_model not in (None, self.model) else None
 
 
 def short_run_id(run_id: str) -> str:

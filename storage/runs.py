@@ -12,7 +12,7 @@ from storage.db import Database
 _COLUMNS = (
     "id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, requester_user_id, "
     "guild_id, channel_id, source_message_id, created_at, started_at, ended_at, error, result_text, "
-    "input_tokens, output_tokens, requests, tool_calls, cost"
+    "input_tokens, output_tokens, requests, tool_calls, cost, served_model"
 )
 LIVE_SQL = "('" + "', '".join(sorted(status.value for status in LIVE_STATUSES)) + "')"  # for `status IN ...`
 
@@ -44,6 +44,7 @@ def _from_row(row: aiosqlite.Row) -> Run:
             tool_calls=row["tool_calls"],
             cost=Decimal(row["cost"]) if row["cost"] is not None else None,
         ),
+        served_model=row["served_model"],
     )
 
 
@@ -138,6 +139,10 @@ class RunRepository:
                 run_id,
             ),
         )
+
+    async def record_served_model(self, tx: aiosqlite.Connection, run_id: str, reference: str) -> None:
+        """The configured model that gave the run's latest answer."""
+        await tx.execute("UPDATE runs SET served_model = ? WHERE id = ?", (reference, run_id))
 
     async def is_live(self, tx: aiosqlite.Connection, run_id: str) -> bool:
         cursor = await tx.execute(f"SELECT 1 FROM runs WHERE id = ? AND status IN {LIVE_SQL}", (run_id,))

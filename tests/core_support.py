@@ -37,7 +37,7 @@ class ScriptedModels(ModelFactory):
         super().__init__({})
         self._functions = functions
 
-    def resolve(self, reference: str) -> ResolvedModel:
+    def resolve(self, reference: str, agent: str | None = None) -> ResolvedModel:
         name = reference.removeprefix("test/")
         if name not in self._functions:
             raise UnknownModelError(f"Unknown model {reference!r}.")

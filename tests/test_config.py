@@ -1,8 +1,10 @@
 """Config validation: every bad key gets its own message naming it; secrets come from the environment."""
 
+from decimal import Decimal
+
 import pytest
 
-from bot.config import ConfigError, check_secrets, load_config, parse_config
+from bot.config import ConfigError, check_secrets, load_config, parse_config, secret_values
 
 
 def error_for(text: str) -> str:
@@ -151,3 +153,70 @@ def test_delivery_give_up_after_rejects_what_is_not_a_positive_duration(value, m
     assert error_for(f"[discord]\ndelivery_give_up_after = {value}\n") == (
         f"config.toml: 'discord.delivery_give_up_after': {message}"
     )
+
+
+FAKE_PROVIDER = '[providers.fake]\ntype = "openai"\napi_key_env = "TB_FAKE_KEY"\n[agents.defaults]\nmodel = "fake/a"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            'fallback_models = ["fake/b", "nope/x"]\n',
+            "agents.defaults.fallback_models[1] = 'nope/x' names provider 'nope', which is not configured "
+            "(configured: fake)",
+        ),
+        (
+            '[agents.list.main]\nfallback_models = ["fake/b", "nope/x"]\n',
+            "agents.list.main.fallback_models[1] = 'nope/x' names provider 'nope', which is not configured "
+            "(configured: fake)",
+        ),
+        (
+            '[agents.list.main]\nfallback_models = ["gpt-4o"]\n',
+            "agents.list.main.fallback_models[0] = 'gpt-4o' must look like '<provider>/<model>'",
+        ),
+        (
+            '[agents.list.main]\napi_key_env = { nope = "TB_MAIN_KEY" }\n',
+            "agents.list.main.api_key_env.nope names provider 'nope', which is not configured (configured: fake)",
+        ),
+        (
+            '[pricing."nope/x"]\ninput_per_mtok = 1\noutput_per_mtok = 2\n',
+            "[pricing.\"nope/x\"] names provider 'nope', which is not configured (configured: fake)",
+        ),
+        (
+            '[pricing."x"]\ninput_per_mtok = 1\noutput_per_mtok = 2\n',
+            "[pricing.\"x\"] must look like '<provider>/<model>'",
+        ),
+        ('[pricing."fake/x"]\ninput_per_mtok = 1\n', "missing key 'pricing.fake/x.output_per_mtok'"),
+        (
+            '[pricing."fake/x"]\ninput_per_mtok = -1\noutput_per_mtok = 1\n',
+            "'pricing.fake/x.input_per_mtok': Input should be greater than or equal to 0",
+        ),
+    ],
+)
+def test_fallback_models_agent_keys_and_prices_are_checked_naming_the_key(text, message):
+    assert error_for(FAKE_PROVIDER + text) == f"config.toml: {message}"
+
+
+def test_fallback_models_agent_keys_and_prices_parse():
+    config = parse_config(
+        FAKE_PROVIDER
+        + 'fallback_models = ["fake/b"]\n'
+        + '[agents.list.main]\nfallback_models = []\napi_key_env = { fake = "TB_MAIN_KEY" }\n'
+        + '[pricing."fake/a"]\ninput_per_mtok = 0.15\noutput_per_mtok = 0\n'
+    )
+    assert config.agents.defaults.fallback_models == ["fake/b"]
+    assert config.agents.list["main"].fallback_models == []
+    assert config.agents.list["main"].api_key_env == {"fake": "TB_MAIN_KEY"}
+    price = config.pricing["fake/a"]
+    assert (price.input_per_mtok, price.output_per_mtok) == (Decimal("0.15"), Decimal("0"))
+
+
+def test_an_agents_own_key_is_a_secret_like_the_providers():
+    config = parse_config(FAKE_PROVIDER + '[agents.list.main]\napi_key_env = { fake = "TB_MAIN_KEY" }\n')
+    environ = {"DISCORD_TOKEN": "t", "TB_FAKE_KEY": "provider-key"}
+    with pytest.raises(ConfigError, match=r"TB_MAIN_KEY is not set .named by agents.list.main.api_key_env.fake in"):
+        check_secrets(config, environ)
+    environ["TB_MAIN_KEY"] = "main-key"
+    check_secrets(config, environ)
+    assert sorted(secret_values(config, environ)) == ["main-key", "provider-key", "t"]

@@ -6,7 +6,6 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.profiles import ModelProfile
 
-from bot.agents.models import ResolvedModel
 from bot.agents.runner import RunOutcome, RunRequest, run_agent
 from bot.records import RunStatus, Usage
 
@@ -22,8 +21,7 @@ async def _run_with_thinking(level: str | None) -> tuple[RunOutcome, list[object
         pass
 
     function = FunctionModel(answer, model_name="function", profile=ModelProfile(supports_thinking=True))
-    model = ResolvedModel("test/function", function)
-    request = RunRequest(prompt="go", system_prompt="", model=model, history=[], thinking=level)
+    request = RunRequest(prompt="go", system_prompt="", model=function, history=[], thinking=level)
     return await run_agent(request, on_step=on_step), seen
 
 

@@ -375,10 +375,10 @@ class BreakingModels(ScriptedModels):
 
     broken = False
 
-    def resolve(self, reference: str):
+    def resolve(self, reference: str, agent: str | None = None):
         if self.broken:
             raise RuntimeError("the model registry broke")
-        return super().resolve(reference)
+        return super().resolve(reference, agent)
 
 
 async def test_a_child_whose_run_crashes_fails_and_its_caller_is_told(tmp_path):

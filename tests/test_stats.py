@@ -30,3 +30,8 @@ def test_stats_line_with_known_price():
     assert line == "runtime 5s • tokens 98 (in 84 / out 14) • est. cost <$0.0001"
     assert stats_line(5, Usage(cost=Decimal("0.1234"))).endswith("est. cost $0.12")
     assert stats_line(5, Usage(cost=Decimal("0"))).endswith("est. cost $0")
+
+
+def test_stats_line_names_the_fallback_model_that_served_last():
+    line = stats_line(2, Usage(input_tokens=10, output_tokens=5, cost=Decimal("0.02")), fallback_model="fake/gpt-4o")
+    assert line == "runtime 2s • tokens 15 (in 10 / out 5) • est. cost $0.02 • served by fake/gpt-4o"

@@ -11,7 +11,6 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
 
-from bot.agents.models import ResolvedModel
 from bot.agents.runner import RunRequest, run_agent
 from bot.records import RunStatus, Usage
 
@@ -38,9 +37,9 @@ async def _run(batches: list[list[tuple[str, dict]]], toolset: FunctionToolset, 
     async def on_step(messages: object, usage: Usage) -> None:
         pass
 
-    resolved = ResolvedModel("test/function", FunctionModel(model, model_name="function"))
+    function = FunctionModel(model, model_name="function")
     outcome = await run_agent(
-        RunRequest(prompt="go", system_prompt="", model=resolved, history=[], toolsets=[toolset], **request),
+        RunRequest(prompt="go", system_prompt="", model=function, history=[], toolsets=[toolset], **request),
         on_step=on_step,
     )
     assert outcome.status is RunStatus.COMPLETED

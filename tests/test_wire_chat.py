@@ -70,7 +70,8 @@ async def test_model_failure_is_said_plainly(world):
     answer = await world.discord.wait_for_message(world.channel, replies_to(world, message))
 
     assert answer["content"] == (
-        "I couldn't answer: failed: model provider answered HTTP 401: Incorrect API key provided."
+        "I couldn't answer: failed: model provider rejected the API key (401); check the key in TB_TEST_API_KEY "
+        "(providers.fake.api_key_env)."
     )
 
 

@@ -1,4 +1,5 @@
-"""Turns a ``<provider>/<model>`` reference into a pydantic-ai model built from the config's providers."""
+"""Turns a ``<provider>/<model>`` reference into a pydantic-ai model built from the config's providers, with the
+API key of the agent that uses it; and a run's reference into the chain it calls (:mod:`bot.agents.fallback`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.settings import ModelSettings
 
+from bot.agents.fallback import Candidate, chain_of
 from bot.agents.offline import OFFLINE_MODEL_REFERENCE, offline_model
-from bot.config import ProviderConfig
+from bot.config import AgentsConfig, ModelPrice, ProviderConfig
 from bot.text import quoted
 
 SDK_MAX_RETRIES = 1
@@ -35,19 +37,39 @@ class ResolvedModel:
         return bool(self.model.profile.get("supports_thinking"))
 
 
-class ModelFactory:
-    """Builds (and caches) one pydantic-ai model per reference; with no provider at all, the offline model."""
+@dataclass(frozen=True)
+class KeySource:
+    """The environment variable an agent's key for a provider is read from, and the config key naming it."""
 
-    def __init__(self, providers: Mapping[str, ProviderConfig], environ: Mapping[str, str] | None = None) -> None:
+    variable: str
+    config_key: str
+
+
+class ModelFactory:
+    """Builds (and caches) one pydantic-ai model per reference and API key; with no provider at all, the offline
+    model. An agent's own key for a provider (``agents.list.<id>.api_key_env``) wins over the provider's, and models
+    with different keys never share a client."""
+
+    def __init__(
+        self,
+        providers: Mapping[str, ProviderConfig],
+        environ: Mapping[str, str] | None = None,
+        *,
+        agents: AgentsConfig | None = None,
+        pricing: Mapping[str, ModelPrice] | None = None,
+    ) -> None:
         self._providers = dict(providers)
         self._environ = os.environ if environ is None else environ
-        self._cache: dict[str, ResolvedModel] = {}
+        self._agents = agents or AgentsConfig()
+        self._pricing = dict(pricing or {})
+        self._cache: dict[tuple[str, str | None], ResolvedModel] = {}
 
     @property
     def offline(self) -> bool:
         return not self._providers
 
-    def resolve(self, reference: str) -> ResolvedModel:
+    def resolve(self, reference: str, agent: str | None = None) -> ResolvedModel:
+        """The model ``reference`` names, with ``agent``'s key for its provider (the provider's without one)."""
         provider_name, _, model_name = reference.partition("/")
         if not provider_name or not model_name:
             raise UnknownModelError(
@@ -55,11 +77,49 @@ class ModelFactory:
             )
         if self.offline:
             reference = OFFLINE_MODEL_REFERENCE
-        if reference not in self._cache:
-            self._cache[reference] = ResolvedModel(reference, self._build(provider_name, model_name))
-        return self._cache[reference]
+        key = self._key_source(provider_name, agent)
+        cached = (reference, key.variable if key else None)
+        if cached not in self._cache:
+            self._cache[cached] = ResolvedModel(reference, self._build(provider_name, model_name, key))
+        return self._cache[cached]
 
-    def _build(self, provider_name: str, model_name: str) -> Model:
+    def chain(self, reference: str, *, agent: str) -> Model:
+        """What a run of ``agent`` on ``reference`` calls: that model, then the agent's fallback models (its own
+        list, else the defaults'), each with its configured price and ``agent``'s key."""
+        if self.offline:
+            return self.resolve(reference).model
+        own = self._agents.list[agent].fallback_models if agent in self._agents.list else None
+        fallbacks = self._agents.defaults.fallback_models if own is None else own
+        return chain_of(
+            [
+                Candidate(
+                    self.resolve(candidate, agent).model,
+                    candidate,
+                    key_hint=self._key_hint(candidate.partition("/")[0], agent),
+                    price=self._pricing.get(candidate),
+                )
+                for candidate in dict.fromkeys([reference, *fallbacks])
+            ]
+        )
+
+    def _key_source(self, provider_name: str, agent: str | None) -> KeySource | None:
+        """Where ``agent``'s key for the provider comes from: its own variable, else the provider's, else none."""
+        own = self._agents.list[agent].api_key_env if agent in self._agents.list else {}
+        if provider_name in own:
+            return KeySource(own[provider_name], f"agents.list.{agent}.api_key_env.{provider_name}")
+        provider = self._providers.get(provider_name)
+        if provider is not None and provider.api_key_env:
+            return KeySource(provider.api_key_env, f"providers.{provider_name}.api_key_env")
+        return None
+
+    def _key_hint(self, provider_name: str, agent: str) -> str:
+        """What to check when the provider rejects the key: the variable, never its value."""
+        key = self._key_source(provider_name, agent)
+        if key is None:
+            return f"no API key is configured for it (set providers.{provider_name}.api_key_env)"
+        return f"check the key in {key.variable} ({key.config_key})"
+
+    def _build(self, provider_name: str, model_name: str, key: KeySource | None) -> Model:
         if self.offline:
             return offline_model()
         provider = self._providers.get(provider_name)
@@ -69,7 +129,7 @@ class ModelFactory:
                 f"'{quoted(provider_name)}' is configured "
                 f"(configured: {', '.join(sorted(self._providers))})."
             )
-        api_key = self._environ.get(provider.api_key_env) if provider.api_key_env else None
+        api_key = self._environ.get(key.variable) if key else None
         profile = (
             ModelProfile(supports_thinking=provider.supports_thinking)
             if provider.supports_thinking is not None

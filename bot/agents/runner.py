@@ -28,6 +28,7 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
+from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.settings import ThinkingLevel as ThinkingSetting
@@ -36,7 +37,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_graph import End
 
-from bot.agents.models import ResolvedModel
+from bot.agents.fallback import ProviderFailure, served_by
 from bot.agents.tool_calls import DeduplicatedToolset
 from bot.config import THINKING_LEVELS
 from bot.records import RunStatus, Usage
@@ -61,12 +62,17 @@ class RunOutcome:
     usage: Usage
     messages: list[ModelMessage]
 
+    @property
+    def served_model(self) -> str | None:
+        """The configured model that gave the turn's last answer (a fallback candidate when it differs)."""
+        return served_by(self.messages)
+
 
 @dataclass
 class RunRequest:
     prompt: str
     system_prompt: str
-    model: ResolvedModel
+    model: Model  # one model, or a chain of fallback candidates
     history: list[ModelMessage]
     thinking: str | None = None
     timeout_seconds: float = 0
@@ -85,13 +91,15 @@ def _thinking_setting(level: str) -> ThinkingSetting:
     raise ValueError(f"unknown thinking level {level!r}; expected one of {', '.join(THINKING_LEVELS)}")
 
 
-def _usage(run_usage: RunUsage) -> Usage:
+def _usage(run_usage: RunUsage, messages: Sequence[ModelMessage]) -> Usage:
+    """The turn's usage; its cost only when every response's is known (pydantic-ai adds up the known ones)."""
+    priced = all(message.usage.cost is not None for message in messages if isinstance(message, ModelResponse))
     return Usage(
         input_tokens=run_usage.input_tokens,
         output_tokens=run_usage.output_tokens,
         requests=run_usage.requests,
         tool_calls=run_usage.tool_calls,
-        cost=run_usage.cost,
+        cost=run_usage.cost if priced else None,
     )
 
 
@@ -164,6 +172,8 @@ def _times(count: int) -> str:
 
 def describe_failure(error: BaseException) -> str:
     """A short, user-readable reason; never a traceback, never request headers (they carry the API key)."""
+    if isinstance(error, ProviderFailure):
+        return str(error)
     if isinstance(error, ModelHTTPError):
         body = error.body
         detail = None
@@ -211,7 +221,7 @@ async def run_agent(
     async def flush(messages: Sequence[ModelMessage], usage: RunUsage) -> None:
         nonlocal persisted
         if len(messages) > persisted:
-            await on_step(messages[persisted:], _usage(usage))
+            await on_step(messages[persisted:], _usage(usage, messages))
             persisted = len(messages)
 
     mode: ParallelExecutionMode = "parallel" if request.parallel_tools else "sequential"
@@ -223,7 +233,7 @@ async def run_agent(
             async with agent.iter(
                 request.prompt,
                 message_history=request.history or None,
-                model=request.model.model,
+                model=request.model,
                 model_settings=settings,
                 usage_limits=UsageLimits(
                     request_limit=request.request_limit or REQUEST_LIMIT, tool_calls_limit=TOOL_CALLS_LIMIT
@@ -243,18 +253,22 @@ async def run_agent(
                 messages = result.new_messages()
                 await flush(messages, result.usage)
                 return RunOutcome(
-                    RunStatus.COMPLETED, completed_result(result.output, messages), None, _usage(result.usage), messages
+                    RunStatus.COMPLETED,
+                    completed_result(result.output, messages),
+                    None,
+                    _usage(result.usage, messages),
+                    messages,
                 )
         except RunTimedOut as exc:
             messages = exc.new_messages()
             await flush(messages, exc.usage)
             partial = partial_result(messages, stopped_by="timeout")
-            return RunOutcome(RunStatus.TIMED_OUT, partial, None, _usage(exc.usage), messages)
+            return RunOutcome(RunStatus.TIMED_OUT, partial, None, _usage(exc.usage, messages), messages)
         except RunCancelled as exc:
             messages = exc.new_messages()
             await flush(messages, exc.usage)
             partial = partial_result(messages, stopped_by=KILLED_BEFORE)
-            return RunOutcome(RunStatus.KILLED, partial, "killed", _usage(exc.usage), messages)
+            return RunOutcome(RunStatus.KILLED, partial, "killed", _usage(exc.usage, messages), messages)
         except Exception as exc:  # every other failure is a run outcome, not a crash of the orchestrator
             if not isinstance(exc, AgentRunError):
                 log.exception("agent_run_crashed")
@@ -262,5 +276,5 @@ async def run_agent(
             usage = agent_run.usage if agent_run is not None else RunUsage()
             await flush(messages, usage)
             return RunOutcome(
-                RunStatus.FAILED, partial_result(messages), describe_failure(exc), _usage(usage), messages
+                RunStatus.FAILED, partial_result(messages), describe_failure(exc), _usage(usage, messages), messages
             )

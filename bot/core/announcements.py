@@ -73,6 +73,8 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
         session_key=session.key,
         mention_user_id=None if scheduled else run.requester_user_id,
         reply_to_message_id=run.source_message_id,
-        stats_line=stats_line(ended_at - started, run.usage) if kind == "completion" else None,
+        stats_line=stats_line(ended_at - started, run.usage, fallback_model=run.fallback_model)
+        if kind == "completion"
+        else None,
         source="schedule" if scheduled else "subagent",
     )

@@ -1,7 +1,9 @@
 """A delegate task's record, settled in the transaction that ends its run — so a task can be neither left
 ``running`` nor settled twice. The run's end is worded as ZeroClaw words a delegation's result (reference/zeroclaw.md
 §2): the header and the answer, or ``Agent '<a>' failed: …``, ``… timed out after <N>s``, a cancellation, and
-``lost`` for a task whose process died (``timed_out`` when its deadline had passed by then).
+``lost`` for a task whose process died (``timed_out`` when its deadline had passed by then). An answer a later
+candidate of the target's fallback chain gave carries ZeroClaw's ``requested: …; served: …`` header and warning
+(§6), so the asking agent knows, without the provider's failure details.
 """
 
 from __future__ import annotations
@@ -19,6 +21,27 @@ from storage.repositories import Repositories
 CANCELLED_BY_USER = "Cancelled by user request"
 CANCELLED_BY_PARENT = "Cancelled by parent session"
 RECONCILED_NOTE = "the owning daemon exited or the task exceeded its max runtime; reconciled by the supervision reaper"
+AGENTIC = ", agentic"
+FALLBACK_WARNING = (
+    "Warning: The delegated agent recovered through a provider fallback. Provider failure details were logged and "
+    "omitted from this result."
+)
+
+
+def agent_header(agent: str, model: str, *, agentic: bool) -> str:
+    """The first line of a delegate's answer: ``[Agent '<a>' (<provider>/<model>)]``."""
+    return f"[Agent '{agent}' ({model}{AGENTIC if agentic else ''})]"
+
+
+def answer(task: DelegateTask, run: Run, text: str) -> str:
+    """The delegate's answer under its header; when a fallback served it, ZeroClaw's header naming both models
+    (agentic as the task's own header says) and the warning after it."""
+    served = run.fallback_model
+    if served is None:
+        return f"{task.header}\n{text}"
+    models = f"requested: {run.model}; served: {served}"
+    fallback_header = agent_header(task.agent, models, agentic=task.header.endswith(f"{AGENTIC})]"))
+    return f"{fallback_header}\n{text}\n\n{FALLBACK_WARNING}"
 
 
 def invalid_completion(agent: str) -> str:
@@ -80,9 +103,9 @@ class DelegateRecords:
             return None
         tasks, agent = self._repos.delegate_tasks, task.agent
         if run.status is RunStatus.COMPLETED:
-            answer = final_text(await self._repos.transcripts.for_run(run.id))
-            if answer:
-                await tasks.finish(tx, task.task_id, TaskStatus.COMPLETED, now, output=f"{task.header}\n{answer}")
+            text = final_text(await self._repos.transcripts.for_run(run.id))
+            if text:
+                await tasks.finish(tx, task.task_id, TaskStatus.COMPLETED, now, output=answer(task, run, text))
             else:
                 await tasks.finish(tx, task.task_id, TaskStatus.FAILED, now, error=invalid_completion(agent))
         elif run.status is RunStatus.TIMED_OUT:

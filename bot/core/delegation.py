@@ -23,6 +23,7 @@ import structlog
 from bot.config import Config
 from bot.core.action_budget import ActionBudget, BudgetExhausted
 from bot.core.delegate_reach import Mode, always_ask_refusal, reach_refusal, reachable_targets
+from bot.core.delegate_records import agent_header
 from bot.core.delegate_tasks import DEADLINE_GRACE, DelegateTasks, tool_result
 from bot.core.errors import CallerEnded
 from bot.core.requests import new_run, origin_of, subagent_session_key
@@ -244,7 +245,7 @@ class Delegating:
             run_id=run.id,
             caller_session_key=session.key,
             agent=target,
-            header=f"[Agent '{target}' ({model}{', agentic' if runtime.agentic else ''})]",
+            header=agent_header(target, model, agentic=runtime.agentic),
             background=background,
             status=TaskStatus.RUNNING,
             started_at=now,

@@ -220,7 +220,7 @@ class Execution:
         request = RunRequest(
             prompt=prompt,
             system_prompt=system_prompt,
-            model=self._models.resolve(run.model),
+            model=self._models.chain(run.model, agent=session.agent_id),
             history=await self._repos.transcripts.history(session.key),
             thinking=run.thinking,
             timeout_seconds=run.timeout_seconds,

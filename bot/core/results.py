@@ -25,7 +25,7 @@ class Results:
                 task_label=session.label or run.task[:110],
                 status_line=status_line(run.status, run.error),
                 result=run.result_text or "(no output)",
-                stats_line=stats_line(now - started, run.usage),
+                stats_line=stats_line(now - started, run.usage, fallback_model=run.fallback_model),
                 posted=posted,
             )
         )

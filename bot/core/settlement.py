@@ -101,6 +101,8 @@ class Settlement:
             if current is None:
                 return TurnEnd(again=False)
             await runs.record_usage(tx, run.id, outcome.usage)
+            if outcome.served_model is not None:
+                await runs.record_served_model(tx, run.id, outcome.served_model)
             if session.kind == SessionKind.MAIN:
                 await self._results.keep_unread(tx, run.id, session.key, now)
             if current.status is not RunStatus.RUNNING:
@@ -124,6 +126,7 @@ class Settlement:
                 result_text=outcome.result_text,
                 error=outcome.error,
                 usage=outcome.usage,
+                served_model=outcome.served_model or current.served_model,
             )
             await self._route(tx, finished, session, now, after)
         log.info("run_finished", status=outcome.status.value, error=outcome.error)

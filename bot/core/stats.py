@@ -34,8 +34,9 @@ def format_cost(cost: Decimal) -> str:
     return f"${cost:.4f}" if cost >= Decimal("0.0001") else "<$0.0001"
 
 
-def stats_line(runtime_seconds: float, usage: Usage) -> str:
-    """Runtime and tokens always; estimated cost only when the price is known (unknown is not $0)."""
+def stats_line(runtime_seconds: float, usage: Usage, *, fallback_model: str | None = None) -> str:
+    """Runtime and tokens always; estimated cost only when the price is known (unknown is not $0); the model that
+    served the run when a fallback candidate did."""
     total = usage.input_tokens + usage.output_tokens
     line = (
         f"runtime {format_runtime(runtime_seconds)} • tokens {format_tokens(total)} "
@@ -43,4 +44,6 @@ def stats_line(runtime_seconds: float, usage: Usage) -> str:
     )
     if usage.cost is not None:
         line += f" • est. cost {format_cost(usage.cost)}"
+    if fallback_model is not None:
+        line += f" • served by {fallback_model}"
     return line

@@ -91,7 +91,7 @@ def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: 
                 if row.kind
                 else []
             ),
-            f"Model: {run.model}",
+            f"Model: {run.model}" + (f" (served by {run.fallback_model})" if run.fallback_model else ""),
             f"Runtime: {_runtime(row, now)}",
             f"Created: {_when(run.created_at, now)}",
             f"Started: {_when(run.started_at, now)}",
