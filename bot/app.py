@@ -21,6 +21,8 @@ from bot.core.binding_control import BindingControl
 from bot.core.control import RunControl
 from bot.core.orchestrator import Orchestrator
 from bot.core.schedule_control import ScheduleControl
+from bot.discord_adapter.approval_board import ApprovalBoard
+from bot.discord_adapter.approval_buttons import ApprovalButton
 from bot.discord_adapter.conversations import actor_of, channel_conversation
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.failures import backoff_delay, is_transient, short_reason
@@ -98,6 +100,7 @@ class ThreadboundBot(commands.Bot):
         self._delivery: DeliveryWorker | None = None
         self._control: RunControl | None = None
         self._status_board: StatusBoard | None = None
+        self._approval_board: ApprovalBoard | None = None
         self._bindings: BindingControl | None = None
         self._schedules: ScheduleControl | None = None
         self._reconciling: asyncio.Task[None] | None = None
@@ -197,7 +200,9 @@ class ThreadboundBot(commands.Bot):
         self._control = RunControl(self._orchestrator, repos, clock=self._clock)
         self._bindings = BindingControl(self._orchestrator, repos, self._control, clock=self._clock)
         self._schedules = ScheduleControl(repos, self._orchestrator.schedules, clock=self._clock)
-        self.add_dynamic_items(RunButton)
+        self.add_dynamic_items(RunButton, ApprovalButton)
+        self._approval_board = ApprovalBoard(self, repos, self.config.agents.defaults.approval_timeout_minutes)
+        self._orchestrator.approvals.add_listener(self._approval_board.changed)
         if self.config.discord.status_messages:
             self._status_board = StatusBoard(
                 self, repos, StatusMessageRepository(self._db), interval=self._status_edit_interval
@@ -205,6 +210,7 @@ class ThreadboundBot(commands.Bot):
             self._orchestrator.add_run_listener(self._status_board.run_changed)
         await self._orchestrator.start()
         await self._delivery.start()
+        await self._approval_board.start()
         if self._status_board is not None:
             await self._status_board.start()
         self._reconciling = asyncio.create_task(self._orchestrator.reconcile_bindings(), name="reconcile-bindings")
@@ -242,6 +248,8 @@ class ThreadboundBot(commands.Bot):
             self._reconciling.cancel()
         if self._status_board is not None:
             await self._status_board.close()
+        if self._approval_board is not None:
+            await self._approval_board.close()
         if self._delivery is not None:
             await self._delivery.close()
         if self._orchestrator is not None:

@@ -117,6 +117,7 @@ class AgentDefaults(Section):
     fallback_models: list[str] = Field(default_factory=list)  # tried in order when the model cannot answer
     system_prompt: str = "You are a helpful assistant working inside a Discord server. Be concise."
     subagents: SubagentDefaults = SubagentDefaults()
+    approval_timeout_minutes: Annotated[float, Field(gt=0)] = 30  # an always_ask call nobody decides on is then denied
 
 
 class AgentConfig(Section):

@@ -15,6 +15,7 @@ class RunStatus(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
     WAITING_CHILDREN = "waiting_children"
+    AWAITING_APPROVAL = "awaiting_approval"  # paused on a tool call a person must approve (survives restarts)
     COMPLETED = "completed"
     FAILED = "failed"
     TIMED_OUT = "timed_out"
@@ -35,11 +36,14 @@ class RunStatus(StrEnum):
         return _STATUS_ICONS[self]
 
 
-LIVE_STATUSES = frozenset({RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN})
+LIVE_STATUSES = frozenset(
+    {RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.WAITING_CHILDREN, RunStatus.AWAITING_APPROVAL}
+)
 _STATUS_WORDS = {
     RunStatus.QUEUED: "queued",
     RunStatus.RUNNING: "running",
     RunStatus.WAITING_CHILDREN: "waiting",
+    RunStatus.AWAITING_APPROVAL: "awaiting approval",
     RunStatus.COMPLETED: "done",
     RunStatus.FAILED: "failed",
     RunStatus.TIMED_OUT: "timed out",
@@ -50,12 +54,44 @@ _STATUS_ICONS = {
     RunStatus.QUEUED: "⏳",
     RunStatus.RUNNING: "🔄",
     RunStatus.WAITING_CHILDREN: "🕓",
+    RunStatus.AWAITING_APPROVAL: "✋",
     RunStatus.COMPLETED: "✅",
     RunStatus.FAILED: "❌",
     RunStatus.TIMED_OUT: "⏱️",
     RunStatus.KILLED: "🛑",
     RunStatus.INTERRUPTED: "⚠️",
 }
+
+
+class ApprovalStatus(StrEnum):
+    """A tool call waiting for a person: ``pending`` until someone decides, the deadline passes or the run ends."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+    TIMED_OUT = "timed_out"  # nobody decided in time: denied
+    CANCELLED = "cancelled"  # its run ended first (killed)
+
+
+@dataclass(frozen=True)
+class Approval:
+    """One ``always_ask`` tool call of a paused run, and the message that asks a person about it."""
+
+    id: str
+    run_id: str
+    tool_call_id: str
+    tool_name: str
+    arguments: str  # shown to people: truncated, secrets redacted
+    channel_id: int  # where the request is posted: the run's thread, else its channel
+    owner_user_id: int | None
+    created_at: float
+    deadline: float
+    status: ApprovalStatus = ApprovalStatus.PENDING
+    decided_by: int | None = None
+    decided_at: float | None = None
+    consumed: bool = False  # its decision reached the model
+    message_id: int | None = None
+    shown: ApprovalStatus | None = None  # the status its Discord message shows
 
 
 class RunKind(StrEnum):

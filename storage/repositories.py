@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from storage.approvals import ApprovalRepository
 from storage.audit import AuditRepository
 from storage.bindings import BindingRepository
 from storage.db import Database
@@ -30,6 +31,7 @@ class Repositories:
     guild_settings: GuildSettingsRepository
     delegate_tasks: DelegateTaskRepository
     schedules: ScheduleRepository
+    approvals: ApprovalRepository
 
     @classmethod
     def over(cls, db: Database) -> Repositories:
@@ -45,4 +47,5 @@ class Repositories:
             guild_settings=GuildSettingsRepository(db),
             delegate_tasks=DelegateTaskRepository(db),
             schedules=ScheduleRepository(db),
+            approvals=ApprovalRepository(db),
         )

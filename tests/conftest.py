@@ -45,6 +45,17 @@ def _restore_discord_endpoints():
 
 
 @pytest.fixture
+def calls(tmp_path, monkeypatch) -> Path:
+    """The file the MCP test server (``tests/fakes/mcp_server.py``) records its calls in; the environment it may
+    and may not see."""
+    path = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("TB_TEST_MCP_CALLS", str(path))
+    monkeypatch.setenv("TB_TEST_GREETING", "YO")
+    monkeypatch.setenv("TB_SECRET_TOKEN", "do-not-leak")  # like the bot's token: never passed to a server
+    return path
+
+
+@pytest.fixture
 async def fake_discord():
     fake = FakeDiscord(bot_token=BOT_TOKEN)
     await fake.start()

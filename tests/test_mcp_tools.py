@@ -32,16 +32,6 @@ timeout_seconds = 10
 CONFIG = MCP + '[agents.list.main]\nmcp_servers = ["calc"]\n'
 
 
-@pytest.fixture
-def calls(tmp_path, monkeypatch) -> Path:
-    """The file the server records its calls in; the environment it may and may not see."""
-    path = tmp_path / "calls.jsonl"
-    monkeypatch.setenv("TB_TEST_MCP_CALLS", str(path))
-    monkeypatch.setenv("TB_TEST_GREETING", "YO")
-    monkeypatch.setenv("TB_SECRET_TOKEN", "do-not-leak")  # like the bot's token: never passed to a server
-    return path
-
-
 def recorded(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 

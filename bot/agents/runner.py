@@ -33,12 +33,14 @@ from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.settings import ThinkingLevel as ThinkingSetting
 from pydantic_ai.tool_manager import ParallelExecutionMode, ToolManager
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_graph import End
 
 from bot.agents.fallback import ProviderFailure, served_by
 from bot.agents.tool_calls import DeduplicatedToolset
+from bot.agents.tool_gate import GatedToolset, ToolGate
 from bot.config import THINKING_LEVELS
 from bot.records import RunStatus, Usage
 
@@ -61,6 +63,7 @@ class RunOutcome:
     error: str | None
     usage: Usage
     messages: list[ModelMessage]
+    pending: tuple[ToolCallPart, ...] = ()  # ``awaiting_approval``: the calls a person must approve first
 
     @property
     def served_model(self) -> str | None:
@@ -70,7 +73,7 @@ class RunOutcome:
 
 @dataclass
 class RunRequest:
-    prompt: str
+    prompt: str | DeferredToolResults  # a turn's prompt, or people's decisions on the calls the last turn paused on
     system_prompt: str
     model: Model  # one model, or a chain of fallback candidates
     history: list[ModelMessage]
@@ -81,6 +84,7 @@ class RunRequest:
     parallel_tools: bool = False  # one response's tool calls run concurrently, else one after the other
     dedup_exempt: frozenset[str] = frozenset()  # tools that may repeat a call with identical arguments
     request_limit: int | None = None  # model requests one turn may make (ZeroClaw's max_tool_iterations)
+    gate: ToolGate = field(default_factory=ToolGate)  # read-only refusals, calls deferred for approval
 
 
 def _thinking_setting(level: str) -> ThinkingSetting:
@@ -208,15 +212,16 @@ async def run_agent(
     ``cancellation`` kills the run (outcome ``killed``).
     """
     # ``str | None``: a response with no text (after tool work, or at all) ends the run instead of being
-    # retried into a failure; the result is then the last tool result or ``(no output)``.
-    agent: Agent[Any, str | None] = Agent(
+    # retried into a failure; the result is then the last tool result or ``(no output)``. A turn whose calls
+    # wait for approval ends with them (``DeferredToolRequests``).
+    agent: Agent[Any, str | DeferredToolRequests | None] = Agent(
         instructions=request.system_prompt,
         deps_type=object,
-        output_type=str | None,  # type: ignore[arg-type]
+        output_type=[str | None, DeferredToolRequests],
     )
     settings = ModelSettings()
     persisted = 0
-    agent_run: AgentRun[Any, str | None] | None = None
+    agent_run: AgentRun[Any, str | DeferredToolRequests | None] | None = None
 
     async def flush(messages: Sequence[ModelMessage], usage: RunUsage) -> None:
         nonlocal persisted
@@ -225,14 +230,21 @@ async def run_agent(
             persisted = len(messages)
 
     mode: ParallelExecutionMode = "parallel" if request.parallel_tools else "sequential"
-    toolsets = [DeduplicatedToolset(toolset, exempt=request.dedup_exempt) for toolset in request.toolsets]
+    toolsets = [
+        GatedToolset(DeduplicatedToolset(toolset, exempt=request.dedup_exempt), gate=request.gate)
+        for toolset in request.toolsets
+    ]
+    decided, prompt = (
+        (request.prompt, None) if isinstance(request.prompt, DeferredToolResults) else (None, request.prompt)
+    )
     with ToolManager.parallel_execution_mode(mode):
         try:
             if request.thinking:
                 settings["thinking"] = _thinking_setting(request.thinking)
             async with agent.iter(
-                request.prompt,
+                prompt,
                 message_history=request.history or None,
+                deferred_tool_results=decided,
                 model=request.model,
                 model_settings=settings,
                 usage_limits=UsageLimits(
@@ -252,6 +264,11 @@ async def run_agent(
                 assert result is not None
                 messages = result.new_messages()
                 await flush(messages, result.usage)
+                if isinstance(result.output, DeferredToolRequests):
+                    paused = partial_result(messages)
+                    pending = tuple(result.output.approvals)
+                    spent = _usage(result.usage, messages)
+                    return RunOutcome(RunStatus.AWAITING_APPROVAL, paused, None, spent, messages, pending)
                 return RunOutcome(
                     RunStatus.COMPLETED,
                     completed_result(result.output, messages),

@@ -18,22 +18,26 @@ from typing import Any
 import structlog
 from pydantic_ai import CancellationToken
 from pydantic_ai.messages import ModelMessage
+from pydantic_ai.tools import DeferredToolResults
 
 from bot.agents.models import ModelFactory
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
 from bot.config import Config
 from bot.core import internal_context
+from bot.core.approvals import Approvals
 from bot.core.mcp_tools import McpTools
 from bot.core.prompts import subagent_context
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
 from bot.core.signals import Signals
+from bot.core.tool_gates import tool_gate
 from bot.core.tool_policy import offered_tools, usable_tools
 from bot.records import Delegation, Run, RunKind, RunStatus, Session, SessionKind, Usage, short_run_id
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 _DELEGATES = (Delegation.BOUNDED, Delegation.INDEPENDENT)  # their agentic loop stops at max_tool_iterations
+Prompt = str | DeferredToolResults  # a turn starts from a prompt, or from people's decisions on its paused calls
 
 
 class Execution:
@@ -46,6 +50,7 @@ class Execution:
         signals: Signals,
         tools: SessionControl,
         mcp: McpTools,
+        approvals: Approvals,
         apply: Callable[[AfterCommit], None],
         clock: Callable[[], float],
     ) -> None:
@@ -56,6 +61,7 @@ class Execution:
         self._signals = signals
         self._tools = tools
         self._mcp = mcp
+        self._approvals = approvals
         self._apply = apply
         self._clock = clock
         self._subagent_lane = asyncio.Semaphore(config.agents.defaults.subagents.max_concurrent)
@@ -160,16 +166,20 @@ class Execution:
                     prompt = await self._first_prompt(run, session, wake)
                     while prompt is not None:
                         outcome = await self._run_turn(run, session, prompt)
+                        if outcome.status is RunStatus.AWAITING_APPROVAL:  # paused: a decision wakes it
+                            self._apply(await self._approvals.pause(run, session, outcome))
+                            break
                         prompt = await self._next_prompt(run, await self._settlement.end_turn(run, session, outcome))
                         self._signals.run_changed(run.id)
                 except Exception as crash:  # the model call's own failures are outcomes; this is everything else
                     log.exception("run_crashed")
                     self._apply(await self._settlement.crashed(run, session, describe_failure(crash)))
 
-    async def _first_prompt(self, run: Run, session: Session, wake: bool) -> str | None:
-        """A woken run's inbox, or a queued run's task once it is marked running (``None``: nothing to do)."""
+    async def _first_prompt(self, run: Run, session: Session, wake: bool) -> Prompt | None:
+        """A woken run's decisions on its paused calls, else its inbox; or a queued run's task once it is marked
+        running (``None``: nothing to do)."""
         if wake:
-            prompt = await self.take_inbox(run.id, wake=True)
+            prompt = await self._approvals.take_decisions(run.id) or await self.take_inbox(run.id, wake=True)
             if prompt is None:
                 log.warning("wake_without_messages")
                 outcome = RunOutcome(RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, [])
@@ -197,13 +207,14 @@ class Execution:
         ceiling = usable_tools(self._config, caller, await self._offered(caller)) if caller else frozenset()
         return offered_tools(self._config, session, ceiling)
 
-    async def _run_turn(self, run: Run, session: Session, prompt: str) -> RunOutcome:
+    async def _run_turn(self, run: Run, session: Session, prompt: Prompt) -> RunOutcome:
         agent = self._config.agents.list[session.agent_id]
         system_prompt = agent.system_prompt or self._config.agents.defaults.system_prompt
         if session.kind == SessionKind.SUBAGENT:
             system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
         runtime = self._config.runtime_profile_of(session.agent_id)
         toolset = session_toolset(await self._offered(session))
+        chain = await self._mcp.bounded_chain(session)
         before = (await self._repos.runs.get(run.id) or run).usage
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
@@ -229,6 +240,7 @@ class Execution:
             parallel_tools=bool(runtime.parallel_tools),
             request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
             dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
+            gate=tool_gate(self._config, chain or [session]),
         )
         token = self._cancellations.setdefault(run.id, CancellationToken())
         try:

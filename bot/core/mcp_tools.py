@@ -24,7 +24,7 @@ class McpTools:
         self._servers = servers
 
     async def toolsets(self, session: Session) -> list[AbstractToolset[Any]]:
-        chain = await self._bounded_chain(session)
+        chain = await self.bounded_chain(session)
         if chain is None:
             return []
         servers = set(self._config.agents.list[session.agent_id].mcp_servers)
@@ -36,7 +36,7 @@ class McpTools:
 
         return [self._servers.toolset(name).filtered(admitted) for name in sorted(servers)]
 
-    async def _bounded_chain(self, session: Session) -> list[Session] | None:
+    async def bounded_chain(self, session: Session) -> list[Session] | None:
         """The session, then each caller whose tools bound it (a bounded delegate's caller, and so on); ``None``
         when a caller is gone, so that nothing it might not have had is granted."""
         chain = [session]

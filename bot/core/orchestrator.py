@@ -35,6 +35,7 @@ from bot.agents.models import ModelFactory
 from bot.config import Config
 from bot.core.action_budget import ActionBudget
 from bot.core.agent_tools import AgentTools
+from bot.core.approvals import Approvals
 from bot.core.archiving import Archiving
 from bot.core.delegate_reach import roster
 from bot.core.delegate_records import DelegateRecords
@@ -100,8 +101,9 @@ class Orchestrator:
         mcp_servers = mcp_servers or McpServers(config.mcp.servers)
         self.tool_reports = ToolReports(config, mcp_servers)
         mcp = McpTools(config, repos, mcp_servers)
+        self.approvals = Approvals(config, repos, self._timers, self._apply, clock)
         self._execution = Execution(
-            config, repos, models, self._settlement, self._signals, self, mcp, self._apply, clock
+            config, repos, models, self._settlement, self._signals, self, mcp, self.approvals, self._apply, clock
         )
         self._spawning = Spawning(
             config,
@@ -139,6 +141,7 @@ class Orchestrator:
         self._apply(await self._settlement.interrupt_leftovers())
         self._timers.start()
         await self._archiving.start()
+        await self.approvals.start()
         await self._thread_bindings.start()
         self._execution.start()
         await self.schedules.start()
@@ -193,6 +196,7 @@ class Orchestrator:
         stopped, after = await self._settlement.kill(run_id)
         if stopped:
             self._apply(after)
+            await self.approvals.runs_ended([run.id for run in stopped])
         return stopped
 
     async def steer(self, run_id: str, message: str) -> bool:

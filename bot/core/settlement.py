@@ -17,13 +17,17 @@ running            turn ends otherwise                             completed, fa
                                                                    timed_out
 waiting_children   last child settles; its inbox has results       running            woken, changed
 waiting_children   last child settles; nothing new                 completed          result routed, changed
+running            turn ends with always_ask calls to approve      awaiting_approval  request posted, deadline set
+awaiting_approval  its last call decided or timed out              running            woken with the decisions
 any live           kill of its subtree (deepest first)             killed             turn cancelled, changed,
                                                                                       parent may settle
-any live           found at start-up (the process died)            interrupted        topmost of a chain routed
+any live but       found at start-up (the process died)            interrupted        topmost of a chain routed
+awaiting_approval
 any live           its task crashes on an unexpected error         failed             result routed, changed
 =================  ==============================================  =================  ===========================
 
-A turn that ends after its run was killed only records what it spent: the kill already settled the run.
+A turn that ends after its run was killed only records what it spent: the kill already settled the run. The two
+``awaiting_approval`` transitions are :mod:`bot.core.approvals`'s (a pause routes nothing and ends nothing).
 
 A result is *routed* to the run's direct requester: a top-level requester (a main session, or none) gets a
 Discord announcement (outbox row); a live nested requester gets an inbox message; a requester that is gone
@@ -167,7 +171,7 @@ class Settlement:
     async def interrupt_leftovers(self) -> AfterCommit:
         """Runs live when the last process died end as ``interrupted``; the topmost of each chain is routed."""
         after = AfterCommit()
-        leftovers = await self._repos.runs.list_live()
+        leftovers = [run for run in await self._repos.runs.list_live() if run.status is not RunStatus.AWAITING_APPROVAL]
         live_ids = {run.id for run in leftovers}
         for run in leftovers:
             session = await self._repos.sessions.get(run.session_key)

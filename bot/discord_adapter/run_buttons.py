@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 STEER_INPUT_ID = "steer-text"
 
 
-async def _answer(interaction: discord.Interaction, work: Awaitable[str]) -> None:
+async def answer_privately(interaction: discord.Interaction, work: Awaitable[str]) -> None:
     """Defer, do the work, reply privately; a refusal becomes its message instead of a failed interaction."""
     await interaction.response.defer(ephemeral=True, thinking=True)
     try:
@@ -46,7 +46,7 @@ class SteerModal(discord.ui.Modal):
     async def on_submit(self, interaction: discord.Interaction[ThreadboundBot]) -> None:  # type: ignore[override]
         bot = interaction.client
         actor = await bot.actor(interaction)
-        await _answer(
+        await answer_privately(
             interaction, bot.control.steer(actor, conversation_of(interaction), self.run_id, self.direction.value)
         )
 
@@ -81,7 +81,7 @@ class RunButton(
             return
         bot = interaction.client
         actor = await bot.actor(interaction)
-        await _answer(interaction, bot.control.kill(actor, conversation_of(interaction), self.run_id))
+        await answer_privately(interaction, bot.control.kill(actor, conversation_of(interaction), self.run_id))
 
 
 def run_controls(run_id: str) -> discord.ui.View:

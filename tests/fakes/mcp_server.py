@@ -2,7 +2,8 @@
 per call in the file named by ``MCP_CALLS_FILE``), so a test can see what ran and with which arguments.
 
 ``python tests/fakes/mcp_server.py`` serves stdio; ``--http PORT`` serves Streamable HTTP on 127.0.0.1:PORT.
-``die`` ends the server's process in the middle of a call, like a server that crashes.
+``die`` ends the server's process in the middle of a call, like a server that crashes. ``add`` is marked
+read-only (``readOnlyHint``), the others are not.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 
 from mcp.server import MCPServer
+from mcp.types import ToolAnnotations
 
 server = MCPServer("testtools")
 
@@ -23,7 +25,7 @@ def _record(tool: str, **arguments: object) -> None:
             calls.write(json.dumps({"tool": tool, "arguments": arguments}) + "\n")
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def add(a: int, b: int) -> int:
     """Add two integers."""
     _record("add", a=a, b=b)

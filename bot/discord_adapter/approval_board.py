@@ -1,0 +1,94 @@
+"""Approval requests in Discord: a message per ``always_ask`` call naming the tool and its arguments, with Approve
+and Deny buttons, posted in the run's thread or channel; once decided (or timed out, or its run killed) the message
+says so and loses its buttons. What each message shows is stored (``approvals.shown``), so a restarted bot posts
+what was not posted and finishes edits it missed.
+
+Not through the outbox: an outbox row is a one-way announcement, while a request carries buttons and is edited
+later, like a run's status message (:mod:`bot.discord_adapter.status_board`), which this follows. The send carries
+a nonce from the approval id, so a retry within Discord's de-duplication window does not post twice."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import discord
+import structlog
+
+from bot.discord_adapter.approval_buttons import approval_controls
+from bot.discord_adapter.delivery import nonce_for
+from bot.records import Approval, ApprovalStatus, short_run_id
+from storage.repositories import Repositories
+
+log = structlog.get_logger(__name__)
+
+
+def request_text(approval: Approval, timeout_minutes: float) -> str:
+    arguments = approval.arguments.replace("`", "'")  # a backtick could close the block
+    return (
+        f"✋ Run {short_run_id(approval.run_id)} wants to call `{approval.tool_name}` with:\n"
+        f"```json\n{arguments}\n```"
+        f"<@{approval.owner_user_id}> or a moderator: approve or deny within {timeout_minutes:g} minutes "
+        "(no answer denies)."
+    )
+
+
+def decided_text(approval: Approval) -> str:
+    call = f"`{approval.tool_name}` (run {short_run_id(approval.run_id)})"
+    match approval.status:
+        case ApprovalStatus.APPROVED:
+            return f"✅ {call} approved by <@{approval.decided_by}>."
+        case ApprovalStatus.DENIED:
+            return f"🚫 {call} denied by <@{approval.decided_by}>."
+        case ApprovalStatus.TIMED_OUT:
+            return f"⏱️ {call} denied: nobody decided in time."
+        case _:
+            return f"🛑 {call} not run: the run was killed."
+
+
+class ApprovalBoard:
+    def __init__(self, client: discord.Client, repos: Repositories, timeout_minutes: float) -> None:
+        self._client = client
+        self._repos = repos
+        self._timeout_minutes = timeout_minutes
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def changed(self) -> None:
+        self._wake.set()
+
+    async def start(self) -> None:
+        self._wake.set()
+        self._task = asyncio.create_task(self._loop(), name="approval-board")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            for approval in await self._repos.approvals.unshown():
+                try:
+                    await self._show(approval)
+                except discord.HTTPException as error:
+                    log.warning("approval_message_failed", approval_id=approval.id, error=repr(error))
+
+    async def _show(self, approval: Approval) -> None:
+        channel = self._client.get_partial_messageable(approval.channel_id)
+        message_id = None
+        if approval.message_id is None and approval.status is ApprovalStatus.PENDING:
+            message = await channel.send(
+                request_text(approval, self._timeout_minutes),
+                view=approval_controls(approval.id),
+                nonce=nonce_for(approval.id, 0),
+                allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False),
+            )
+            message_id = message.id
+        elif approval.message_id is not None:
+            await channel.get_partial_message(approval.message_id).edit(content=decided_text(approval), view=None)
+        async with self._repos.db.transaction() as tx:
+            await self._repos.approvals.shown_as(tx, approval.id, approval.status, message_id)

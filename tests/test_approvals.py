@@ -1,0 +1,146 @@
+"""Approvals of ``always_ask`` tool calls, through the real core and runner (FunctionModel) and the real MCP test
+server: the run pauses (``awaiting_approval``) without calling the tool; Approve runs it exactly once and the run goes
+on; Deny and the deadline give the model a refusal and the tool never runs; the pause survives a restart; a
+read-only agent's calls that act are refused in ZeroClaw's words."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.agents.tool_gate import DENIED, TIMED_OUT
+from bot.core.errors import UserError
+from bot.core.requests import ChatRequest
+from bot.records import Actor, ApprovalStatus, RunStatus
+from tests.core_support import ORIGIN, ScriptedModels, running_core, settle
+from tests.test_mcp_tools import CONFIG, ToolUser, recorded
+
+ASKING = (
+    CONFIG.replace("[agents.list.main]\n", '[agents.list.main]\nrisk_profile = "careful"\n')
+    + '[risk_profiles.careful]\nalways_ask = ["calc__shout"]\n'
+)
+OWNER = Actor(user_id=ORIGIN.user_id, is_moderator=False, guild_id=ORIGIN.guild_id)
+
+
+async def paused_chat(core) -> str:
+    """Start a chat whose model calls ``calc__shout``; wait until its run awaits approval."""
+    run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
+
+    async def awaiting():
+        return (await core.runs.get(run_id)).status is RunStatus.AWAITING_APPROVAL
+
+    await settle(core, awaiting)
+    return run_id
+
+
+async def pending_of(core, run_id: str):
+    rows = await core._db.fetch_all("SELECT id FROM approvals WHERE run_id = ?", (run_id,))
+    return [await core.approvals._repos.approvals.get(row[0]) for row in rows]
+
+
+async def finished(core, run_id: str):
+    async def ended():
+        return (await core.runs.get(run_id)).status.is_terminal
+
+    await settle(core, ended)
+    return await core.runs.get(run_id)
+
+
+async def test_an_approved_call_runs_once_and_the_run_completes(tmp_path, calls):
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        run_id = await paused_chat(core)
+        [approval] = await pending_of(core, run_id)
+        assert (approval.tool_name, approval.arguments) == ("calc__shout", '{"text": "hi"}')
+        assert recorded(calls) == []
+        assert await core.approvals.decide(OWNER, approval.id, approve=True) == (
+            f"Approved `calc__shout` for run {run_id[:8]}."
+        )
+        run = await finished(core, run_id)
+    assert run.status is RunStatus.COMPLETED
+    assert user.results == ["YO HI"]
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
+
+
+async def test_a_denied_call_never_runs_and_the_model_reads_the_refusal(tmp_path, calls):
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        run_id = await paused_chat(core)
+        [approval] = await pending_of(core, run_id)
+        await core.approvals.decide(OWNER, approval.id, approve=False)
+        run = await finished(core, run_id)
+        [decided] = await pending_of(core, run_id)
+    assert run.status is RunStatus.COMPLETED
+    assert user.results == [DENIED]
+    assert recorded(calls) == []
+    assert (decided.status, decided.decided_by) == (ApprovalStatus.DENIED, OWNER.user_id)
+
+
+async def test_nobody_deciding_in_time_denies(tmp_path, calls):
+    config = ASKING.replace('model = "test/main"\n', 'model = "test/main"\napproval_timeout_minutes = 0.005\n')
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), config) as core:
+        run_id = await paused_chat(core)
+        run = await finished(core, run_id)
+        [decided] = await pending_of(core, run_id)
+    assert run.status is RunStatus.COMPLETED
+    assert user.results == [TIMED_OUT]
+    assert recorded(calls) == []
+    assert decided.status is ApprovalStatus.TIMED_OUT
+
+
+async def test_a_restart_keeps_the_run_paused_and_approve_then_works(tmp_path, calls):
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        run_id = await paused_chat(core)
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        assert (await core.runs.get(run_id)).status is RunStatus.AWAITING_APPROVAL
+        [approval] = await pending_of(core, run_id)
+        await core.approvals.decide(OWNER, approval.id, approve=True)
+        run = await finished(core, run_id)
+    assert run.status is RunStatus.COMPLETED
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
+
+
+async def test_only_the_owner_or_a_moderator_decides_and_a_moderator_is_audited(tmp_path, calls):
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        run_id = await paused_chat(core)
+        [approval] = await pending_of(core, run_id)
+        with pytest.raises(UserError, match=r"You can only approve tool calls of runs you started; .* <@7>"):
+            await core.approvals.decide(Actor(user_id=99, is_moderator=False, guild_id=1), approval.id, True)
+        await core.approvals.decide(Actor(user_id=42, is_moderator=True, guild_id=1), approval.id, True)
+        await finished(core, run_id)
+        audit = await core._db.fetch_all("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log")
+    assert [tuple(row) for row in audit] == [(42, 7, "approve", run_id)]
+
+
+async def test_killing_a_paused_run_settles_it_killed_and_cancels_its_call(tmp_path, calls):
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        run_id = await paused_chat(core)
+        await core.kill(run_id)
+        [approval] = await pending_of(core, run_id)
+        assert (await core.runs.get(run_id)).status is RunStatus.KILLED
+        with pytest.raises(UserError, match="already cancelled"):
+            await core.approvals.decide(OWNER, approval.id, approve=True)
+    assert recorded(calls) == []
+
+
+async def test_a_read_only_agent_may_read_but_not_act(tmp_path, calls):
+    config = CONFIG.replace("[agents.list.main]\n", '[agents.list.main]\nrisk_profile = "ro"\n') + (
+        '[risk_profiles.ro]\nlevel = "readonly"\n'
+    )
+    user = ToolUser(
+        ("calc__add", {"a": 1, "b": 2}),
+        ("calc__shout", {"text": "hi"}),
+        ("subagents", {"action": "list"}),
+        ("sessions_spawn", {"task": "x"}),
+    )
+    async with running_core(tmp_path, ScriptedModels(main=user), config) as core:
+        await core.chat(ChatRequest(text="go", origin=ORIGIN))
+        await core.wait_idle()
+    assert user.results[0] == "3"
+    assert user.results[1] == "Security policy: read-only mode, cannot perform 'calc__shout'"
+    assert "read-only" not in user.results[2]
+    assert user.results[3] == "Security policy: read-only mode, cannot perform 'sessions_spawn'"
+    assert recorded(calls) == [{"tool": "add", "arguments": {"a": 1, "b": 2}}]

@@ -1,0 +1,128 @@
+"""Approvals of ``always_ask`` tool calls seen from Discord: the run pauses and the bot posts a request naming the
+tool and its arguments with Approve / Deny buttons; the owner's Approve (clicked after a restart) runs the tool and
+the run goes on; Deny and the timeout give the model a refusal; a moderator may decide for someone else (audited);
+anyone else's click is refused privately. The request is edited to say what was decided, without its buttons."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bot.agents.tool_gate import DENIED, TIMED_OUT
+from tests.conftest import World, announcement_for
+from tests.test_wire_control import member, run_id_full, spawn
+from tests.test_wire_mcp import with_mcp
+from tests.test_wire_status import buttons, click
+
+
+def asking(world, calls: Path) -> None:
+    """The researcher uses the MCP test server, and must ask before ``calc__shout``."""
+    with_mcp(world, calls)
+    world.extra_config += '[risk_profiles.careful]\nalways_ask = ["calc__shout"]\n'
+    world.extra_config = 'risk_profile = "careful"\n' + world.extra_config
+    world.llm.tool_call("calc__shout", {"text": "hi"})
+    world.llm.reply("Shouted.")
+
+
+def recorded(calls: Path) -> list[dict]:
+    return [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []
+
+
+async def approval_request(world, predicate=lambda m: True) -> dict:
+    return await world.discord.wait_for_message(
+        world.channel, lambda m: "`calc__shout`" in m["content"] and predicate(m)
+    )
+
+
+async def paused(world) -> tuple[str, str, dict]:
+    """Spawn the researcher; wait for its approval request. Its run id prefix, its approval id, the request."""
+    run_id = await spawn(world, task="Shout hi")
+    request = await approval_request(world, lambda m: bool(buttons(m)))
+    approval_id = world.rows("SELECT id FROM approvals")[0][0]
+    assert buttons(request) == [f"approval:approve:{approval_id}", f"approval:deny:{approval_id}"]
+    assert request["content"].startswith(f"✋ Run {run_id} wants to call `calc__shout` with:\n```json\n")
+    assert '{"text": "hi"}' in request["content"]
+    assert world.rows("SELECT status FROM runs") == [("awaiting_approval",)]
+    return run_id, approval_id, request
+
+
+async def test_the_owner_approves_after_a_restart_and_the_tool_runs_once(world, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    asking(world, calls)
+    bot = await world.start_bot()
+    run_id, approval_id, request = await paused(world)
+    assert recorded(calls) == []
+    await world.stop_bot(bot)
+
+    await world.start_bot()
+    assert world.rows("SELECT status FROM runs") == [("awaiting_approval",)]
+    inter, _ = await click(world, world.alice, request, f"approval:approve:{approval_id}")
+    assert (await world.discord.wait_followup(inter))["content"] == f"Approved `calc__shout` for run {run_id}."
+    announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert "Shouted." in announcement["content"]
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
+    edited = await approval_request(world, lambda m: "approved by" in m["content"])
+    assert edited["content"] == f"✅ `calc__shout` (run {run_id}) approved by <@{world.alice.id}>."
+    assert buttons(edited) == []
+
+
+async def test_deny_reaches_the_model_as_a_refusal_and_the_tool_never_runs(world, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    asking(world, calls)
+    await world.start_bot()
+    run_id, approval_id, request = await paused(world)
+
+    inter, _ = await click(world, world.alice, request, f"approval:deny:{approval_id}")
+    assert (await world.discord.wait_followup(inter))["content"] == f"Denied `calc__shout` for run {run_id}."
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert world.llm.requests[-1]["messages"][-1]["content"] == DENIED
+    assert recorded(calls) == []
+    edited = await approval_request(world, lambda m: "denied by" in m["content"])
+    assert buttons(edited) == []
+
+
+async def test_nobody_deciding_in_time_denies_and_the_request_says_so(world, tmp_path, monkeypatch):
+    calls = tmp_path / "calls.jsonl"
+    asking(world, calls)
+    config_text = World.config_text
+    monkeypatch.setattr(
+        World,
+        "config_text",
+        lambda self, extra="": config_text(self, extra).replace(
+            'model = "fake/gpt-4o-mini"\n', 'model = "fake/gpt-4o-mini"\napproval_timeout_minutes = 0.01\n', 1
+        ),
+    )
+    await world.start_bot()
+    run_id = await spawn(world, task="Shout hi")
+
+    edited = await approval_request(world, lambda m: "nobody decided" in m["content"])
+    assert edited["content"] == f"⏱️ `calc__shout` (run {run_id}) denied: nobody decided in time."
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert world.llm.requests[-1]["messages"][-1]["content"] == TIMED_OUT
+    assert recorded(calls) == []
+
+
+async def test_a_strangers_click_is_refused_and_a_moderator_approves_audited(world, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    asking(world, calls)
+    await world.start_bot()
+    run_id, approval_id, request = await paused(world)
+    bob = member(world, "bob")
+    mod = member(world, "mod", manage_messages=True)
+
+    inter, _ = await click(world, bob, request, f"approval:approve:{approval_id}")
+    refusal = await world.discord.wait_followup(inter)
+    assert refusal["content"] == (
+        f"⚠️ You can only approve tool calls of runs you started; run {run_id} belongs to <@{world.alice.id}>. "
+        "Ask them or a moderator."
+    )
+    assert refusal["flags"] & 64
+    assert world.rows("SELECT status FROM approvals") == [("pending",)]
+
+    inter, _ = await click(world, mod, request, f"approval:approve:{approval_id}")
+    assert (await world.discord.wait_followup(inter))["content"] == f"Approved `calc__shout` for run {run_id}."
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
+    assert world.rows("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log") == [
+        (mod.id, world.alice.id, "approve", run_id_full(world, run_id))
+    ]
