@@ -12,7 +12,7 @@ from bot.core.errors import UserError
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
 from tests.core_support import ORIGIN, ScriptedModels, running_core, settle
-from tests.test_mcp_tools import CONFIG, ToolUser, recorded
+from tests.test_mcp_tools import CONFIG, MCP, ToolUser, recorded
 
 ASKING = (
     CONFIG.replace("[agents.list.main]\n", '[agents.list.main]\nrisk_profile = "careful"\n')
@@ -144,3 +144,44 @@ async def test_a_read_only_agent_may_read_but_not_act(tmp_path, calls):
     assert "read-only" not in user.results[2]
     assert user.results[3] == "Security policy: read-only mode, cannot perform 'sessions_spawn'"
     assert recorded(calls) == [{"tool": "add", "arguments": {"a": 1, "b": 2}}]
+
+
+async def test_a_bounded_delegates_call_is_approved_the_same_way(tmp_path, calls):
+    config = MCP + (
+        '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\nalways_ask = ["calc__shout"]\n'
+        "[runtime_profiles.agentic]\nagentic = true\n"
+        '[agents.list.main]\nrisk_profile = "team"\nmcp_servers = ["calc"]\ndelegates = ["researcher"]\n'
+        '[agents.list.researcher]\nmodel = "test/researcher"\nrisk_profile = "team"\nruntime_profile = "agentic"\n'
+        'mcp_servers = ["calc"]\n'
+    )
+    caller = ToolUser(("delegate", {"agent": "researcher", "prompt": "shout hi"}))
+    researcher = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=caller, researcher=researcher), config) as core:
+        run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
+
+        async def asked():
+            return await core._db.fetch_all("SELECT id, run_id FROM approvals")
+
+        await settle(core, asked)
+        [(approval_id, child_run_id)] = await asked()
+        assert (await core.runs.get(child_run_id)).status is RunStatus.AWAITING_APPROVAL
+        assert recorded(calls) == []
+        await core.approvals.decide(OWNER, approval_id, approve=True)
+        run = await finished(core, run_id)
+    assert run.status is RunStatus.COMPLETED
+    assert researcher.results == ["YO HI"]
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
+
+
+async def test_a_message_sent_while_the_main_agent_waits_is_answered_after_the_paused_turn(tmp_path, calls):
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        paused_id = await paused_chat(core)
+        later_id = await core.chat(ChatRequest(text="and then?", origin=ORIGIN))
+        [approval] = await pending_of(core, paused_id)
+        await core.approvals.decide(OWNER, approval.id, approve=True)
+        later = await finished(core, later_id)
+        paused = await core.runs.get(paused_id)
+    assert (paused.status, later.status) == (RunStatus.COMPLETED, RunStatus.COMPLETED)
+    assert paused.ended_at <= later.started_at
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]

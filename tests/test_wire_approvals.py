@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bot.agents.tool_gate import DENIED, TIMED_OUT
 from tests.conftest import World, announcement_for
-from tests.test_wire_control import member, run_id_full, spawn
+from tests.test_wire_control import command, member, run_id_full, spawn
 from tests.test_wire_mcp import with_mcp
 from tests.test_wire_status import buttons, click
 
@@ -126,3 +126,18 @@ async def test_a_strangers_click_is_refused_and_a_moderator_approves_audited(wor
     assert world.rows("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log") == [
         (mod.id, world.alice.id, "approve", run_id_full(world, run_id))
     ]
+
+
+async def test_killing_a_paused_run_settles_it_killed_and_the_request_says_so(world, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    asking(world, calls)
+    await world.start_bot()
+    run_id, _, _ = await paused(world)
+
+    assert await command(world, world.alice, "subagents kill", target="1") == "killed Shout hi."
+    edited = await approval_request(world, lambda m: "killed" in m["content"])
+    assert edited["content"] == f"🛑 `calc__shout` (run {run_id}) not run: the run was killed."
+    assert buttons(edited) == []
+    assert world.rows("SELECT status FROM runs") == [("killed",)]
+    assert world.rows("SELECT status FROM approvals") == [("cancelled",)]
+    assert recorded(calls) == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -142,8 +142,30 @@ class Execution:
         if session.delegation is not None:
             return contextlib.nullcontext()
         if run.kind is RunKind.CHAT:
-            return self._session_locks.setdefault(run.session_key, asyncio.Lock())
+            return self._session_turn(run)
         return self._subagent_lane
+
+    @contextlib.asynccontextmanager
+    async def _session_turn(self, run: Run) -> AsyncIterator[None]:
+        """A session's main-agent turns, one at a time; a turn queued behind one paused for approval waits until
+        that one has resumed and ended (the session's history ends with the calls it paused on)."""
+        lock = self._session_locks.setdefault(run.session_key, asyncio.Lock())
+        while True:
+            async with lock:
+                if not any(earlier.status is RunStatus.AWAITING_APPROVAL for earlier in await self._earlier(run)):
+                    yield
+                    return
+            while await self._signals.wait_for(lambda: self._earlier_ended(run), 3600) is None:
+                pass
+
+    async def _earlier(self, run: Run) -> list[Run]:
+        """The session's runs created before ``run`` that are still live."""
+        runs = await self._repos.runs.for_session(run.session_key)
+        return [other for other in runs if other.created_at < run.created_at and not other.status.is_terminal]
+
+    async def _earlier_ended(self, run: Run) -> bool | None:
+        paused_or_running = (RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING)
+        return None if any(other.status in paused_or_running for other in await self._earlier(run)) else True
 
     async def _execute(self, run_id: str, *, wake: bool) -> None:
         run = await self._repos.runs.get(run_id)
