@@ -210,7 +210,7 @@ class ThreadboundBot(commands.Bot):
             self._orchestrator.add_run_listener(self._status_board.run_changed)
         await self._orchestrator.start()
         await self._delivery.start()
-        await self._approval_board.start()
+        self._approval_board.start()
         if self._status_board is not None:
             await self._status_board.start()
         self._reconciling = asyncio.create_task(self._orchestrator.reconcile_bindings(), name="reconcile-bindings")

@@ -15,13 +15,15 @@ from tests.test_wire_mcp import with_mcp
 from tests.test_wire_status import buttons, click
 
 
-def asking(world, calls: Path) -> None:
-    """The researcher uses the MCP test server, and must ask before ``calc__shout``."""
+def asking(world) -> Path:
+    """The researcher uses the MCP test server, and must ask before ``calc__shout``; the file of the server's calls."""
+    calls = world.tmp_path / "calls.jsonl"
     with_mcp(world, calls)
     world.extra_config += '[risk_profiles.careful]\nalways_ask = ["calc__shout"]\n'
     world.extra_config = 'risk_profile = "careful"\n' + world.extra_config
     world.llm.tool_call("calc__shout", {"text": "hi"})
     world.llm.reply("Shouted.")
+    return calls
 
 
 def recorded(calls: Path) -> list[dict]:
@@ -32,6 +34,12 @@ async def approval_request(world, predicate=lambda m: True) -> dict:
     return await world.discord.wait_for_message(
         world.channel, lambda m: "`calc__shout`" in m["content"] and predicate(m)
     )
+
+
+async def decide(world, user, request, action: str, approval_id: str) -> str:
+    """Click Approve or Deny on a request as ``user``; the private answer."""
+    inter, _ = await click(world, user, request, f"approval:{action}:{approval_id}")
+    return (await world.discord.wait_followup(inter))["content"]
 
 
 async def paused(world) -> tuple[str, str, dict]:
@@ -46,9 +54,8 @@ async def paused(world) -> tuple[str, str, dict]:
     return run_id, approval_id, request
 
 
-async def test_the_owner_approves_after_a_restart_and_the_tool_runs_once(world, tmp_path):
-    calls = tmp_path / "calls.jsonl"
-    asking(world, calls)
+async def test_the_owner_approves_after_a_restart_and_the_tool_runs_once(world):
+    calls = asking(world)
     bot = await world.start_bot()
     run_id, approval_id, request = await paused(world)
     assert recorded(calls) == []
@@ -56,8 +63,9 @@ async def test_the_owner_approves_after_a_restart_and_the_tool_runs_once(world, 
 
     await world.start_bot()
     assert world.rows("SELECT status FROM runs") == [("awaiting_approval",)]
-    inter, _ = await click(world, world.alice, request, f"approval:approve:{approval_id}")
-    assert (await world.discord.wait_followup(inter))["content"] == f"Approved `calc__shout` for run {run_id}."
+    assert (
+        await decide(world, world.alice, request, "approve", approval_id) == f"Approved `calc__shout` for run {run_id}."
+    )
     announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
     assert "Shouted." in announcement["content"]
     assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
@@ -66,14 +74,12 @@ async def test_the_owner_approves_after_a_restart_and_the_tool_runs_once(world, 
     assert buttons(edited) == []
 
 
-async def test_deny_reaches_the_model_as_a_refusal_and_the_tool_never_runs(world, tmp_path):
-    calls = tmp_path / "calls.jsonl"
-    asking(world, calls)
+async def test_deny_reaches_the_model_as_a_refusal_and_the_tool_never_runs(world):
+    calls = asking(world)
     await world.start_bot()
     run_id, approval_id, request = await paused(world)
 
-    inter, _ = await click(world, world.alice, request, f"approval:deny:{approval_id}")
-    assert (await world.discord.wait_followup(inter))["content"] == f"Denied `calc__shout` for run {run_id}."
+    assert await decide(world, world.alice, request, "deny", approval_id) == f"Denied `calc__shout` for run {run_id}."
     await world.discord.wait_for_message(world.channel, announcement_for(run_id))
     assert world.llm.requests[-1]["messages"][-1]["content"] == DENIED
     assert recorded(calls) == []
@@ -81,9 +87,8 @@ async def test_deny_reaches_the_model_as_a_refusal_and_the_tool_never_runs(world
     assert buttons(edited) == []
 
 
-async def test_nobody_deciding_in_time_denies_and_the_request_says_so(world, tmp_path, monkeypatch):
-    calls = tmp_path / "calls.jsonl"
-    asking(world, calls)
+async def test_nobody_deciding_in_time_denies_and_the_request_says_so(world, monkeypatch):
+    calls = asking(world)
     config_text = World.config_text
     monkeypatch.setattr(
         World,
@@ -102,9 +107,8 @@ async def test_nobody_deciding_in_time_denies_and_the_request_says_so(world, tmp
     assert recorded(calls) == []
 
 
-async def test_a_strangers_click_is_refused_and_a_moderator_approves_audited(world, tmp_path):
-    calls = tmp_path / "calls.jsonl"
-    asking(world, calls)
+async def test_a_strangers_click_is_refused_and_a_moderator_approves_audited(world):
+    calls = asking(world)
     await world.start_bot()
     run_id, approval_id, request = await paused(world)
     bob = member(world, "bob")
@@ -112,15 +116,14 @@ async def test_a_strangers_click_is_refused_and_a_moderator_approves_audited(wor
 
     inter, _ = await click(world, bob, request, f"approval:approve:{approval_id}")
     refusal = await world.discord.wait_followup(inter)
+    assert refusal["flags"] & 64
     assert refusal["content"] == (
         f"⚠️ You can only approve tool calls of runs you started; run {run_id} belongs to <@{world.alice.id}>. "
         "Ask them or a moderator."
     )
-    assert refusal["flags"] & 64
     assert world.rows("SELECT status FROM approvals") == [("pending",)]
 
-    inter, _ = await click(world, mod, request, f"approval:approve:{approval_id}")
-    assert (await world.discord.wait_followup(inter))["content"] == f"Approved `calc__shout` for run {run_id}."
+    assert await decide(world, mod, request, "approve", approval_id) == f"Approved `calc__shout` for run {run_id}."
     await world.discord.wait_for_message(world.channel, announcement_for(run_id))
     assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
     assert world.rows("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log") == [
@@ -128,9 +131,8 @@ async def test_a_strangers_click_is_refused_and_a_moderator_approves_audited(wor
     ]
 
 
-async def test_killing_a_paused_run_settles_it_killed_and_the_request_says_so(world, tmp_path):
-    calls = tmp_path / "calls.jsonl"
-    asking(world, calls)
+async def test_killing_a_paused_run_settles_it_killed_and_the_request_says_so(world):
+    calls = asking(world)
     await world.start_bot()
     run_id, _, _ = await paused(world)
 

@@ -9,14 +9,12 @@ a nonce from the approval id, so a retry within Discord's de-duplication window 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-
 import discord
 import structlog
 
 from bot.discord_adapter.approval_buttons import approval_controls
 from bot.discord_adapter.delivery import nonce_for
+from bot.discord_adapter.rounds import Rounds
 from bot.records import Approval, ApprovalStatus, short_run_id
 from storage.repositories import Repositories
 
@@ -51,31 +49,24 @@ class ApprovalBoard:
         self._client = client
         self._repos = repos
         self._timeout_minutes = timeout_minutes
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._rounds = Rounds("approval-board", self._show_unshown)
 
     def changed(self) -> None:
-        self._wake.set()
+        self._rounds.wake()
 
-    async def start(self) -> None:
-        self._wake.set()
-        self._task = asyncio.create_task(self._loop(), name="approval-board")
+    def start(self) -> None:
+        """Post what was not posted and finish edits a previous process missed, then follow changes."""
+        self._rounds.start()
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self._rounds.close()
 
-    async def _loop(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            for approval in await self._repos.approvals.unshown():
-                try:
-                    await self._show(approval)
-                except discord.HTTPException as error:
-                    log.warning("approval_message_failed", approval_id=approval.id, error=repr(error))
+    async def _show_unshown(self) -> None:
+        for approval in await self._repos.approvals.unshown():
+            try:
+                await self._show(approval)
+            except discord.HTTPException as error:
+                log.warning("approval_message_failed", approval_id=approval.id, error=repr(error))
 
     async def _show(self, approval: Approval) -> None:
         channel = self._client.get_partial_messageable(approval.channel_id)

@@ -4,8 +4,6 @@ run ends — also after a restart, since where each message lives is stored in S
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 
@@ -15,6 +13,7 @@ from pydantic_ai.messages import ModelResponse, ToolCallPart
 
 from bot.core.session_queries import run_label
 from bot.core.stats import format_runtime, format_tokens
+from bot.discord_adapter.rounds import Rounds
 from bot.discord_adapter.run_buttons import run_controls
 from bot.records import Run, RunStatus
 from storage.repositories import Repositories
@@ -40,47 +39,27 @@ class StatusBoard:
         self._interval = interval
         self._clock = clock
         self._dirty: set[str] = set()
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._stop = asyncio.Event()
+        self._rounds = Rounds("status-board", self._refresh_dirty, interval=interval)
 
     def run_changed(self, run_id: str) -> None:
         self._dirty.add(run_id)
-        self._wake.set()
+        self._rounds.wake()
 
     async def start(self) -> None:
         """Finalise messages of runs that ended while the bot was down, then follow live runs."""
         self._dirty.update(await self._messages.unfinished())
-        self._wake.set()
-        self._task = asyncio.create_task(self._loop(), name="status-board")
+        self._rounds.start()
 
     async def close(self) -> None:
-        """Let a refresh in progress finish (a posted message must be recorded), then stop."""
-        if self._task is None:
-            return
-        self._stop.set()
-        self._wake.set()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._task), 5)
-        except TimeoutError:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self._rounds.close()
 
-    async def _loop(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            if self._stop.is_set():
-                return
-            batch, self._dirty = self._dirty, set()
-            for run_id in batch:
-                try:
-                    await self._refresh(run_id)
-                except discord.HTTPException as error:
-                    log.warning("status_message_failed", run_id=run_id, error=repr(error))
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), self._interval)
+    async def _refresh_dirty(self) -> None:
+        batch, self._dirty = self._dirty, set()
+        for run_id in batch:
+            try:
+                await self._refresh(run_id)
+            except discord.HTTPException as error:
+                log.warning("status_message_failed", run_id=run_id, error=repr(error))
 
     async def _refresh(self, run_id: str) -> None:
         run = await self._repos.runs.get(run_id)
