@@ -5,13 +5,17 @@ read-only agent's calls that act are refused in ZeroClaw's words."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+import storage.db as storage_db
 from bot.agents.tool_gate import DENIED, TIMED_OUT
+from bot.core.approvals import Approvals
 from bot.core.errors import UserError
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
-from tests.core_support import ORIGIN, ScriptedModels, running_core, settle
+from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, running_core, settle, text
 from tests.test_mcp_tools import CONFIG, MCP, ToolUser, recorded
 
 ASKING = (
@@ -185,3 +189,34 @@ async def test_a_message_sent_while_the_main_agent_waits_is_answered_after_the_p
     assert (paused.status, later.status) == (RunStatus.COMPLETED, RunStatus.COMPLETED)
     assert paused.ended_at <= later.started_at
     assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
+
+
+async def test_a_decision_on_a_run_that_ended_another_way_is_refused(tmp_path, calls):
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        run_id = await paused_chat(core)
+        await core._settlement.kill(run_id)  # as when a delegate's caller ends its turn: not through /subagents kill
+        [approval] = await pending_of(core, run_id)
+        with pytest.raises(UserError, match=f"Run {run_id[:8]} is already finished."):
+            await core.approvals.decide(OWNER, approval.id, approve=True)
+        [cancelled] = await pending_of(core, run_id)
+    assert cancelled.status is ApprovalStatus.CANCELLED
+    assert recorded(calls) == []
+
+
+async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path, calls, monkeypatch):
+    """Migration 0010 rebuilds ``runs`` (a CHECK constraint cannot change in place) under foreign keys."""
+    before, start = storage_db._migrations, Approvals.start
+    monkeypatch.setattr(storage_db, "_migrations", lambda: [m for m in before() if m[0] < 10])
+    monkeypatch.setattr(Approvals, "start", lambda self: asyncio.sleep(0))  # the old bot had no approvals table
+    async with running_core(tmp_path, ScriptedModels(main=text("hello")), CONFIG) as core:
+        old_id = await chat_and_wait(core)
+    monkeypatch.setattr(storage_db, "_migrations", before)
+    monkeypatch.setattr(Approvals, "start", start)
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        old = await core.runs.get(old_id)
+        assert (old.status, old.result_text) == (RunStatus.COMPLETED, "hello")
+        assert len(await core.transcripts.for_run(old_id)) == 2
+        await paused_chat(core)
+        assert await core._db.fetch_all("PRAGMA foreign_key_check") == []

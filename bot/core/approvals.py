@@ -119,6 +119,10 @@ class Approvals:
         run_label = f"run {short_run_id(approval.run_id)}"
         if approval.status is not ApprovalStatus.PENDING:
             raise UserError(f"That call of {run_label} is already {approval.status.value.replace('_', ' ')}.")
+        run = await self._repos.runs.get(approval.run_id)
+        if run is None or run.status is not RunStatus.AWAITING_APPROVAL:  # ended another way (its caller's end)
+            await self.runs_ended([approval.run_id])
+            raise UserError(f"{run_label.capitalize()} is already finished.")
         verb = "approve" if approve else "deny"
         owner = approval.owner_user_id
         if owner != actor.user_id and not actor.is_moderator:
