@@ -11,7 +11,7 @@ import pytest
 
 import storage.db as storage_db
 from bot.agents.tool_gate import DENIED, TIMED_OUT
-from bot.core.approvals import Approvals
+from bot.core.approvals import ARGUMENTS_SHOWN, Approvals, shown_arguments
 from bot.core.errors import UserError
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
@@ -220,3 +220,9 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         assert len(await core.transcripts.for_run(old_id)) == 2
         await paused_chat(core)
         assert await core._db.fetch_all("PRAGMA foreign_key_check") == []
+
+
+def test_a_request_shows_no_secret_and_at_most_a_few_hundred_characters():
+    shown = shown_arguments('{"token": "sk-live-123456", "text": "' + "x" * 500 + '"}', ["sk-live-123456", "short"])
+    assert shown.startswith('{"token": "[REDACTED]", "text": "xxx')
+    assert len(shown) == ARGUMENTS_SHOWN and shown.endswith("…")

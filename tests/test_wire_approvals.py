@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 from bot.agents.tool_gate import DENIED, TIMED_OUT
-from tests.conftest import World, announcement_for
+from tests.conftest import QUICK_STATUS_EDITS, World, announcement_for
 from tests.test_wire_control import command, member, run_id_full, spawn
 from tests.test_wire_mcp import with_mcp
-from tests.test_wire_status import buttons, click
+from tests.test_wire_status import buttons, click, status_for
 
 
 def asking(world) -> Path:
@@ -131,10 +131,15 @@ async def test_a_strangers_click_is_refused_and_a_moderator_approves_audited(wor
     ]
 
 
-async def test_killing_a_paused_run_settles_it_killed_and_the_request_says_so(world):
+async def test_list_and_status_say_awaiting_approval_and_a_kill_edits_the_request(world):
+    world.status_edit_interval = QUICK_STATUS_EDITS
     calls = asking(world)
     await world.start_bot()
     run_id, _, _ = await paused(world)
+    listing = await command(world, world.alice, "subagents list")
+    assert "awaiting approval" in listing
+    status = await status_for(world, run_id, lambda m: "awaiting approval" in m["content"])
+    assert status["content"].startswith("✋ **Shout hi** · awaiting approval · ")
 
     assert await command(world, world.alice, "subagents kill", target="1") == "killed Shout hi."
     edited = await approval_request(world, lambda m: "killed" in m["content"])
