@@ -226,6 +226,14 @@ class RunRepository:
         )
         return [_from_row(row) for row in rows]
 
+    async def live_before(self, session_key: str, created_at: float) -> list[RunStatus]:
+        """The statuses of a session's live runs created before ``created_at`` (the turns ahead of a queued one)."""
+        rows = await self._db.fetch_all(
+            f"SELECT status FROM runs WHERE session_key = ? AND created_at < ? AND status IN {LIVE_SQL}",
+            (session_key, created_at),
+        )
+        return [RunStatus(row[0]) for row in rows]
+
     async def for_session(self, session_key: str) -> list[Run]:
         rows = await self._db.fetch_all(
             f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? ORDER BY created_at", (session_key,)

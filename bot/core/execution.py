@@ -152,20 +152,17 @@ class Execution:
         lock = self._session_locks.setdefault(run.session_key, asyncio.Lock())
         while True:
             async with lock:
-                if not any(earlier.status is RunStatus.AWAITING_APPROVAL for earlier in await self._earlier(run)):
+                ahead = await self._repos.runs.live_before(run.session_key, run.created_at)
+                if RunStatus.AWAITING_APPROVAL not in ahead:
                     yield
                     return
             while await self._signals.wait_for(lambda: self._earlier_ended(run), 3600) is None:
                 pass
 
-    async def _earlier(self, run: Run) -> list[Run]:
-        """The session's runs created before ``run`` that are still live."""
-        runs = await self._repos.runs.for_session(run.session_key)
-        return [other for other in runs if other.created_at < run.created_at and not other.status.is_terminal]
-
     async def _earlier_ended(self, run: Run) -> bool | None:
-        paused_or_running = (RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING)
-        return None if any(other.status in paused_or_running for other in await self._earlier(run)) else True
+        """``True`` once no turn ahead of ``run`` is paused or running (``None``: wait on)."""
+        ahead = await self._repos.runs.live_before(run.session_key, run.created_at)
+        return None if {RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING} & set(ahead) else True
 
     async def _execute(self, run_id: str, *, wake: bool) -> None:
         run = await self._repos.runs.get(run_id)
