@@ -40,6 +40,12 @@ from bot.records import Session
 from bot.text import quoted
 
 DELIVERY_KEYS = ("target", "transport", "channel", "to", "threadId", "thread_id", "replyTo", "reply_to")
+POLICY_KEYS = (  # what a prompt-injected child might ask for, refused naming the rule (bot/core/policy_envelope.py)
+    *("tools", "allowedTools", "allowed_tools", "excludedTools", "excluded_tools", "mcpServers", "mcp_servers"),
+    *("level", "autonomy", "riskProfile", "risk_profile", "runtimeProfile", "runtime_profile", "alwaysAsk"),
+    *("always_ask", "budget", "maxActionsPerHour", "max_actions_per_hour", "maxSpawnDepth", "max_spawn_depth"),
+    "depth",
+)
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,13 @@ async def sessions_spawn(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any
             return _error(
                 f'sessions_spawn does not support "{key}". Use "message" or "sessions_send" for channel delivery.'
             )
+    for key in POLICY_KEYS:
+        if key in raw:
+            return {
+                "status": "forbidden",
+                "error": f"sessions_spawn does not take \"{key}\": a child's tools, budget and depth are its agent's "
+                "policy narrowed by yours, and a child can only narrow. Pick an agentId from agents_list.",
+            }
     try:
         parsed = _SpawnArgsModel.model_validate(raw)
     except ValidationError as exc:

@@ -1,0 +1,184 @@
+"""A child can only narrow, through the real core and runner (FunctionModel): an agent's ``sessions_spawn`` of a
+child whose policy is wider than its own is refused in ZeroClaw's words and launches nothing, a narrower child is
+accepted, a bounded delegate spawns inside its caller's policy and an independent one inside its own, and a
+child's asks for another model, more depth, more tools or a bigger budget are refused naming the rule."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.records import RunStatus
+from tests.core_support import ScriptedModels, chat_and_wait, running_core, settle, text
+from tests.test_delegate import NESTED, Caller
+
+SERVER = Path(__file__).parent / "fakes" / "mcp_server.py"
+DEFAULTS = """
+[agents.defaults]
+model = "test/main"
+[agents.defaults.subagents]
+max_spawn_depth = 2
+allow_agents = ["*"]
+"""
+MCP_TEAM = (
+    DEFAULTS
+    + f"""
+[mcp.servers.calc]
+command = "{sys.executable}"
+args = ["{SERVER}"]
+timeout_seconds = 10
+[risk_profiles.careful]
+excluded_tools = ["calc__die"]
+[risk_profiles.careless]
+[risk_profiles.tighter]
+excluded_tools = ["calc__die", "calc__env"]
+[agents.list.main]
+mcp_servers = ["calc"]
+[agents.list.boss]
+model = "test/boss"
+risk_profile = "careful"
+mcp_servers = ["calc"]
+[agents.list.tinker]
+model = "test/worker"
+risk_profile = "careless"
+mcp_servers = ["calc"]
+[agents.list.helper]
+model = "test/worker"
+risk_profile = "tighter"
+mcp_servers = ["calc"]
+"""
+)
+ESCALATES = "subagent policy override escalates beyond parent: "
+
+
+def spawn(agent: str, **more) -> tuple[str, dict]:
+    return ("sessions_spawn", {"task": f"work for {agent}", "agentId": agent, **more})
+
+
+async def agents_spawned(core) -> list[str]:
+    rows = await core._db.fetch_all("SELECT agent_id FROM sessions WHERE kind = 'subagent' ORDER BY created_at")
+    return [row[0] for row in rows]
+
+
+async def test_an_orchestrator_that_excludes_an_mcp_tool_cannot_spawn_an_agent_that_has_it(tmp_path):
+    boss = Caller(spawn("tinker"), spawn("helper"))
+    main = Caller(spawn("boss"))
+    models = ScriptedModels(main=main, boss=boss, worker=text("worked"))
+    async with running_core(tmp_path, models, MCP_TEAM) as core:
+        await chat_and_wait(core)
+
+        async def boss_spawned():
+            return len(boss.results) == 2
+
+        await settle(core, boss_spawned, timeout=20)
+        launched = await agents_spawned(core)
+    assert main.results[0]["status"] == "accepted"  # boss is narrower than main: it lists calc and excludes more
+    assert boss.results[0] == {
+        "status": "forbidden",
+        "error": ESCALATES + 'subagent drops excluded_tools entry "calc__die" that the parent enforces',
+    }
+    assert boss.results[1]["status"] == "accepted"  # helper excludes calc__die too, and more
+    assert launched == ["boss", "helper"]  # tinker never ran
+
+
+async def test_a_bounded_delegate_spawns_inside_its_callers_policy_and_an_independent_one_inside_its_own(tmp_path):
+    config = NESTED.replace("max_spawn_depth = 2", "max_spawn_depth = 3") + (
+        '[agents.list.wideworker]\nmodel = "test/worker"\nrisk_profile = "wide"\n'
+    )
+    analyst, solo = Caller(spawn("wideworker")), Caller(spawn("wideworker"))
+    main = Caller(("delegate", {"agent": "analyst", "prompt": "a"}), ("delegate", {"agent": "solo", "prompt": "b"}))
+    models = ScriptedModels(main=main, analyst=analyst, solo=solo, worker=text("worked"))
+    async with running_core(tmp_path, models, config) as core:
+        await chat_and_wait(core)
+        launched = await agents_spawned(core)
+    assert analyst.results == [  # bounded: main's team profile excludes sessions_history, wideworker's does not
+        {
+            "status": "forbidden",
+            "error": ESCALATES + 'subagent drops excluded_tools entry "sessions_history" that the parent enforces',
+        }
+    ]
+    assert solo.results[0]["status"] == "accepted"  # independent: its own wide profile, exempt from main's
+    assert launched == ["analyst", "solo", "wideworker"]
+
+
+INJECTED = (
+    DEFAULTS
+    + """
+[agents.list.main]
+[agents.list.boss]
+model = "test/boss"
+[agents.list.helper]
+model = "test/worker"
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("ask", "refusal"),
+    [
+        (
+            spawn("boss", model="test/pricey"),
+            {
+                "status": "forbidden",
+                "error": "sessions_spawn model 'test/pricey' is not allowed: an agent may pick only a model the config "
+                "names (test/boss, test/main, test/worker)",
+            },
+        ),
+        (
+            spawn("boss", runTimeoutSeconds=600),
+            {"status": "forbidden", "error": ESCALATES + "subagent run_timeout_seconds=600 exceeds parent's 60"},
+        ),
+        (
+            spawn("boss", runTimeoutSeconds=0),
+            {
+                "status": "forbidden",
+                "error": ESCALATES + "subagent run_timeout_seconds=0 (no limit) exceeds parent's 60",
+            },
+        ),
+        *(
+            (
+                spawn("boss", **{key: value}),
+                {
+                    "status": "forbidden",
+                    "error": f'sessions_spawn does not take "{key}": a child\'s tools, budget and depth are its '
+                    "agent's policy narrowed by yours, and a child can only narrow. Pick an agentId from agents_list.",
+                },
+            )
+            for key, value in (("tools", ["*"]), ("maxActionsPerHour", 1000), ("maxSpawnDepth", 5))
+        ),
+    ],
+    ids=["model", "longer-timeout", "no-timeout", "tools", "budget", "depth"],
+)
+async def test_a_childs_injected_asks_are_refused_naming_the_rule(tmp_path, ask, refusal):
+    boss = Caller(ask)
+    main = Caller(spawn("boss", runTimeoutSeconds=60))
+    models = ScriptedModels(main=main, boss=boss, pricey=text("expensive"))
+    async with running_core(tmp_path, models, INJECTED) as core:
+        await chat_and_wait(core)
+
+        async def boss_done():
+            rows = await core._db.fetch_all("SELECT status FROM runs WHERE kind = 'spawn'")
+            return [tuple(row) for row in rows] == [(RunStatus.COMPLETED,)]
+
+        await settle(core, boss_done)
+        launched = await agents_spawned(core)
+    assert boss.results == [refusal]
+    assert launched == ["boss"]
+
+
+async def test_a_child_within_its_parents_time_and_models_is_accepted(tmp_path):
+    boss = Caller(spawn("helper", runTimeoutSeconds=30, model="test/main"), spawn("helper"))
+    main = Caller(spawn("boss", runTimeoutSeconds=60))
+    models = ScriptedModels(main=main, boss=boss, worker=text("worked"))
+    async with running_core(tmp_path, models, INJECTED) as core:
+        await chat_and_wait(core)
+
+        async def boss_spawned():
+            return len(boss.results) == 2
+
+        await settle(core, boss_spawned)
+        launched = await agents_spawned(core)
+    assert [result["status"] for result in boss.results] == ["accepted", "accepted"]
+    assert launched == ["boss", "helper", "helper"]
