@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
 from bot.records import RunStatus
-from tests.core_support import ScriptedModels, chat_and_wait, running_core, settle, text
+from tests.core_support import ScriptedModels, chat_and_wait, first_prompt, running_core, settle, text, tool_returns
 from tests.test_delegate import NESTED, Caller
 
 SERVER = Path(__file__).parent / "fakes" / "mcp_server.py"
@@ -22,13 +23,16 @@ model = "test/main"
 max_spawn_depth = 2
 allow_agents = ["*"]
 """
-MCP_TEAM = (
-    DEFAULTS
-    + f"""
+CALC = f"""
 [mcp.servers.calc]
 command = "{sys.executable}"
 args = ["{SERVER}"]
 timeout_seconds = 10
+"""
+MCP_TEAM = (
+    DEFAULTS
+    + CALC
+    + """
 [risk_profiles.careful]
 excluded_tools = ["calc__die"]
 [risk_profiles.careless]
@@ -81,6 +85,35 @@ async def test_an_orchestrator_that_excludes_an_mcp_tool_cannot_spawn_an_agent_t
     }
     assert boss.results[1]["status"] == "accepted"  # helper excludes calc__die too, and more
     assert launched == ["boss", "helper"]  # tinker never ran
+
+
+async def test_a_bounded_delegates_spawn_subagent_child_gets_only_mcp_tools_the_delegates_caller_has(tmp_path):
+    config = (
+        DEFAULTS
+        + CALC
+        + (
+            '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\nexcluded_tools = ["calc__die"]\n'
+            "[risk_profiles.wide]\n[runtime_profiles.agentic]\nagentic = true\n"
+            '[agents.list.main]\nrisk_profile = "team"\nmcp_servers = ["calc"]\ndelegates = ["analyst"]\n'
+            '[agents.list.analyst]\nmodel = "test/analyst"\nrisk_profile = "wide"\nruntime_profile = "agentic"\n'
+            'mcp_servers = ["calc"]\n'
+        )
+    )
+    seen: list[list[str]] = []
+
+    def analyst(messages, info):
+        if first_prompt(messages).startswith("child:"):
+            seen.append(sorted(tool.name for tool in info.function_tools))
+            return ModelResponse(parts=[TextPart("child done")])
+        if tool_returns(messages):
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: look"})])
+
+    main = Caller(("delegate", {"agent": "analyst", "prompt": "a"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, analyst=analyst), config) as core:
+        await chat_and_wait(core)
+    assert main.results[0]["success"] is True
+    assert "calc__add" in seen[0] and "calc__die" not in seen[0]  # its own wide profile has it; main's excludes it
 
 
 async def test_a_bounded_delegate_spawns_inside_its_callers_policy_and_an_independent_one_inside_its_own(tmp_path):
