@@ -13,6 +13,7 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
 from bot.records import RunStatus
 from tests.core_support import ScriptedModels, chat_and_wait, first_prompt, running_core, settle, text, tool_returns
+from tests.test_delegate import CONFIG as DELEGATING
 from tests.test_delegate import NESTED, Caller
 
 SERVER = Path(__file__).parent / "fakes" / "mcp_server.py"
@@ -55,6 +56,7 @@ mcp_servers = ["calc"]
 """
 )
 ESCALATES = "subagent policy override escalates beyond parent: "
+NARROW_ONLY = "a child's tools, budget and depth are its agent's policy narrowed by yours"
 
 
 def spawn(agent: str, **more) -> tuple[str, dict]:
@@ -175,8 +177,7 @@ model = "test/worker"
                 spawn("boss", **{key: value}),
                 {
                     "status": "forbidden",
-                    "error": f'sessions_spawn does not take "{key}": a child\'s tools, budget and depth are its '
-                    "agent's policy narrowed by yours, and a child can only narrow. Pick an agentId from agents_list.",
+                    "error": f'sessions_spawn does not take "{key}": {NARROW_ONLY}, and a child can only narrow.',
                 },
             )
             for key, value in (("tools", ["*"]), ("maxActionsPerHour", 1000), ("maxSpawnDepth", 5))
@@ -215,3 +216,26 @@ async def test_a_child_within_its_parents_time_and_models_is_accepted(tmp_path):
         launched = await agents_spawned(core)
     assert [result["status"] for result in boss.results] == ["accepted", "accepted"]
     assert launched == ["boss", "helper", "helper"]
+
+
+async def test_spawn_subagent_and_delegate_refuse_asks_for_another_model_or_more_naming_the_rule(tmp_path):
+    main = Caller(
+        ("spawn_subagent", {"prompt": "x", "model": "test/pricey"}),
+        ("delegate", {"agent": "researcher", "prompt": "x", "maxActionsPerHour": 1000}),
+        ("delegate", {"agent": "researcher", "prompt": "x", "model": "test/pricey"}),
+    )
+    models = ScriptedModels(main=main, researcher=text("found"), pricey=text("expensive"))
+    async with running_core(tmp_path, models, DELEGATING) as core:
+        await chat_and_wait(core)
+        launched = await agents_spawned(core)
+    model_rule = "the child runs on the model the config gives it, and a child can only narrow."
+    assert main.results == [
+        {"status": "error", "error": f'spawn_subagent does not take "model": {model_rule}'},
+        {
+            "success": False,
+            "output": "",
+            "error": f'delegate does not take "maxActionsPerHour": {NARROW_ONLY}, and a child can only narrow.',
+        },
+        {"success": False, "output": "", "error": f'delegate does not take "model": {model_rule}'},
+    ]
+    assert launched == []
