@@ -11,8 +11,18 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
+from bot.core.requests import SpawnRequest
 from bot.records import RunStatus
-from tests.core_support import ScriptedModels, chat_and_wait, first_prompt, running_core, settle, text, tool_returns
+from tests.core_support import (
+    ORIGIN,
+    ScriptedModels,
+    chat_and_wait,
+    first_prompt,
+    running_core,
+    settle,
+    text,
+    tool_returns,
+)
 from tests.test_delegate import CONFIG as DELEGATING
 from tests.test_delegate import NESTED, Caller
 
@@ -239,3 +249,20 @@ async def test_spawn_subagent_and_delegate_refuse_asks_for_another_model_or_more
         {"success": False, "output": "", "error": f'delegate does not take "model": {model_rule}'},
     ]
     assert launched == []
+
+
+async def test_a_persons_spawn_is_top_level_and_narrowed_by_no_agents_policy(tmp_path):
+    config = INJECTED.replace("[agents.list.main]\n", '[agents.list.main]\nrisk_profile = "locked"\n') + (
+        '[risk_profiles.locked]\nlevel = "readonly"\nallowed_tools = ["sessions_spawn"]\n'
+    )
+    main = Caller(spawn("helper"))
+    models = ScriptedModels(main=main, worker=text("worked"), pricey=text("expensive"))
+    asked = SpawnRequest(agent_id="helper", task="by a person", origin=ORIGIN, model="test/pricey")
+    async with running_core(tmp_path, models, config) as core:
+        accepted = await core.spawn(asked)
+        await chat_and_wait(core)
+        launched = await agents_spawned(core)
+    assert accepted.agent_id == "helper"  # wider than main's locked profile, on a model of the person's choosing
+    refusal = ESCALATES + "subagent autonomy=full exceeds parent's readonly"
+    assert main.results == [{"status": "forbidden", "error": refusal}]  # the agent's own spawn of it is refused
+    assert launched == ["helper"]
