@@ -1,6 +1,6 @@
 """Which MCP tools a session gets: the servers its agent lists (``mcp_servers``), each tool filtered at every step by
 the one policy (:func:`bot.core.tool_policy.admits_mcp_tool`). A bounded delegate gets only servers and tools its
-caller has too, up the chain of bounded delegations."""
+caller has too, up the chain of bounded delegations (a ``spawn_subagent`` child is bounded by its caller, too)."""
 
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ class McpTools:
         return [self._servers.toolset(name).filtered(admitted) for name in sorted(servers)]
 
     async def _bounded_chain(self, session: Session) -> list[Session] | None:
-        """The session, then each caller whose tools bound it (a bounded delegate's caller, and so on); ``None``
-        when a caller is gone, so that nothing it might not have had is granted."""
+        """The session, then each caller whose tools bound it (a bounded delegate's or a ``spawn_subagent`` child's
+        caller, and so on); ``None`` when a caller is gone, so that nothing it might not have had is granted."""
         chain = [session]
-        while chain[-1].delegation is Delegation.BOUNDED:
+        while chain[-1].delegation in (Delegation.BOUNDED, Delegation.SUBAGENT):
             caller = await self._repos.sessions.get(chain[-1].requester_session_key or "")
             if caller is None:
                 return None
