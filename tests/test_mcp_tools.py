@@ -9,12 +9,17 @@ import asyncio
 import json
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from pydantic_ai import Agent
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
 
+from bot.agents.mcp_servers import McpServers, McpUnavailable
+from bot.config import McpServerConfig
 from bot.records import RunStatus
 from tests.core_support import ScriptedModels, chat_and_wait, first_prompt, running_core, tool_returns
 from tests.polling import eventually
@@ -220,3 +225,33 @@ async def test_a_spawn_subagent_child_of_a_bounded_delegate_gets_no_mcp_tool_the
         await chat_and_wait(core)
     assert seen and "calc__add" in seen[0]
     assert "calc__die" not in seen[0]  # the delegate's caller is refused it: so is the delegate's own child
+
+
+def _calc_servers(timeout: float = 10) -> McpServers:
+    return McpServers({"calc": McpServerConfig(command=sys.executable, args=[str(SERVER)], timeout_seconds=timeout)})
+
+
+async def _call(servers: McpServers, call: tuple[str, dict], *, think: float = 0) -> str:
+    """One run of an agent that (after ``think`` seconds) makes ``call``: the tool's answer, or the failure."""
+
+    async def model(messages, info) -> ModelResponse:
+        if len(messages) == 1:
+            await asyncio.sleep(think)
+            return ModelResponse(parts=[ToolCallPart(*call)])
+        return ModelResponse(parts=[TextPart(tool_returns(messages)[-1].model_response_str())])
+
+    try:
+        return (await Agent(FunctionModel(model), toolsets=[servers.toolset("calc")]).run("go")).output
+    except McpUnavailable as unavailable:
+        return str(unavailable)
+
+
+def _server_processes() -> list[str]:
+    found = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", str(SERVER)], capture_output=True, text=True)
+    return found.stdout.split()
+
+
+async def test_a_stdio_server_is_stopped_when_the_last_run_using_it_ends(calls):
+    servers = _calc_servers()
+    assert await _call(servers, ("calc__add", {"a": 1, "b": 2})) == "3"
+    await eventually(lambda: not _server_processes(), timeout=10, describe="the server's process to end")

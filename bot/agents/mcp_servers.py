@@ -82,7 +82,7 @@ def _transport(server: McpServerConfig, environ: Mapping[str, str]) -> ClientTra
         return StreamableHttpTransport(server.url)
     assert server.command is not None, "validated: a server has a command or a url"
     env = get_default_environment() | {name: environ.get(source, "") for name, source in server.env_from.items()}
-    return StdioTransport(server.command, list(server.args), env=env)
+    return StdioTransport(server.command, list(server.args), env=env, keep_alive=False)  # ends with its last run
 
 
 class McpServers:
