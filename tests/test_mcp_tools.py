@@ -246,6 +246,15 @@ async def _call(servers: McpServers, call: tuple[str, dict], *, think: float = 0
         return str(unavailable)
 
 
+async def test_a_server_that_died_is_started_again_for_the_next_run_while_another_run_still_holds_it(calls):
+    servers = _calc_servers()
+    holder = asyncio.create_task(_call(servers, ("calc__add", {"a": 1, "b": 1}), think=3))
+    await asyncio.sleep(1)  # the holder's run has connected and is thinking
+    assert await _call(servers, ("calc__die", {})) == "MCP server 'calc' is unavailable: Connection closed"
+    assert await _call(servers, ("calc__add", {"a": 2, "b": 2})) == "4"  # not the dead connection
+    await holder
+
+
 def _server_processes() -> list[str]:
     found = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", str(SERVER)], capture_output=True, text=True)
     return found.stdout.split()
