@@ -231,12 +231,17 @@ def _calc_servers(timeout: float = 10) -> McpServers:
     return McpServers({"calc": McpServerConfig(command=sys.executable, args=[str(SERVER)], timeout_seconds=timeout)})
 
 
-async def _call(servers: McpServers, call: tuple[str, dict], *, think: float = 0) -> str:
-    """One run of an agent that (after ``think`` seconds) makes ``call``: the tool's answer, or the failure."""
+async def _call(
+    servers: McpServers, call: tuple[str, dict], *, hold: tuple[asyncio.Event, asyncio.Event] | None = None
+) -> str:
+    """One run of an agent that makes ``call``: the tool's answer, or the failure. With ``hold`` (connected,
+    release), its run sets ``connected`` once it holds the server's connection, and calls when ``release`` is set."""
 
     async def model(messages, info) -> ModelResponse:
         if len(messages) == 1:
-            await asyncio.sleep(think)
+            if hold:
+                hold[0].set()
+                await hold[1].wait()
             return ModelResponse(parts=[ToolCallPart(*call)])
         return ModelResponse(parts=[TextPart(tool_returns(messages)[-1].model_response_str())])
 
@@ -248,11 +253,13 @@ async def _call(servers: McpServers, call: tuple[str, dict], *, think: float = 0
 
 async def test_a_server_that_died_is_started_again_for_the_next_run_while_another_run_still_holds_it(calls):
     servers = _calc_servers()
-    holder = asyncio.create_task(_call(servers, ("calc__add", {"a": 1, "b": 1}), think=3))
-    await asyncio.sleep(1)  # the holder's run has connected and is thinking
+    connected, release = asyncio.Event(), asyncio.Event()
+    holder = asyncio.create_task(_call(servers, ("calc__add", {"a": 1, "b": 1}), hold=(connected, release)))
+    await asyncio.wait_for(connected.wait(), 30)
     assert await _call(servers, ("calc__die", {})) == "MCP server 'calc' is unavailable: Connection closed"
     assert await _call(servers, ("calc__add", {"a": 2, "b": 2})) == "4"  # not the dead connection
-    await holder
+    release.set()
+    assert await holder == "MCP server 'calc' is unavailable: Connection closed"  # it held the dead one
 
 
 def _server_processes() -> list[str]:
