@@ -184,10 +184,13 @@ class RunRepository:
         return row[0] if row else 0
 
     async def sessions_with_run_prefix(self, requester_key: str, prefix: str) -> list[str]:
-        """Child sessions of ``requester_key`` with a run whose id starts with ``prefix``."""
+        """Sessions below ``requester_key`` (its children, theirs, and so on) with a run whose id starts with
+        ``prefix``: a run id reaches any sub-agent of a conversation, however it was started."""
         rows = await self._db.fetch_all(
-            "SELECT DISTINCT r.session_key FROM runs r JOIN sessions s ON s.key = r.session_key "
-            "WHERE s.requester_session_key = ? AND substr(r.id, 1, ?) = ?",
+            "WITH RECURSIVE tree(key) AS (SELECT key FROM sessions WHERE requester_session_key = ? "
+            "UNION SELECT sessions.key FROM sessions JOIN tree ON sessions.requester_session_key = tree.key) "
+            "SELECT DISTINCT r.session_key FROM runs r JOIN tree ON tree.key = r.session_key "
+            "WHERE substr(r.id, 1, ?) = ?",
             (requester_key, len(prefix), prefix),
         )
         return [row[0] for row in rows]

@@ -616,9 +616,9 @@ async def test_a_waiting_orchestrator_is_woken_with_its_background_tasks_result(
         seen.append(str(messages[-1].parts[-1].content))
         return ModelResponse(parts=[TextPart("final: built on the deep answer")])
 
-    config = NESTED.replace(
+    config = NESTED.replace(  # within main's policy (a wider planner would be refused), solo listed to reach it
         '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "team"',
-        '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "wide"',
+        '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "team"\ndelegates = ["solo"]',
     )
     main = Caller(("sessions_spawn", {"task": "plan it", "agentId": "planner"}))
     async with running_core(tmp_path, ScriptedModels(main=main, planner=planner, solo=held), config) as core:
@@ -739,9 +739,9 @@ async def test_a_background_result_that_arrives_while_its_caller_is_mid_turn_sti
         seen.append(str(messages[-1].parts[-1].content))
         return ModelResponse(parts=[TextPart("final: built on the deep answer")])
 
-    config = NESTED.replace(
+    config = NESTED.replace(  # within main's policy (a wider planner would be refused), solo listed to reach it
         '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "team"',
-        '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "wide"',
+        '[agents.list.planner]\nmodel = "test/planner"\nrisk_profile = "team"\ndelegates = ["solo"]',
     )
     main = Caller(("sessions_spawn", {"task": "plan it", "agentId": "planner"}))
     async with running_core(tmp_path, ScriptedModels(main=main, planner=planner, solo=held), config) as core:

@@ -9,12 +9,17 @@ import asyncio
 import json
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from pydantic_ai import Agent
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
 
+from bot.agents.mcp_servers import McpServers, McpUnavailable
+from bot.config import McpServerConfig
 from bot.records import RunStatus
 from tests.core_support import ScriptedModels, chat_and_wait, first_prompt, running_core, tool_returns
 from tests.polling import eventually
@@ -181,3 +186,78 @@ async def test_a_spawn_subagent_child_has_its_agents_mcp_tools(tmp_path, calls):
     async with running_core(tmp_path, ScriptedModels(main=model), CONFIG) as core:
         await chat_and_wait(core)
     assert seen and {"calc__add", "spawn_subagent"} <= set(seen[0])
+
+
+async def test_a_spawn_subagent_child_of_a_bounded_delegate_gets_no_mcp_tool_the_delegates_caller_lacks(
+    tmp_path, calls
+):
+    config = MCP + (
+        "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
+        '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\nexcluded_tools = ["calc__die"]\n'
+        "[risk_profiles.wide]\n[runtime_profiles.agentic]\nagentic = true\n"
+        '[agents.list.main]\nrisk_profile = "team"\nmcp_servers = ["calc"]\n'
+        'delegates = [{ agent = "analyst", mode = "bounded" }]\n'
+        '[agents.list.analyst]\nmodel = "test/analyst"\nrisk_profile = "wide"\nruntime_profile = "agentic"\n'
+        'mcp_servers = ["calc"]\n'
+    )
+    seen: list[list[str]] = []
+
+    def analyst(messages, info):
+        if first_prompt(messages).startswith("child:"):
+            seen.append(sorted(tool.name for tool in info.function_tools))
+            return ModelResponse(parts=[TextPart("child done")])
+        if tool_returns(messages):
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: add"})])
+
+    main = ToolUser(("delegate", {"agent": "analyst", "prompt": "a"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, analyst=analyst), config) as core:
+        await chat_and_wait(core)
+    assert seen and "calc__add" in seen[0]
+    assert "calc__die" not in seen[0]  # the delegate's caller is refused it: so is the delegate's own child
+
+
+def _calc_servers(timeout: float = 10) -> McpServers:
+    return McpServers({"calc": McpServerConfig(command=sys.executable, args=[str(SERVER)], timeout_seconds=timeout)})
+
+
+async def _call(
+    servers: McpServers, call: tuple[str, dict], *, hold: tuple[asyncio.Event, asyncio.Event] | None = None
+) -> str:
+    """One run of an agent that makes ``call``: the tool's answer, or the failure. With ``hold`` (connected,
+    release), its run sets ``connected`` once it holds the server's connection, and calls when ``release`` is set."""
+
+    async def model(messages, info) -> ModelResponse:
+        if len(messages) == 1:
+            if hold:
+                hold[0].set()
+                await hold[1].wait()
+            return ModelResponse(parts=[ToolCallPart(*call)])
+        return ModelResponse(parts=[TextPart(tool_returns(messages)[-1].model_response_str())])
+
+    try:
+        return (await Agent(FunctionModel(model), toolsets=[servers.toolset("calc")]).run("go")).output
+    except McpUnavailable as unavailable:
+        return str(unavailable)
+
+
+async def test_a_server_that_died_is_started_again_for_the_next_run_while_another_run_still_holds_it(calls):
+    servers = _calc_servers()
+    connected, release = asyncio.Event(), asyncio.Event()
+    holder = asyncio.create_task(_call(servers, ("calc__add", {"a": 1, "b": 1}), hold=(connected, release)))
+    await asyncio.wait_for(connected.wait(), 30)
+    assert await _call(servers, ("calc__die", {})) == "MCP server 'calc' is unavailable: Connection closed"
+    assert await _call(servers, ("calc__add", {"a": 2, "b": 2})) == "4"  # not the dead connection
+    release.set()
+    assert await holder == "MCP server 'calc' is unavailable: Connection closed"  # it held the dead one
+
+
+def _server_processes() -> list[str]:
+    found = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", str(SERVER)], capture_output=True, text=True)
+    return found.stdout.split()
+
+
+async def test_a_stdio_server_is_stopped_when_the_last_run_using_it_ends(calls):
+    servers = _calc_servers()
+    assert await _call(servers, ("calc__add", {"a": 1, "b": 2})) == "3"
+    await eventually(lambda: not _server_processes(), timeout=10, describe="the server's process to end")

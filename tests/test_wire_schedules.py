@@ -17,6 +17,7 @@ import pytest
 from apscheduler.jobstores.base import JobLookupError
 
 from tests.fakes.discord_server import DEFAULT_BOT_PERMISSIONS
+from tests.fakes.openai_server import Step
 from tests.test_wire_control import command as control_command
 from tests.test_wire_control import member
 
@@ -209,3 +210,33 @@ async def test_a_running_firing_is_listed_and_stopped_in_its_channel(world):
     await world.until("SELECT kind, status FROM runs", [("spawn", "killed")])
     await world.quiescent()
     assert scheduled_posts(world) == []  # a killed run announces nothing
+
+
+async def test_a_firings_own_sub_agent_is_killed_from_its_status_messages_button(world):
+    """The Kill button names its run by id, which reaches any sub-agent below the channel's conversation."""
+    world.clock = clock = BehindClock()
+
+    def agent(body):
+        said = " ".join(str(m.get("content")) for m in body["messages"] if m["role"] == "user")
+        if "Dig deeper" in said:
+            return Step.hang()  # the firing's sub-agent works until it is killed
+        if body["messages"][-1]["role"] == "tool":
+            return "I asked a sub-agent to dig deeper."
+        return Step.calls([("sessions_spawn", {"task": "Dig deeper"})])
+
+    world.llm.default = agent
+    bot = await world.start_bot()
+    admin = member(world, "admin", manage_guild=True)
+    slot, cron = next_minute(clock)
+    await command(world, admin, "schedule add", name="digest", cron=cron, agent="researcher", prompt="Summarise")
+    clock.move_past(slot)
+    run_timer_now(bot, 1)
+    await world.llm.wait_hanging()
+    child_id = world.rows("SELECT id FROM runs WHERE task = 'Dig deeper'")[0][0]
+    status = await world.discord.wait_for_message(
+        world.channel, lambda m: f"-# run {child_id[:8]}" in m["content"] and "running" in m["content"]
+    )
+
+    inter = await world.discord.click_button(admin, status, f"run:kill:{child_id}")
+    assert (await world.discord.wait_followup(inter))["content"] == "killed Dig deeper."
+    await world.until(f"SELECT status FROM runs WHERE id = '{child_id}'", [("killed",)])

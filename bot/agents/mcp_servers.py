@@ -50,6 +50,11 @@ class _Guarded(WrapperToolset[Any]):
     """Turns a server's connection failures into :class:`McpUnavailable`; a tool's own error goes to the model."""
 
     server: str = ""
+    broken: bool = False  # its connection failed: runs that start later get a new one
+
+    def _unavailable(self, error: BaseException) -> McpUnavailable:
+        self.broken = True
+        return McpUnavailable(self.server, _reason(error))
 
     async def __aenter__(self) -> _Guarded:
         try:
@@ -62,7 +67,7 @@ class _Guarded(WrapperToolset[Any]):
         try:
             return await super().get_tools(ctx)
         except Exception as error:
-            raise McpUnavailable(self.server, _reason(error)) from None
+            raise self._unavailable(error) from None
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
@@ -74,7 +79,7 @@ class _Guarded(WrapperToolset[Any]):
         except ModelRetry:
             raise
         except Exception as error:
-            raise McpUnavailable(self.server, _reason(error)) from None
+            raise self._unavailable(error) from None
 
 
 def _transport(server: McpServerConfig, environ: Mapping[str, str]) -> ClientTransport:
@@ -82,24 +87,25 @@ def _transport(server: McpServerConfig, environ: Mapping[str, str]) -> ClientTra
         return StreamableHttpTransport(server.url)
     assert server.command is not None, "validated: a server has a command or a url"
     env = get_default_environment() | {name: environ.get(source, "") for name, source in server.env_from.items()}
-    return StdioTransport(server.command, list(server.args), env=env)
+    return StdioTransport(server.command, list(server.args), env=env, keep_alive=False)  # ends with its last run
 
 
 class McpServers:
     """The configured MCP servers' toolsets, built once; pydantic-ai connects one when a run that uses it starts
-    (shared by the runs in flight) and closes it when the last of them ends."""
+    (shared by the runs in flight) and closes it when the last of them ends. Once its connection failed (the
+    server died or stopped answering), runs that start later get a new one, not the dead one the others hold."""
 
     def __init__(self, servers: Mapping[str, McpServerConfig], environ: Mapping[str, str] | None = None) -> None:
         self._servers = dict(servers)
         self._environ = os.environ if environ is None else environ
-        self._toolsets: dict[str, AbstractToolset[Any]] = {}
+        self._toolsets: dict[str, tuple[_Guarded, AbstractToolset[Any]]] = {}
 
     def toolset(self, name: str) -> AbstractToolset[Any]:
         """Server ``name``'s tools as ``<name>__<tool>``."""
-        if name not in self._toolsets:
+        if name not in self._toolsets or self._toolsets[name][0].broken:
             guarded = _Guarded(MCPToolset(self._client(name), id=name, tool_error_behavior="error"), server=name)
-            self._toolsets[name] = guarded.prefixed(f"{name}_")  # the prefix and "_": <name>__<tool>
-        return self._toolsets[name]
+            self._toolsets[name] = (guarded, guarded.prefixed(f"{name}_"))  # the prefix and "_": <name>__<tool>
+        return self._toolsets[name][1]
 
     def _client(self, name: str) -> Client[Any]:
         server = self._servers[name]

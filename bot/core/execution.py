@@ -26,6 +26,7 @@ from bot.config import Config
 from bot.core import internal_context
 from bot.core.approvals import Approvals
 from bot.core.mcp_tools import McpTools
+from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
@@ -62,6 +63,7 @@ class Execution:
         self._tools = tools
         self._mcp = mcp
         self._approvals = approvals
+        self._envelopes = PolicyEnvelopes(config, repos)
         self._apply = apply
         self._clock = clock
         self._subagent_lane = asyncio.Semaphore(config.agents.defaults.subagents.max_concurrent)
@@ -233,7 +235,6 @@ class Execution:
             system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
         runtime = self._config.runtime_profile_of(session.agent_id)
         toolset = session_toolset(await self._offered(session))
-        chain = await self._mcp.bounded_chain(session)
         before = (await self._repos.runs.get(run.id) or run).usage
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
@@ -259,7 +260,7 @@ class Execution:
             parallel_tools=bool(runtime.parallel_tools),
             request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
             dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
-            gate=tool_gate(self._config, chain or [session]),
+            gate=tool_gate(await self._envelopes.effective(session, run)),
         )
         token = self._cancellations.setdefault(run.id, CancellationToken())
         try:

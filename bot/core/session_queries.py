@@ -108,8 +108,9 @@ class SessionQueries:
 
     async def any_child(self, requester_key: str, token: str) -> ChildRow | None:
         """A child of any age, named by its full session key or a unique prefix of one of its run ids (the
-        numbered list only covers the last 30 minutes; ids do not expire). An archived one is found too: it can
-        still be read, and refuses new messages itself."""
+        numbered list only covers the last 30 minutes; ids do not expire) — by a run id, a descendant further down
+        too (a Kill button names its run by id). An archived one is found too: it can still be read, and refuses
+        new messages itself."""
         token = token.strip()
         if ":" in token:
             session = await self.own_child(requester_key, token)

@@ -15,6 +15,7 @@ from pydantic_ai import RunContext, Tool
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
+from bot.core.delegate_tasks import tool_result
 from bot.core.errors import TextRefused
 from bot.core.limits import checked_text
 from bot.core.spawn_policy import SpawnArgs
@@ -40,6 +41,13 @@ from bot.records import Session
 from bot.text import quoted
 
 DELIVERY_KEYS = ("target", "transport", "channel", "to", "threadId", "thread_id", "replyTo", "reply_to")
+POLICY_KEYS = (  # what a prompt-injected child might ask for, refused naming the rule (bot/core/policy_envelope.py)
+    *("tools", "allowedTools", "allowed_tools", "excludedTools", "excluded_tools", "mcpServers", "mcp_servers"),
+    *("level", "autonomy", "riskProfile", "risk_profile", "runtimeProfile", "runtime_profile", "alwaysAsk"),
+    *("always_ask", "budget", "maxActionsPerHour", "max_actions_per_hour", "maxSpawnDepth", "max_spawn_depth"),
+    "depth",
+)
+NARROW_ONLY = "a child's tools, budget and depth are its agent's policy narrowed by yours"
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,16 @@ def _error(message: str) -> dict[str, Any]:
     return {"status": "error", "error": message}
 
 
+def _asks_for_more(tool: str, raw: dict[str, Any], *, model: bool = False) -> str | None:
+    """A child's argument asking for more than its policy envelope (or, with ``model``, another model than the one
+    the config gives it), refused naming the rule rather than ignored."""
+    key = next((key for key in (*POLICY_KEYS, *(("model",) if model else ())) if key in raw), None)
+    if key is None:
+        return None
+    rule = "the child runs on the model the config gives it" if key == "model" else NARROW_ONLY
+    return f'{tool} does not take "{key}": {rule}, and a child can only narrow.'
+
+
 def _validation_message(tool: str, error: ValidationError) -> str:
     problems = "; ".join(f"{quoted('.'.join(map(str, e['loc']))) or 'arguments'}: {e['msg']}" for e in error.errors())
     return f"Invalid arguments for {tool}: {problems}"
@@ -112,6 +130,8 @@ async def sessions_spawn(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any
             return _error(
                 f'sessions_spawn does not support "{key}". Use "message" or "sessions_send" for channel delivery.'
             )
+    if refusal := _asks_for_more("sessions_spawn", raw):
+        return {"status": "forbidden", "error": refusal}
     try:
         parsed = _SpawnArgsModel.model_validate(raw)
     except ValidationError as exc:
@@ -161,11 +181,15 @@ async def model_switch(ctx: RunContext[ToolDeps], model: str) -> dict[str, Any]:
 
 async def spawn_subagent(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
     """The prompt is checked by the core, after the depth cap and the risk gate (ZeroClaw's order)."""
+    if refusal := _asks_for_more("spawn_subagent", raw, model=True):
+        return _error(refusal)
     return await ctx.deps.control.tool_spawn_subagent(ctx.deps.caller, raw.get("prompt"))
 
 
 async def delegate(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
     """Every argument is checked by the core, in ZeroClaw's order."""
+    if refusal := _asks_for_more("delegate", raw, model=True):
+        return tool_result(False, error=refusal)
     return await ctx.deps.control.tool_delegate(ctx.deps.caller, raw)
 
 

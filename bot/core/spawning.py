@@ -20,6 +20,7 @@ from bot.core.errors import CallerEnded, EphemeralSession, SessionArchived, User
 from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
 from bot.core.limits import checked_text
+from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.requests import (
     ChatRequest,
     SpawnAccepted,
@@ -67,6 +68,7 @@ class Spawning:
         self._repos = repos
         self._models = models
         self._policy = policy
+        self._envelopes = PolicyEnvelopes(config, repos)
         self._guild_settings = guild_settings
         self._threads = threads
         self._archiving = archiving
@@ -91,9 +93,11 @@ class Spawning:
             return await self._create_child(plan, requester, None, request.origin)
 
     async def spawn_for(self, requester: Session, requester_run: Run, args: SpawnArgs) -> SpawnAccepted:
-        """An agent's spawn (``sessions_spawn``): a child of the calling run, answering to its requester."""
+        """An agent's spawn (``sessions_spawn``): a child of the calling run, answering to its requester, inside
+        the requester's policy envelope."""
         async with self._spawning(requester.key):
             plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run))
+            await self._envelopes.vet_spawn(requester, requester_run, args, plan)
             return await self._create_child(plan, requester, requester_run, origin_of(requester_run))
 
     async def chat(self, request: ChatRequest) -> str:

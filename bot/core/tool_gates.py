@@ -1,6 +1,7 @@
-"""Which calls a session's tools must get past at call time (:class:`bot.agents.tool_gate.ToolGate`): the calls its
-agent's risk profile names in ``always_ask`` wait for a person's approval — a bounded delegate's also those its
-callers must ask for — and, at ``level = "readonly"``, every call with side effects is refused. A session tool acts
+"""Which calls a session's tools must get past at call time (:class:`bot.agents.tool_gate.ToolGate`), from its
+policy envelope (its agent's risk profile narrowed up its chain of agent parents, :mod:`bot.core.policy_envelope`):
+the calls named in ``always_ask`` wait for a person's approval — a bounded delegate's also those its callers must
+ask for — and, at ``level = "readonly"``, every call with side effects is refused. A session tool acts
 unless it only reads; an MCP tool acts unless its server marks it ``readOnlyHint`` (pydantic-ai keeps a tool's MCP
 annotations in ``ToolDefinition.metadata``)."""
 
@@ -11,7 +12,7 @@ from typing import Any
 from pydantic_ai.tools import ToolDefinition
 
 from bot.agents.tool_gate import ToolGate
-from bot.config import Config
+from bot.core.policy_envelope import Envelope
 from bot.core.tool_policy import (
     DELEGATE,
     MODEL_SWITCH,
@@ -21,7 +22,6 @@ from bot.core.tool_policy import (
     SUBAGENTS,
     all_session_tools,
 )
-from bot.records import Session
 
 ACTING_SESSION_TOOLS = frozenset({SESSIONS_SPAWN, SESSIONS_SEND, MODEL_SWITCH})
 ACTING_SUBAGENTS_ACTIONS = frozenset({"kill", "steer"})
@@ -41,15 +41,7 @@ def read_only_refuses(name: str, args: dict[str, Any], tool: ToolDefinition) -> 
     return not annotations.get("readOnlyHint", False)
 
 
-def tool_gate(config: Config, chain: list[Session]) -> ToolGate:
-    """The gate of ``chain[0]``; ``chain`` is the session, then the callers whose tools bound it."""
-    risk = config.risk_profile_of(chain[0].agent_id)
-    always_ask: set[str] = set()
-    for holder in chain:
-        holder_risk = config.risk_profile_of(holder.agent_id)
-        always_ask |= {tool.strip() for tool in (holder_risk.always_ask if holder_risk else []) if tool.strip()}
+def tool_gate(envelope: Envelope) -> ToolGate:
     return ToolGate(
-        always_ask=frozenset(always_ask),
-        read_only=risk is not None and risk.level == "readonly",
-        read_only_refuses=read_only_refuses,
+        always_ask=envelope.always_ask, read_only=envelope.level == "readonly", read_only_refuses=read_only_refuses
     )
