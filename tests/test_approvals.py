@@ -6,6 +6,7 @@ read-only agent's calls that act are refused in ZeroClaw's words."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 
@@ -226,3 +227,17 @@ def test_a_request_shows_no_secret_and_at_most_a_few_hundred_characters():
     shown = shown_arguments('{"token": "sk-live-123456", "text": "' + "x" * 500 + '"}', ["sk-live-123456", "short"])
     assert shown.startswith('{"token": "[REDACTED]", "text": "xxx')
     assert len(shown) == ARGUMENTS_SHOWN and shown.endswith("…")
+
+
+async def test_a_deadline_that_passed_while_the_bot_was_down_denies_at_start_up(tmp_path, calls):
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        run_id = await paused_chat(core)
+    with sqlite3.connect(tmp_path / "core.sqlite3") as db:  # the bot stayed down past the deadline
+        db.execute("UPDATE approvals SET deadline = 0")
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+        run = await finished(core, run_id)
+        [decided] = await pending_of(core, run_id)
+    assert (run.status, decided.status) == (RunStatus.COMPLETED, ApprovalStatus.TIMED_OUT)
+    assert user.results == [TIMED_OUT]
+    assert recorded(calls) == []
