@@ -188,35 +188,6 @@ async def test_a_spawn_subagent_child_has_its_agents_mcp_tools(tmp_path, calls):
     assert seen and {"calc__add", "spawn_subagent"} <= set(seen[0])
 
 
-async def test_a_spawn_subagent_child_of_a_bounded_delegate_gets_no_mcp_tool_the_delegates_caller_lacks(
-    tmp_path, calls
-):
-    config = MCP + (
-        "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
-        '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\nexcluded_tools = ["calc__die"]\n'
-        "[risk_profiles.wide]\n[runtime_profiles.agentic]\nagentic = true\n"
-        '[agents.list.main]\nrisk_profile = "team"\nmcp_servers = ["calc"]\n'
-        'delegates = [{ agent = "analyst", mode = "bounded" }]\n'
-        '[agents.list.analyst]\nmodel = "test/analyst"\nrisk_profile = "wide"\nruntime_profile = "agentic"\n'
-        'mcp_servers = ["calc"]\n'
-    )
-    seen: list[list[str]] = []
-
-    def analyst(messages, info):
-        if first_prompt(messages).startswith("child:"):
-            seen.append(sorted(tool.name for tool in info.function_tools))
-            return ModelResponse(parts=[TextPart("child done")])
-        if tool_returns(messages):
-            return ModelResponse(parts=[TextPart("done")])
-        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: add"})])
-
-    main = ToolUser(("delegate", {"agent": "analyst", "prompt": "a"}))
-    async with running_core(tmp_path, ScriptedModels(main=main, analyst=analyst), config) as core:
-        await chat_and_wait(core)
-    assert seen and "calc__add" in seen[0]
-    assert "calc__die" not in seen[0]  # the delegate's caller is refused it: so is the delegate's own child
-
-
 def _calc_servers(timeout: float = 10) -> McpServers:
     return McpServers({"calc": McpServerConfig(command=sys.executable, args=[str(SERVER)], timeout_seconds=timeout)})
 
