@@ -178,6 +178,42 @@ async def test_a_bounded_delegates_call_is_approved_the_same_way(tmp_path, calls
     assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
 
 
+async def test_a_bounded_delegate_paused_for_approval_outlives_its_delegation_deadline(tmp_path, calls, monkeypatch):
+    """The delegation's time limit does not run out on a person deciding: the approval's own deadline bounds it."""
+    monkeypatch.setattr("bot.core.delegation.DEADLINE_GRACE", 0.0)
+    config = MCP + (
+        '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\nalways_ask = ["calc__shout"]\n'
+        "[runtime_profiles.agentic]\nagentic = true\nagentic_timeout_secs = 1\n"
+        '[agents.list.main]\nrisk_profile = "team"\nmcp_servers = ["calc"]\ndelegates = ["researcher"]\n'
+        '[agents.list.researcher]\nmodel = "test/researcher"\nrisk_profile = "team"\nruntime_profile = "agentic"\n'
+        'mcp_servers = ["calc"]\n'
+    )
+    caller = ToolUser(("delegate", {"agent": "researcher", "prompt": "shout hi"}))
+    researcher = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=caller, researcher=researcher), config) as core:
+        run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
+
+        async def asked():
+            return await core._db.fetch_all("SELECT id, run_id FROM approvals")
+
+        await settle(core, asked)
+        [(approval_id, child_run_id)] = await asked()
+        [(task_id, deadline)] = await core._db.fetch_all("SELECT task_id, deadline FROM delegate_tasks")
+
+        async def looked_again():  # the deadline passed and the reaper put it off instead of stopping the run
+            job = core._timers._scheduler.get_job(f"delegate-deadline:{task_id}")
+            return job is not None and job.next_run_time.timestamp() > deadline
+
+        await settle(core, looked_again)
+        assert (await core.runs.get(child_run_id)).status is RunStatus.AWAITING_APPROVAL
+        assert [tuple(row) for row in await core._db.fetch_all("SELECT status FROM delegate_tasks")] == [("running",)]
+        await core.approvals.decide(OWNER, approval_id, approve=True)
+        run = await finished(core, run_id)
+        [task] = await core._db.fetch_all("SELECT status FROM delegate_tasks")
+    assert (run.status, tuple(task)) == (RunStatus.COMPLETED, ("completed",))
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
+
+
 async def test_a_message_sent_while_the_main_agent_waits_is_answered_after_the_paused_turn(tmp_path, calls):
     user = ToolUser(("calc__shout", {"text": "hi"}))
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:

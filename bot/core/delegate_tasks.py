@@ -18,7 +18,7 @@ import structlog
 from bot.core.delegate_records import DelegateRecords, summary, view
 from bot.core.signals import Signals
 from bot.core.timers import Timers
-from bot.records import DelegateTask, Run, TaskStatus
+from bot.records import DelegateTask, Run, RunStatus, TaskStatus
 from storage.repositories import Repositories
 
 MAX_AWAITED = 128
@@ -62,12 +62,14 @@ class DelegateTasks:
         timers: Timers,
         signals: Signals,
         kill: Callable[[str], Awaitable[list[Run]]],
+        clock: Callable[[], float],
     ) -> None:
         self._repos = repos
         self._records = records
         self._timers = timers
         self._signals = signals
         self._kill = kill
+        self._clock = clock
 
     def watch(self, task: DelegateTask, timeout_seconds: int) -> None:
         """Stop the task at its deadline if it is still running then (a run waiting on children has no timeout of
@@ -75,6 +77,13 @@ class DelegateTasks:
         self._timers.at(f"delegate-deadline:{task.task_id}", task.deadline, self._expire, task.task_id, timeout_seconds)
 
     async def _expire(self, task_id: str, timeout_seconds: int) -> None:
+        pending = await self._repos.delegate_tasks.get(task_id)
+        run = await self._repos.runs.get(pending.run_id) if pending is not None else None
+        if run is not None and run.status is RunStatus.AWAITING_APPROVAL:  # a person is deciding, within the
+            self._timers.at(  # approval's own deadline: look again after another time limit
+                f"delegate-deadline:{task_id}", self._clock() + timeout_seconds, self._expire, task_id, timeout_seconds
+            )
+            return
         task = await self._records.expire(task_id, timeout_seconds)
         if task is not None:
             log.warning("delegate_task_timed_out", task_id=task_id, run_id=task.run_id)

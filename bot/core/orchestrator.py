@@ -120,7 +120,7 @@ class Orchestrator:
         self._tools = AgentTools(config, repos, self.queries, policy, self._spawning, self)
         budget = ActionBudget(config, repos, clock)
         self._subagent_spawn = SubagentSpawn(config, repos, self._spawning, self._signals, budget, clock)
-        tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill)
+        tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill, clock)
         self._delegating = Delegating(config, repos, self._spawning, tasks, self._signals, budget, clock)
         self.schedules = Schedules(
             config, repos, models, self._timers, self._spawning, clock, channel_conversation=channel_conversation
