@@ -151,24 +151,40 @@ async def test_a_read_only_agent_may_read_but_not_act(tmp_path, calls):
     assert recorded(calls) == [{"tool": "add", "arguments": {"a": 1, "b": 2}}]
 
 
-async def test_a_bounded_delegates_call_is_approved_the_same_way(tmp_path, calls):
-    config = MCP + (
+def delegating_config(timeout: int | None = None) -> str:
+    """main delegates (bounded) to an agentic researcher whose calc__shout needs approval."""
+    limit = f"agentic_timeout_secs = {timeout}\n" if timeout else ""
+    return MCP + (
         '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\nalways_ask = ["calc__shout"]\n'
-        "[runtime_profiles.agentic]\nagentic = true\n"
+        f"[runtime_profiles.agentic]\nagentic = true\n{limit}"
         '[agents.list.main]\nrisk_profile = "team"\nmcp_servers = ["calc"]\ndelegates = ["researcher"]\n'
         '[agents.list.researcher]\nmodel = "test/researcher"\nrisk_profile = "team"\nruntime_profile = "agentic"\n'
         'mcp_servers = ["calc"]\n'
     )
-    caller = ToolUser(("delegate", {"agent": "researcher", "prompt": "shout hi"}))
+
+
+def delegating_models(researcher: ToolUser) -> ScriptedModels:
+    return ScriptedModels(
+        main=ToolUser(("delegate", {"agent": "researcher", "prompt": "shout hi"})), researcher=researcher
+    )
+
+
+async def paused_delegation(core) -> tuple[str, str, str]:
+    """A chat turn whose delegate pauses on its call: the turn's run id, the approval's id, the delegate's run id."""
+    run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
+
+    async def asked():
+        return await core._db.fetch_all("SELECT id, run_id FROM approvals")
+
+    await settle(core, asked)
+    [(approval_id, child_run_id)] = await asked()
+    return run_id, approval_id, child_run_id
+
+
+async def test_a_bounded_delegates_call_is_approved_the_same_way(tmp_path, calls):
     researcher = ToolUser(("calc__shout", {"text": "hi"}))
-    async with running_core(tmp_path, ScriptedModels(main=caller, researcher=researcher), config) as core:
-        run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
-
-        async def asked():
-            return await core._db.fetch_all("SELECT id, run_id FROM approvals")
-
-        await settle(core, asked)
-        [(approval_id, child_run_id)] = await asked()
+    async with running_core(tmp_path, delegating_models(researcher), delegating_config()) as core:
+        run_id, approval_id, child_run_id = await paused_delegation(core)
         assert (await core.runs.get(child_run_id)).status is RunStatus.AWAITING_APPROVAL
         assert recorded(calls) == []
         await core.approvals.decide(OWNER, approval_id, approve=True)
@@ -181,23 +197,9 @@ async def test_a_bounded_delegates_call_is_approved_the_same_way(tmp_path, calls
 async def test_a_bounded_delegate_paused_for_approval_outlives_its_delegation_deadline(tmp_path, calls, monkeypatch):
     """The delegation's time limit does not run out on a person deciding: the approval's own deadline bounds it."""
     monkeypatch.setattr("bot.core.delegation.DEADLINE_GRACE", 0.0)
-    config = MCP + (
-        '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\nalways_ask = ["calc__shout"]\n'
-        "[runtime_profiles.agentic]\nagentic = true\nagentic_timeout_secs = 1\n"
-        '[agents.list.main]\nrisk_profile = "team"\nmcp_servers = ["calc"]\ndelegates = ["researcher"]\n'
-        '[agents.list.researcher]\nmodel = "test/researcher"\nrisk_profile = "team"\nruntime_profile = "agentic"\n'
-        'mcp_servers = ["calc"]\n'
-    )
-    caller = ToolUser(("delegate", {"agent": "researcher", "prompt": "shout hi"}))
     researcher = ToolUser(("calc__shout", {"text": "hi"}))
-    async with running_core(tmp_path, ScriptedModels(main=caller, researcher=researcher), config) as core:
-        run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
-
-        async def asked():
-            return await core._db.fetch_all("SELECT id, run_id FROM approvals")
-
-        await settle(core, asked)
-        [(approval_id, child_run_id)] = await asked()
+    async with running_core(tmp_path, delegating_models(researcher), delegating_config(timeout=1)) as core:
+        run_id, approval_id, child_run_id = await paused_delegation(core)
         [(task_id, deadline)] = await core._db.fetch_all("SELECT task_id, deadline FROM delegate_tasks")
 
         async def looked_again():  # the deadline passed and the reaper put it off instead of stopping the run

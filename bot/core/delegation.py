@@ -26,18 +26,15 @@ from bot.core.delegate_reach import Mode, always_ask_refusal, reach_refusal, rea
 from bot.core.delegate_records import agent_header
 from bot.core.delegate_tasks import DEADLINE_GRACE, DelegateTasks, tool_result
 from bot.core.errors import CallerEnded
-from bot.core.requests import new_run, origin_of, subagent_session_key
+from bot.core.requests import delegated_session, new_run, origin_of
 from bot.core.session_toolset import Caller
 from bot.core.signals import Signals
 from bot.core.spawning import Spawning
 from bot.records import (
-    Cleanup,
-    ControlScope,
     DelegateTask,
     Delegation,
     RunKind,
     Session,
-    SessionKind,
     SessionRole,
     SpawnSite,
     TaskStatus,
@@ -217,23 +214,14 @@ class Delegating:
             timeout = runtime.delegation_timeout_secs or defaults.timeout_secs
         model = agent.model or self._config.agents.defaults.model
         now, origin = self._clock(), origin_of(caller_run)
-        depth = session.depth + 1
-        leaf = depth >= self._config.agents.defaults.subagents.max_spawn_depth
-        child = Session(
-            key=subagent_session_key(target),
-            agent_id=target,
-            kind=SessionKind.SUBAGENT,
-            depth=depth,
-            role=SessionRole.LEAF if leaf else SessionRole.ORCHESTRATOR,
-            control_scope=ControlScope.NONE if leaf else ControlScope.CHILDREN,
-            task=prompt,
-            requester_session_key=session.key,
-            label=None,
-            guild_id=origin.guild_id,
-            channel_id=origin.channel_id,
-            owner_user_id=origin.user_id,
-            created_at=now,
-            cleanup=Cleanup.DELETE,
+        leaf = session.depth + 1 >= self._config.agents.defaults.subagents.max_spawn_depth
+        child = delegated_session(
+            session,
+            target,
+            SessionRole.LEAF if leaf else SessionRole.ORCHESTRATOR,
+            prompt,
+            origin,
+            now,
             sandboxed=agent.sandboxed,
             delegation=Delegation.BOUNDED if admitted.mode == "bounded" else Delegation.INDEPENDENT,
             spawn_site=SpawnSite.DELEGATE,

@@ -5,7 +5,21 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from bot.records import Origin, Run, RunKind, RunStatus, Session, SessionMode, short_run_id
+from bot.records import (
+    Cleanup,
+    ControlScope,
+    Delegation,
+    Origin,
+    Run,
+    RunKind,
+    RunStatus,
+    Session,
+    SessionKind,
+    SessionMode,
+    SessionRole,
+    SpawnSite,
+    short_run_id,
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,43 @@ def subagent_session_key(agent_id: str) -> str:
 def cron_session_key(agent_id: str) -> str:
     """A scheduled job's own session, fresh at every firing (ZeroClaw's ``cron-<uuid>``)."""
     return f"agent:{agent_id}:cron:{uuid.uuid4()}"
+
+
+def delegated_session(
+    caller: Session,
+    agent_id: str,
+    role: SessionRole,
+    prompt: str,
+    origin: Origin,
+    now: float,
+    *,
+    sandboxed: bool,
+    delegation: Delegation,
+    spawn_site: SpawnSite,
+    charged_to: str,
+) -> Session:
+    """A child session an agent's tool launches for itself (``spawn_subagent``, ``delegate``): one level below its
+    caller, answering only the caller, archived once its run ends."""
+    return Session(
+        key=subagent_session_key(agent_id),
+        agent_id=agent_id,
+        kind=SessionKind.SUBAGENT,
+        depth=caller.depth + 1,
+        role=role,
+        control_scope=ControlScope.NONE if role == SessionRole.LEAF else ControlScope.CHILDREN,
+        task=prompt,
+        requester_session_key=caller.key,
+        label=None,
+        guild_id=origin.guild_id,
+        channel_id=origin.channel_id,
+        owner_user_id=origin.user_id,
+        created_at=now,
+        cleanup=Cleanup.DELETE,
+        sandboxed=sandboxed,
+        delegation=delegation,
+        spawn_site=spawn_site,
+        charged_to=charged_to,
+    )
 
 
 def origin_of(run: Run) -> Origin:

@@ -18,20 +18,17 @@ from bot.agents.runner import final_text
 from bot.config import Config
 from bot.core.action_budget import ActionBudget, BudgetExhausted
 from bot.core.errors import CallerEnded
-from bot.core.requests import new_run, origin_of, subagent_session_key
+from bot.core.requests import delegated_session, new_run, origin_of
 from bot.core.session_toolset import Caller
 from bot.core.signals import Signals
 from bot.core.spawning import Spawning
 from bot.core.tool_policy import SPAWN_SUBAGENT
 from bot.records import (
-    Cleanup,
-    ControlScope,
     Delegation,
     Run,
     RunKind,
     RunStatus,
     Session,
-    SessionKind,
     SessionRole,
     SpawnSite,
 )
@@ -99,21 +96,13 @@ class SubagentSpawn:
         """The child: the same agent on its caller's model and thinking, a leaf, archived once done."""
         now = self._clock()
         origin = origin_of(caller_run)
-        child = Session(
-            key=subagent_session_key(caller.agent_id),
-            agent_id=caller.agent_id,
-            kind=SessionKind.SUBAGENT,
-            depth=caller.depth + 1,
-            role=SessionRole.LEAF,
-            control_scope=ControlScope.NONE,
-            task=prompt,
-            requester_session_key=caller.key,
-            label=None,
-            guild_id=origin.guild_id,
-            channel_id=origin.channel_id,
-            owner_user_id=origin.user_id,
-            created_at=now,
-            cleanup=Cleanup.DELETE,
+        child = delegated_session(
+            caller,
+            caller.agent_id,
+            SessionRole.LEAF,
+            prompt,
+            origin,
+            now,
             sandboxed=caller.sandboxed,
             delegation=Delegation.SUBAGENT,
             spawn_site=SpawnSite.TOOL,
