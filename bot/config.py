@@ -120,6 +120,23 @@ class AgentDefaults(Section):
     approval_timeout_minutes: Annotated[float, Field(gt=0)] = 30  # an always_ask call nobody decides on is then denied
 
 
+Cap = Annotated[int, Field(ge=0)]  # 0: no cap
+UsdCap = Annotated[Decimal, Field(ge=0, decimal_places=6)]  # 0: no cap
+
+
+class BudgetsConfig(Section):
+    """``[budgets]``: caps on what members and servers may spend, enforced from recorded usage (0 = no cap). A
+    server's own values (``/settings budgets``) replace these there."""
+
+    member_runs_per_hour: Cap = 0
+    member_tokens_per_day: Cap = 0
+    member_cost_per_day_usd: UsdCap = Decimal(0)
+    member_concurrent_runs: Cap = 0
+    server_runs_per_hour: Cap = 0
+    server_tokens_per_day: Cap = 0
+    server_cost_per_day_usd: UsdCap = Decimal(0)
+
+
 class AgentConfig(Section):
     name: str | None = None
     model: str | None = None
@@ -134,6 +151,8 @@ class AgentConfig(Section):
     delegate_same_risk_profile: bool = True  # may delegate to agents with the same risk profile
     delegates: list[Delegate] = Field(default_factory=list)
     mcp_servers: list[str] = Field(default_factory=list)  # [mcp.servers.<name>] whose tools this agent may use
+    tokens_per_day: Cap = 0  # across every server and member
+    cost_per_day_usd: UsdCap = Decimal(0)
 
 
 class AgentsConfig(Section):
@@ -314,6 +333,7 @@ class Config(Section):
     delegate: DelegateToolConfig = DelegateToolConfig()
     mcp: McpConfig = McpConfig()
     schedules: list[ScheduleConfig] = Field(default_factory=list)
+    budgets: BudgetsConfig = BudgetsConfig()
 
     def configured_models(self) -> list[str]:
         """Every model reference the config names: what ``model_switch`` may switch to."""

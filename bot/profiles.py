@@ -51,6 +51,7 @@ class RuntimeProfile(Section):
     agentic_timeout_secs: Seconds | None = None  # None: [delegate].agentic_timeout_secs
     parallel_tools: bool | None = None  # None: sequential
     max_actions_per_hour: Annotated[int, Field(ge=0)] = 20  # 0: no actions at all
+    max_cost_per_day_cents: Annotated[int, Field(ge=0)] = 500  # what the agent may spend a day; 0: nothing
     tool_call_dedup_exempt: list[str] = Field(default_factory=list)
 
     @property

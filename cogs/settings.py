@@ -1,14 +1,17 @@
-"""``/settings thread-bindings``: per-server thread-binding options for admins (Manage Server, checked at run
-time; the ``default_permissions`` on the group is only Discord's UI hint)."""
+"""``/settings thread-bindings`` and ``/settings budgets``: per-server options for admins (Manage Server, checked
+at run time; the ``default_permissions`` on the group is only Discord's UI hint)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.core.budget_caps import amount, unit_of
+from bot.core.budget_limits import BUDGET_KEYS
 from bot.core.errors import UserError
 from bot.discord_adapter.replies import send_text
 from bot.durations import MAX_LIFETIME_HOURS
@@ -43,11 +46,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         auto_archive_minutes: Literal[60, 1440, 4320, 10080] | None = None,
         moderator_role: discord.Role | None = None,
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        if not interaction.permissions.manage_guild:
-            raise UserError("You need the Manage Server permission to view or change these settings.")
-        if interaction.guild_id is None:
-            raise app_commands.NoPrivateMessage()
+        guild_id = await _admin_only(interaction)
         settings = self.bot.orchestrator.guild_settings
         changes = {
             key: value
@@ -61,14 +60,77 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
             }.items()
             if value is not None
         }
-        await settings.update(interaction.guild_id, changes, actor_user_id=interaction.user.id)
-        effective = await settings.effective(interaction.guild_id)
+        await settings.update(guild_id, changes, actor_user_id=interaction.user.id)
+        effective = await settings.effective(guild_id)
         values = effective.thread_bindings.model_dump()
         lines = ["Updated." if changes else "Thread-binding settings here:"]
         lines += [f"{key}: {values[key]} ({source})" for key, source in effective.sources.items() if key in values]
         role = f"<@&{effective.moderator_role_id}>" if effective.moderator_role_id else "none"
         lines.append(f"moderator_role: {role} ({effective.sources['moderator_role']})")
         await send_text(interaction, "\n".join(lines))
+
+    @app_commands.command(name="budgets", description="Show or change this server's spending and rate caps")
+    @app_commands.describe(
+        member_runs_per_hour="Runs one member may start in an hour (0 = no cap)",
+        member_tokens_per_day="Tokens one member's runs may use a day, UTC (0 = no cap)",
+        member_cost_per_day_usd="US dollars one member's runs may cost a day, UTC (0 = no cap)",
+        member_concurrent_runs="Runs one member may have in progress at once (0 = no cap)",
+        server_runs_per_hour="Runs everyone here may start in an hour (0 = no cap)",
+        server_tokens_per_day="Tokens all runs here may use a day, UTC (0 = no cap)",
+        server_cost_per_day_usd="US dollars all runs here may cost a day, UTC (0 = no cap)",
+        inherit="Drop this server's own value of a cap, so [budgets] in the config applies again",
+    )
+    @app_commands.choices(inherit=[app_commands.Choice(name=key, value=key) for key in BUDGET_KEYS])
+    async def budgets(
+        self,
+        interaction: discord.Interaction,
+        member_runs_per_hour: app_commands.Range[int, 0, 1_000_000] | None = None,
+        member_tokens_per_day: app_commands.Range[int, 0, 10**12] | None = None,
+        member_cost_per_day_usd: app_commands.Range[float, 0, 1_000_000] | None = None,
+        member_concurrent_runs: app_commands.Range[int, 0, 10_000] | None = None,
+        server_runs_per_hour: app_commands.Range[int, 0, 1_000_000] | None = None,
+        server_tokens_per_day: app_commands.Range[int, 0, 10**12] | None = None,
+        server_cost_per_day_usd: app_commands.Range[float, 0, 1_000_000] | None = None,
+        inherit: app_commands.Choice[str] | None = None,
+    ) -> None:
+        guild_id = await _admin_only(interaction)
+        given = {
+            "member_runs_per_hour": member_runs_per_hour,
+            "member_tokens_per_day": member_tokens_per_day,
+            "member_cost_per_day_usd": member_cost_per_day_usd,
+            "member_concurrent_runs": member_concurrent_runs,
+            "server_runs_per_hour": server_runs_per_hour,
+            "server_tokens_per_day": server_tokens_per_day,
+            "server_cost_per_day_usd": server_cost_per_day_usd,
+        }
+        changes = {key: _decimal(value) for key, value in given.items() if value is not None}
+        cleared = inherit.value if inherit else None
+        if cleared in changes:
+            raise UserError(f"Set {cleared} or make it inherit, not both.")
+        limits = self.bot.orchestrator.budget_limits
+        await limits.update(guild_id, changes, clear=cleared, actor_user_id=interaction.user.id)
+        effective = await limits.effective(guild_id)
+        lines = ["Updated." if changes or cleared else "Budget caps here (0 = no cap):"]
+        for key in BUDGET_KEYS:
+            value = effective.values[key]
+            shown = amount(unit_of(key), value) if value else "no cap"
+            lines.append(f"{key}: {shown} ({effective.sources[key]})")
+        await send_text(interaction, "\n".join(lines))
+
+
+async def _admin_only(interaction: discord.Interaction) -> int:
+    """Defer (ephemeral), then the run-time check; the server's id."""
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    if not interaction.permissions.manage_guild:
+        raise UserError("You need the Manage Server permission to view or change these settings.")
+    if interaction.guild_id is None:
+        raise app_commands.NoPrivateMessage()
+    return interaction.guild_id
+
+
+def _decimal(value: float) -> Decimal:
+    """A Discord number as the exact value typed (cost caps keep six decimals)."""
+    return Decimal(str(value)).quantize(Decimal("0.000001")).normalize()
 
 
 async def setup(bot: ThreadboundBot) -> None:

@@ -9,6 +9,7 @@ from storage.audit import AuditRepository
 from storage.bindings import BindingRepository
 from storage.db import Database
 from storage.delegate_tasks import DelegateTaskRepository
+from storage.guild_budgets import GuildBudgetRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
@@ -16,6 +17,7 @@ from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
 from storage.sessions import SessionRepository
 from storage.transcripts import TranscriptRepository
+from storage.usage import UsageRepository
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class Repositories:
     delegate_tasks: DelegateTaskRepository
     schedules: ScheduleRepository
     approvals: ApprovalRepository
+    usage: UsageRepository
+    guild_budgets: GuildBudgetRepository
 
     @classmethod
     def over(cls, db: Database) -> Repositories:
@@ -48,4 +52,6 @@ class Repositories:
             delegate_tasks=DelegateTaskRepository(db),
             schedules=ScheduleRepository(db),
             approvals=ApprovalRepository(db),
+            usage=UsageRepository(db),
+            guild_budgets=GuildBudgetRepository(db),
         )

@@ -13,6 +13,7 @@ import pytest
 import storage.db as storage_db
 from bot.agents.tool_gate import DENIED, TIMED_OUT
 from bot.core.approvals import ARGUMENTS_SHOWN, Approvals, shown_arguments
+from bot.core.budgets import Budgets
 from bot.core.errors import UserError
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
@@ -245,13 +246,15 @@ async def test_a_decision_on_a_run_that_ended_another_way_is_refused(tmp_path, c
 
 async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path, calls, monkeypatch):
     """Migration 0010 rebuilds ``runs`` (a CHECK constraint cannot change in place) under foreign keys."""
-    before, start = storage_db._migrations, Approvals.start
-    monkeypatch.setattr(storage_db, "_migrations", lambda: [m for m in before() if m[0] < 10])
-    monkeypatch.setattr(Approvals, "start", lambda self: asyncio.sleep(0))  # the old bot had no approvals table
-    async with running_core(tmp_path, ScriptedModels(main=text("hello")), CONFIG) as core:
-        old_id = await chat_and_wait(core)
-    monkeypatch.setattr(storage_db, "_migrations", before)
-    monkeypatch.setattr(Approvals, "start", start)
+    before = storage_db._migrations
+    with monkeypatch.context() as old_bot:  # it had no approvals table, and no budget tables
+        old_bot.setattr(storage_db, "_migrations", lambda: [m for m in before() if m[0] < 10])
+        old_bot.setattr(Approvals, "start", lambda self: asyncio.sleep(0))
+        old_bot.setattr(Budgets, "admit", lambda self, tx, run: asyncio.sleep(0))
+        old_bot.setattr(Budgets, "record", lambda self, tx, run, session, messages: asyncio.sleep(0, False))
+        old_bot.setattr(Budgets, "meter", lambda self, run, session: lambda: asyncio.sleep(0))
+        async with running_core(tmp_path, ScriptedModels(main=text("hello")), CONFIG) as core:
+            old_id = await chat_and_wait(core)
     user = ToolUser(("calc__shout", {"text": "hi"}))
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
         old = await core.runs.get(old_id)

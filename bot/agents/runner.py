@@ -39,6 +39,7 @@ from pydantic_ai.usage import RunUsage, UsageLimits
 from pydantic_graph import End
 
 from bot.agents.fallback import ProviderFailure, served_by
+from bot.agents.metering import SpendRefused
 from bot.agents.tool_calls import DeduplicatedToolset
 from bot.agents.tool_gate import GatedToolset, ToolGate
 from bot.config import THINKING_LEVELS
@@ -176,7 +177,7 @@ def _times(count: int) -> str:
 
 def describe_failure(error: BaseException) -> str:
     """A short, user-readable reason; never a traceback, never request headers (they carry the API key)."""
-    if isinstance(error, ProviderFailure):
+    if isinstance(error, ProviderFailure | SpendRefused):
         return str(error)
     if isinstance(error, ModelHTTPError):
         body = error.body

@@ -20,11 +20,13 @@ from pydantic_ai import CancellationToken
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.tools import DeferredToolResults
 
+from bot.agents.metering import MeteredModel
 from bot.agents.models import ModelFactory
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
 from bot.config import Config
 from bot.core import internal_context
 from bot.core.approvals import Approvals
+from bot.core.budgets import Budgets
 from bot.core.mcp_tools import McpTools
 from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
@@ -52,6 +54,7 @@ class Execution:
         tools: SessionControl,
         mcp: McpTools,
         approvals: Approvals,
+        budgets: Budgets,
         apply: Callable[[AfterCommit], None],
         clock: Callable[[], float],
     ) -> None:
@@ -63,6 +66,7 @@ class Execution:
         self._tools = tools
         self._mcp = mcp
         self._approvals = approvals
+        self._budgets = budgets
         self._envelopes = PolicyEnvelopes(config, repos)
         self._apply = apply
         self._clock = clock
@@ -241,6 +245,9 @@ class Execution:
             async with self._repos.db.transaction() as tx:
                 await self._repos.transcripts.append(tx, session.key, run.id, messages)
                 await self._repos.runs.record_usage(tx, run.id, before.then(turn))
+                warned = await self._budgets.record(tx, run, session, messages)
+            if warned:
+                self._signals.outbox_changed()
             self._signals.progressed()
             self._signals.run_changed(run.id)
 
@@ -251,7 +258,9 @@ class Execution:
         request = RunRequest(
             prompt=prompt,
             system_prompt=system_prompt,
-            model=self._models.chain(run.model, agent=session.agent_id),
+            model=MeteredModel(
+                self._models.chain(run.model, agent=session.agent_id), self._budgets.meter(run, session)
+            ),
             history=await self._repos.transcripts.history(session.key),
             thinking=run.thinking,
             timeout_seconds=run.timeout_seconds,

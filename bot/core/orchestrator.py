@@ -14,6 +14,9 @@ change is written to SQLite before anything relies on it. Where each step lives:
   steer checks they share with people's commands; :mod:`bot.core.subagent_spawn` and :mod:`bot.core.delegation`
   (with :mod:`bot.core.delegate_tasks`) — ZeroClaw's ``spawn_subagent`` and ``delegate``, on one action budget
   (:mod:`bot.core.action_budget`);
+- :mod:`bot.core.budgets` — caps on runs, tokens and cost per member, server and agent, checked when a run is
+  admitted and before each model request (per-server values: :mod:`bot.core.budget_limits`, exposed as
+  :attr:`Orchestrator.budget_limits`);
 - :mod:`bot.core.schedules` — scheduled agent jobs, each firing a top-level run exactly once (exposed as
   :attr:`Orchestrator.schedules`);
 - :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
@@ -37,6 +40,8 @@ from bot.core.action_budget import ActionBudget
 from bot.core.agent_tools import AgentTools
 from bot.core.approvals import Approvals
 from bot.core.archiving import Archiving
+from bot.core.budget_limits import BudgetLimits
+from bot.core.budgets import Budgets
 from bot.core.delegate_reach import roster
 from bot.core.delegate_records import DelegateRecords
 from bot.core.delegate_tasks import DelegateTasks
@@ -102,8 +107,20 @@ class Orchestrator:
         self.tool_reports = ToolReports(config, mcp_servers)
         mcp = McpTools(config, repos, mcp_servers)
         self.approvals = Approvals(config, repos, self._timers, self._apply, clock)
+        self.budget_limits = BudgetLimits(config, repos, clock)
+        self.budgets = Budgets(config, repos, self.budget_limits, clock)
         self._execution = Execution(
-            config, repos, models, self._settlement, self._signals, self, mcp, self.approvals, self._apply, clock
+            config,
+            repos,
+            models,
+            self._settlement,
+            self._signals,
+            self,
+            mcp,
+            self.approvals,
+            self.budgets,
+            self._apply,
+            clock,
         )
         self._spawning = Spawning(
             config,
@@ -114,6 +131,7 @@ class Orchestrator:
             self._thread_bindings,
             self._archiving,
             self._execution,
+            self.budgets,
             self._signals,
             clock,
         )

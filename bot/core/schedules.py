@@ -23,6 +23,7 @@ import structlog
 
 from bot.agents.models import ModelFactory, UnknownModelError
 from bot.config import Config, ScheduleConfig
+from bot.core.budgets import OverBudget
 from bot.core.requests import cron_session_key, new_run
 from bot.core.spawning import Spawning
 from bot.core.timers import Timers, skipped_if_bad
@@ -145,7 +146,13 @@ class Schedules:
             if pending.slot is not None:
                 log.warning("schedule_skipped", **named, reason=refusal, slot=_iso(pending.slot))
             return None
-        run = await self._fire(schedule, pending.slot, now)
+        try:
+            run = await self._fire(schedule, pending.slot, now)
+        except OverBudget as over:  # the slot is passed over, not fired later when the budget allows
+            async with self._repos.db.transaction() as tx:
+                await self._repos.schedules.claim(tx, schedule.id, pending.slot)
+            log.warning("schedule_skipped", **named, reason=str(over), slot=_iso(pending.slot))
+            return None
         if run is None:
             log.info("schedule_slot_taken", **named, slot=_iso(pending.slot))
             return None

@@ -16,6 +16,7 @@ import structlog
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import Config
 from bot.core.archiving import Archiving
+from bot.core.budgets import Budgets
 from bot.core.errors import CallerEnded, EphemeralSession, SessionArchived, UserError
 from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
@@ -46,6 +47,7 @@ from bot.records import (
     SpawnSite,
 )
 from storage.repositories import Repositories
+from storage.usage import Payer
 
 log = structlog.get_logger(__name__)
 
@@ -61,6 +63,7 @@ class Spawning:
         threads: ThreadBindings,
         archiving: Archiving,
         execution: Execution,
+        budgets: Budgets,
         signals: Signals,
         clock: Callable[[], float],
     ) -> None:
@@ -73,6 +76,7 @@ class Spawning:
         self._threads = threads
         self._archiving = archiving
         self._execution = execution
+        self._budgets = budgets
         self._signals = signals
         self._clock = clock
         self._spawn_locks: dict[str, asyncio.Lock] = {}
@@ -179,6 +183,8 @@ class Spawning:
     ) -> SpawnAccepted:
         binding = None
         if plan.thread:
+            payer = Payer(origin.guild_id, origin.user_id, plan.agent_id)
+            await self._budgets.check(payer, top_level=requester_run is None)  # before a thread is opened for it
             binding = await self._threads.open_thread(plan, origin)
             origin = replace(origin, channel_id=binding.thread_id, message_id=None)
         now = self._clock()
@@ -235,9 +241,9 @@ class Spawning:
         *,
         also: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
     ) -> None:
-        """One transaction: the conversation's main session (if new), a new child session, the queued run, the
-        child's thread binding, and whatever else the caller records with them (``also``: a delegate's task) — or
-        nothing, when the run's parent has ended meanwhile."""
+        """One transaction: the conversation's main session (if new), a new child session, the queued run (admitted
+        by the budgets), the child's thread binding, and whatever else the caller records with them (``also``: a
+        delegate's task) — or nothing, when the run's parent has ended meanwhile or a budget refuses it."""
         sessions = self._repos.sessions
         async with self._repos.db.transaction() as tx:
             if main is not None:
@@ -249,6 +255,7 @@ class Spawning:
             if run.parent_run_id and not await self._repos.runs.is_live(tx, run.parent_run_id):
                 raise CallerEnded(run.parent_run_id)  # killed while this launch waited for the write lock
             await sessions.set_archive_at(tx, run.session_key, None)
+            await self._budgets.admit(tx, run)
             await self._repos.runs.insert(tx, run)
             if binding is not None:
                 await self._repos.bindings.add(tx, binding)

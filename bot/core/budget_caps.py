@@ -1,0 +1,124 @@
+"""Budget caps as values: what a cap limits, how much of it is used, when it frees up, and how that reads to the
+person it stops. Pure arithmetic over numbers the budget room reads, so windows and wording are tested alone.
+
+Daily caps count the UTC day (they reset at midnight UTC); hourly caps count the runs of the last 60 minutes (one
+frees up when the oldest leaves the window); the concurrency cap counts runs in progress.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+from typing import Literal
+
+from bot.core.stats import format_runtime
+
+HOUR = 3600.0
+WARN_AT = Decimal("0.8")  # a member hears once a day that a daily cap of theirs is this far used
+
+Unit = Literal["runs", "tokens", "usd"]
+
+
+class Window(StrEnum):
+    HOUR = "hour"
+    DAY = "day"
+    LIVE = "live"  # runs in progress
+
+
+@dataclass(frozen=True)
+class Cap:
+    key: str  # the setting that sets it, named in every message about it
+    what: str  # whose use of what, in words: "your tokens today on this server"
+    unit: Unit
+    limit: Decimal
+    used: Decimal
+    window: Window
+    frees_at: float | None = None  # an hourly cap: when the oldest run it counts leaves the window
+    zeroclaw: bool = False  # a runtime profile's max_cost_per_day_cents: worded as ZeroClaw words it
+
+    @property
+    def reached(self) -> bool:
+        return self.used >= self.limit
+
+    @property
+    def near(self) -> bool:
+        """At or past the warning threshold of a daily cap."""
+        return self.window is Window.DAY and self.used >= self.limit * WARN_AT
+
+
+def day_of(now: float) -> str:
+    """The UTC day ``now`` falls in, as stored in the usage ledger."""
+    return datetime.fromtimestamp(now, UTC).date().isoformat()
+
+
+def day_start(day: str) -> float:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()
+
+
+def next_midnight(now: float) -> float:
+    today = datetime.fromtimestamp(now, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return (today + timedelta(days=1)).timestamp()
+
+
+def amount(unit: Unit, value: Decimal) -> str:
+    if unit == "usd":
+        return f"${value:.4f}" if 0 < value < Decimal("0.01") else f"${value:.2f}"
+    return f"{int(value):,} {unit}"
+
+
+def unit_of(key: str) -> Unit:
+    """What a ``[budgets]`` key counts, by its name."""
+    if key.endswith("_usd"):
+        return "usd"
+    return "tokens" if "_tokens_" in key else "runs"
+
+
+def _clock(when: float) -> str:
+    return datetime.fromtimestamp(when, UTC).strftime("%H:%M UTC")
+
+
+def frees_up(cap: Cap, now: float) -> str:
+    """When the cap lets the next run or request through."""
+    if cap.window is Window.DAY:
+        midnight = next_midnight(now)
+        return f"It resets at {_clock(midnight)}, in {format_runtime(midnight - now)}"
+    if cap.window is Window.HOUR and cap.frees_at is not None:
+        return f"One frees up at {_clock(cap.frees_at)}, in {format_runtime(cap.frees_at - now)}"
+    return "One frees up when one of them ends"
+
+
+def zeroclaw_refusal(cap: Cap) -> str:
+    """ZeroClaw's own words when a cost budget is spent (``enforce_tool_loop_budget``)."""
+    return (
+        f"Budget exceeded: ${cap.used:.4f} of ${cap.limit:.2f} Day limit. "
+        "Cannot make further API calls until the budget resets."
+    )
+
+
+def refusal(cap: Cap, now: float) -> str:
+    """Why a spawn or message is refused: the cap, its use, and when that changes."""
+    if cap.zeroclaw:
+        return zeroclaw_refusal(cap)
+    return (
+        f"Over budget: {cap.what}: {amount(cap.unit, cap.used)} of {amount(cap.unit, cap.limit)} ({cap.key}). "
+        f"{frees_up(cap, now)}."
+    )
+
+
+def exhausted(cap: Cap) -> str:
+    """The reason a run that reached the cap mid-way fails with."""
+    return zeroclaw_refusal(cap) if cap.zeroclaw else f"budget exhausted ({cap.key})"
+
+
+def warning(cap: Cap, user_id: int, now: float) -> str:
+    share = int(cap.used * 100 / cap.limit)
+    return (
+        f"<@{user_id}> ⚠️ You have used {share}% of {cap.what}: {amount(cap.unit, cap.used)} of "
+        f"{amount(cap.unit, cap.limit)} ({cap.key}). {frees_up(cap, now)}."
+    )
+
+
+def first_reached(caps: list[Cap]) -> Cap | None:
+    return next((cap for cap in caps if cap.reached), None)

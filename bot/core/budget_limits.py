@@ -1,0 +1,69 @@
+"""Effective budget caps per server: a server's own values (``/settings budgets``) → ``[budgets]`` → no cap.
+Cached in memory, invalidated on every write; every write is audited."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from pydantic import ValidationError
+
+from bot.config import BudgetsConfig, Config
+from bot.core.errors import UserError
+from storage.audit import AuditEntry
+from storage.repositories import Repositories
+
+BUDGET_KEYS = tuple(BudgetsConfig.model_fields)
+
+
+@dataclass(frozen=True)
+class Limits:
+    values: dict[str, Decimal]  # 0: no cap
+    sources: dict[str, str]  # "this server", "[budgets]" or "default"
+
+
+class BudgetLimits:
+    def __init__(self, config: Config, repos: Repositories, clock: Callable[[], float]) -> None:
+        self._config = config
+        self._repos = repos
+        self._clock = clock
+        self._cache: dict[int, dict[str, Decimal]] = {}
+
+    async def _server_values(self, guild_id: int) -> dict[str, Decimal]:
+        if guild_id not in self._cache:
+            self._cache[guild_id] = await self._repos.guild_budgets.get(guild_id)
+        return self._cache[guild_id]
+
+    async def effective(self, guild_id: int | None) -> Limits:
+        server = await self._server_values(guild_id) if guild_id is not None else {}
+        configured = self._config.budgets
+        values: dict[str, Decimal] = {}
+        sources: dict[str, str] = {}
+        for key in BUDGET_KEYS:
+            if key in server:
+                values[key], sources[key] = server[key], "this server"
+            else:
+                values[key] = Decimal(getattr(configured, key))
+                sources[key] = "[budgets]" if key in configured.model_fields_set else "default"
+        return Limits(values, sources)
+
+    async def update(
+        self, guild_id: int, changes: dict[str, Decimal], *, clear: str | None = None, actor_user_id: int
+    ) -> None:
+        """Set this server's own values (and drop ``clear``'s, so it inherits again), audited in one transaction."""
+        if not changes and clear is None:
+            return
+        try:
+            BudgetsConfig(**{**self._config.budgets.model_dump(), **changes})  # the config file's own checks
+        except ValidationError as invalid:
+            raise UserError(invalid.errors()[0]["msg"]) from None
+        now = self._clock()
+        detail = ", ".join([f"{key}={value}" for key, value in changes.items()] + ([f"{clear}=inherit"] * bool(clear)))
+        async with self._repos.db.transaction() as tx:
+            if clear is not None:
+                await self._repos.guild_budgets.clear(tx, guild_id, clear)
+            if changes:
+                await self._repos.guild_budgets.set(tx, guild_id, changes, by=actor_user_id, now=now)
+            await self._repos.audit.record(tx, AuditEntry(guild_id, actor_user_id, None, "budgets", None, detail, now))
+        self._cache.pop(guild_id, None)

@@ -1,0 +1,183 @@
+"""Usage ledger repository: what each member spent with each agent in each server, by UTC day (``usage_daily``),
+the runs counted by the hour, and the 80% warnings already given.
+
+The ledger is written in the transaction that records the spending (a run's creation, a step's responses) and is
+never pruned with the runs and transcripts it came from. No server or no member is stored as 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+import aiosqlite
+
+from storage.db import Database
+from storage.runs import LIVE_SQL
+
+NANO_USD = Decimal(1_000_000_000)
+
+
+@dataclass(frozen=True)
+class Payer:
+    """Whose budgets a run's spending counts against, and the ledger row it goes to: its member (none for a job
+    from config.toml), its server (none in DMs) and its agent."""
+
+    guild_id: int | None
+    user_id: int | None
+    agent_id: str
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What one step or one run adds to a day's row."""
+
+    runs: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: Decimal = Decimal(0)
+    unpriced_requests: int = 0  # responses whose price nobody knows (counted, not guessed)
+
+
+@dataclass(frozen=True)
+class Spent:
+    tokens: int = 0
+    cost: Decimal = Decimal(0)
+
+
+@dataclass(frozen=True)
+class DaySpent:
+    """Today's spending that the daily caps of one run compare against."""
+
+    member: Spent
+    server: Spent
+    agent: Spent
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    day: str
+    agent_id: str
+    runs: int
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cost: Decimal
+    unpriced_requests: int
+
+
+def _key(value: int | None) -> int:
+    return value if value is not None else 0
+
+
+def _usd(nano: int | None) -> Decimal:
+    return Decimal(nano or 0) / NANO_USD
+
+
+class UsageRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, tx: aiosqlite.Connection, day: str, payer: Payer, spend: Spend) -> None:
+        await tx.execute(
+            "INSERT INTO usage_daily (day, guild_id, user_id, agent_id, runs, requests, input_tokens, output_tokens, "
+            "cost_nanousd, unpriced_requests) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(day, guild_id, user_id, agent_id) DO UPDATE SET runs = runs + excluded.runs, "
+            "requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens, "
+            "output_tokens = output_tokens + excluded.output_tokens, "
+            "cost_nanousd = cost_nanousd + excluded.cost_nanousd, "
+            "unpriced_requests = unpriced_requests + excluded.unpriced_requests",
+            (
+                day,
+                _key(payer.guild_id),
+                _key(payer.user_id),
+                payer.agent_id,
+                spend.runs,
+                spend.requests,
+                spend.input_tokens,
+                spend.output_tokens,
+                int(spend.cost * NANO_USD),
+                spend.unpriced_requests,
+            ),
+        )
+
+    async def day_spent(self, day: str, payer: Payer) -> DaySpent:
+        row = await self._db.fetch_one(
+            "SELECT "
+            "SUM(CASE WHEN guild_id = :g AND user_id = :u THEN input_tokens + output_tokens END), "
+            "SUM(CASE WHEN guild_id = :g AND user_id = :u THEN cost_nanousd END), "
+            "SUM(CASE WHEN guild_id = :g THEN input_tokens + output_tokens END), "
+            "SUM(CASE WHEN guild_id = :g THEN cost_nanousd END), "
+            "SUM(CASE WHEN agent_id = :a THEN input_tokens + output_tokens END), "
+            "SUM(CASE WHEN agent_id = :a THEN cost_nanousd END) "
+            "FROM usage_daily WHERE day = :d AND (guild_id = :g OR agent_id = :a)",
+            {"d": day, "g": _key(payer.guild_id), "u": _key(payer.user_id), "a": payer.agent_id},
+        )
+        values = list(row) if row is not None else [None] * 6
+        member, server, agent = (Spent(values[i] or 0, _usd(values[i + 1])) for i in (0, 2, 4))
+        return DaySpent(member=member, server=server, agent=agent)
+
+    async def _one(self, tx: aiosqlite.Connection | None, sql: str, params: tuple[object, ...]) -> aiosqlite.Row:
+        """A one-row read through the transaction's connection, or of committed state without one."""
+        if tx is None:
+            row = await self._db.fetch_one(sql, params)
+        else:
+            row = await (await tx.execute(sql, params)).fetchone()
+        assert row is not None
+        return row
+
+    async def agent_of(self, tx: aiosqlite.Connection, session_key: str) -> str:
+        """The agent of a session (perhaps inserted by this very transaction)."""
+        return (await self._one(tx, "SELECT agent_id FROM sessions WHERE key = ?", (session_key,)))[0]
+
+    async def runs_since(
+        self, tx: aiosqlite.Connection | None, since: float, *, guild_id: int | None, user_id: int | None = None
+    ) -> tuple[int, float | None]:
+        """Runs created after ``since`` in a server (by one member, when given), and when the oldest was."""
+        member = " AND requester_user_id = ?" if user_id is not None else ""
+        row = await self._one(
+            tx,
+            f"SELECT COUNT(*), MIN(created_at) FROM runs WHERE guild_id IS ?{member} AND created_at > ?",
+            (guild_id, *([user_id] if user_id is not None else []), since),
+        )
+        return row[0], row[1]
+
+    async def live_top_level(self, tx: aiosqlite.Connection | None, *, guild_id: int | None, user_id: int) -> int:
+        """A member's live runs that they started themselves (their agents' children run inside those)."""
+        sql = (
+            "SELECT COUNT(*) FROM runs WHERE guild_id IS ? AND requester_user_id = ? AND parent_run_id IS NULL "
+            f"AND status IN {LIVE_SQL}"
+        )
+        return int((await self._one(tx, sql, (guild_id, user_id)))[0])
+
+    async def warn_once(
+        self, tx: aiosqlite.Connection, *, day: str, guild_id: int | None, user_id: int, cap: str, now: float
+    ) -> bool:
+        """Record that a member is warned about ``cap`` today; ``False`` when they already were."""
+        cursor = await tx.execute(
+            "INSERT OR IGNORE INTO budget_warnings (day, guild_id, user_id, cap, created_at) VALUES (?, ?, ?, ?, ?)",
+            (day, _key(guild_id), user_id, cap, now),
+        )
+        return cursor.rowcount == 1
+
+    async def member_days(self, *, guild_id: int | None, user_id: int, since_day: str) -> list[UsageRow]:
+        """A member's rows in a server from ``since_day`` on, by day and agent (for ``/usage``)."""
+        rows = await self._db.fetch_all(
+            "SELECT day, agent_id, runs, requests, input_tokens, output_tokens, cost_nanousd, unpriced_requests "
+            "FROM usage_daily WHERE guild_id = ? AND user_id = ? AND day >= ? ORDER BY day, agent_id",
+            (_key(guild_id), user_id, since_day),
+        )
+        return [
+            UsageRow(
+                day=row["day"],
+                agent_id=row["agent_id"],
+                runs=row["runs"],
+                requests=row["requests"],
+                input_tokens=row["input_tokens"],
+                output_tokens=row["output_tokens"],
+                cost=_usd(row["cost_nanousd"]),
+                unpriced_requests=row["unpriced_requests"],
+            )
+            for row in rows
+        ]
