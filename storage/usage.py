@@ -103,16 +103,17 @@ class UsageRepository:
         )
 
     async def day_spent(self, day: str, payer: Payer) -> DaySpent:
+        guild, user, agent_id = _key(payer.guild_id), _key(payer.user_id), payer.agent_id
         row = await self._db.fetch_one(
             "SELECT "
-            "SUM(CASE WHEN guild_id = :g AND user_id = :u THEN input_tokens + output_tokens END), "
-            "SUM(CASE WHEN guild_id = :g AND user_id = :u THEN cost_nanousd END), "
-            "SUM(CASE WHEN guild_id = :g THEN input_tokens + output_tokens END), "
-            "SUM(CASE WHEN guild_id = :g THEN cost_nanousd END), "
-            "SUM(CASE WHEN agent_id = :a THEN input_tokens + output_tokens END), "
-            "SUM(CASE WHEN agent_id = :a THEN cost_nanousd END) "
-            "FROM usage_daily WHERE day = :d AND (guild_id = :g OR agent_id = :a)",
-            {"d": day, "g": _key(payer.guild_id), "u": _key(payer.user_id), "a": payer.agent_id},
+            "SUM(CASE WHEN guild_id = ? AND user_id = ? THEN input_tokens + output_tokens END), "
+            "SUM(CASE WHEN guild_id = ? AND user_id = ? THEN cost_nanousd END), "
+            "SUM(CASE WHEN guild_id = ? THEN input_tokens + output_tokens END), "
+            "SUM(CASE WHEN guild_id = ? THEN cost_nanousd END), "
+            "SUM(CASE WHEN agent_id = ? THEN input_tokens + output_tokens END), "
+            "SUM(CASE WHEN agent_id = ? THEN cost_nanousd END) "
+            "FROM usage_daily WHERE day = ? AND (guild_id = ? OR agent_id = ?)",
+            (guild, user, guild, user, guild, guild, agent_id, agent_id, day, guild, agent_id),
         )
         values = list(row) if row is not None else [None] * 6
         member, server, agent = (Spent(values[i] or 0, _usd(values[i + 1])) for i in (0, 2, 4))

@@ -220,3 +220,24 @@ def test_an_agents_own_key_is_a_secret_like_the_providers():
     environ["TB_MAIN_KEY"] = "main-key"
     check_secrets(config, environ)
     assert sorted(secret_values(config, environ)) == ["main-key", "provider-key", "t"]
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[budgets]\nmember_tokens_per_day = -1", "'budgets.member_tokens_per_day'"),
+        ("[budgets]\nserver_cost_per_day_usd = -0.5", "'budgets.server_cost_per_day_usd'"),
+        ("[budgets]\nmember_cost_per_day_usd = 0.0000001", "'budgets.member_cost_per_day_usd'"),
+        ("[budgets]\nmember_runs_per_day = 3", "unknown key 'budgets.member_runs_per_day'"),
+        ("[agents.list.main]\ncost_per_day_usd = -1", "'agents.list.main.cost_per_day_usd'"),
+    ],
+)
+def test_budget_caps_are_checked_by_name(text, key):
+    with pytest.raises(ConfigError, match=key):
+        parse_config(text)
+
+
+def test_budget_caps_default_to_no_cap_and_keep_cents():
+    config = parse_config("[budgets]\nmember_cost_per_day_usd = 2.75\n[agents.list.main]\ntokens_per_day = 9000")
+    assert config.budgets.member_cost_per_day_usd == Decimal("2.75") and config.budgets.server_runs_per_hour == 0
+    assert config.agents.list["main"].tokens_per_day == 9000

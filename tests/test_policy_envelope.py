@@ -37,6 +37,7 @@ def test_an_identical_child_is_accepted():
         {"always_ask": frozenset({"calc__add", "calc__shout"})},
         {"max_actions_per_hour": 5},
         {"run_timeout_seconds": 60},
+        {"max_cost_per_day_cents": 100},
         {"mcp_servers": frozenset(), "always_ask": frozenset()},  # a dropped ask for a tool it cannot call
     ],
     ids=lambda changes: ",".join(changes),
@@ -61,6 +62,7 @@ def test_a_narrowed_child_is_accepted(narrower):
         ),
         ({"always_ask": frozenset()}, 'subagent drops always_ask entry "calc__add" that the parent enforces'),
         ({"max_actions_per_hour": 21}, "subagent max_actions_per_hour=21 exceeds parent's 20"),
+        ({"max_cost_per_day_cents": 501}, "subagent max_cost_per_day_cents=501 exceeds parent's 500"),
         ({"run_timeout_seconds": 301}, "subagent run_timeout_seconds=301 exceeds parent's 300"),
         ({"run_timeout_seconds": 0}, "subagent run_timeout_seconds=0 (no limit) exceeds parent's 300"),
     ],
@@ -81,8 +83,8 @@ def test_a_parent_without_limits_accepts_any_child_on_its_servers():
 
 
 def test_narrowing_takes_the_lower_bound_and_every_refusal():
-    child = Envelope("full", None, frozenset({"x"}), frozenset({"calc", "web"}), frozenset({"y"}), 50, 0)
-    assert child.narrowed(PARENT) == Envelope(
+    child = Envelope("full", None, frozenset({"x"}), frozenset({"calc", "web"}), frozenset({"y"}), 50, 0, 900)
+    assert child.narrowed(replace(PARENT, max_cost_per_day_cents=300)) == Envelope(
         level="supervised",
         allowed_tools=PARENT.allowed_tools,
         excluded_tools=frozenset({"x", "calc__die"}),
@@ -90,6 +92,7 @@ def test_narrowing_takes_the_lower_bound_and_every_refusal():
         always_ask=frozenset({"y", "calc__add"}),
         max_actions_per_hour=20,
         run_timeout_seconds=300,
+        max_cost_per_day_cents=300,
     )
     assert child.narrowed(PARENT).escalation_beyond(PARENT) is None
 
@@ -111,6 +114,7 @@ excluded_tools = ["calc__die"]
 always_ask = ["calc__add", " "]
 [runtime_profiles.slow]
 max_actions_per_hour = 3
+max_cost_per_day_cents = 250
 """
     )
     assert envelope_of(config, "boss", 60) == Envelope(
@@ -121,6 +125,7 @@ max_actions_per_hour = 3
         frozenset({"calc__add"}),
         3,
         60,
+        250,
     )
     assert envelope_of(config, "main") == UNRESTRICTED
     assert envelope_of(config, "boss").admits("calc__add") and not envelope_of(config, "boss").admits("calc__die")

@@ -9,7 +9,7 @@ child is the same agent (equal); a bounded delegate is narrowed by its caller's 
 (:mod:`bot.core.tool_policy`, :mod:`bot.core.mcp_tools`). An independent delegate is exempt, as in ZeroClaw
 ("independent skips it entirely"): it runs on its target's own profile, by the operator's choice in ``delegates``.
 A person's ``/subagents spawn`` and a scheduled job are top-level: nothing of an agent narrows them.
-ZeroClaw's ``max_cost_per_day_cents`` axis is left out: there is no cost budget here to narrow.
+``max_cost_per_day_cents`` is an axis too; it is enforced as its agent's daily spending (:mod:`bot.core.budgets`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class Envelope:
     always_ask: frozenset[str]
     max_actions_per_hour: int
     run_timeout_seconds: int  # 0: no limit
+    max_cost_per_day_cents: int = 500  # ZeroClaw's default
 
     def admits(self, tool: str) -> bool:
         """The resolver's rule on this record: excluded wins; an MCP tool needs its server."""
@@ -63,6 +64,7 @@ class Envelope:
             always_ask=self.always_ask | parent.always_ask,
             max_actions_per_hour=min(self.max_actions_per_hour, parent.max_actions_per_hour),
             run_timeout_seconds=min(limits, default=0),
+            max_cost_per_day_cents=min(self.max_cost_per_day_cents, parent.max_cost_per_day_cents),
         )
 
     def escalation_beyond(self, parent: Envelope) -> str | None:
@@ -85,13 +87,16 @@ class Envelope:
         actions, most = self.max_actions_per_hour, parent.max_actions_per_hour
         if actions > most:
             return f"subagent max_actions_per_hour={actions} exceeds parent's {most}"
+        cents, most = self.max_cost_per_day_cents, parent.max_cost_per_day_cents
+        if cents > most:
+            return f"subagent max_cost_per_day_cents={cents} exceeds parent's {most}"
         if parent.run_timeout_seconds and not 0 < self.run_timeout_seconds <= parent.run_timeout_seconds:
             asked = self.run_timeout_seconds or "0 (no limit)"
             return f"subagent run_timeout_seconds={asked} exceeds parent's {parent.run_timeout_seconds}"
         return None
 
 
-NOTHING = Envelope("readonly", frozenset(), frozenset(), frozenset(), frozenset(), 0, 0)
+NOTHING = Envelope("readonly", frozenset(), frozenset(), frozenset(), frozenset(), 0, 0, 0)
 
 
 def envelope_of(config: Config, agent_id: str, run_timeout_seconds: int = 0) -> Envelope:
@@ -105,6 +110,7 @@ def envelope_of(config: Config, agent_id: str, run_timeout_seconds: int = 0) -> 
         always_ask=frozenset(tool.strip() for tool in (risk.always_ask if risk else ()) if tool.strip()),
         max_actions_per_hour=config.runtime_profile_of(agent_id).max_actions_per_hour,
         run_timeout_seconds=run_timeout_seconds,
+        max_cost_per_day_cents=config.runtime_profile_of(agent_id).max_cost_per_day_cents,
     )
 
 
