@@ -212,3 +212,15 @@ async def test_unpriced_responses_are_counted_as_unpriced_not_as_free(tmp_path):
             "WHERE guild_id = 1 AND user_id = 7 AND agent_id = 'researcher'"
         )
     assert tuple(row) == (1, 2, 200, 100, 0, 2)
+
+
+async def test_a_chat_turn_stopped_by_a_cap_answers_with_what_it_had_so_far(tmp_path):
+    config = BASE + "[budgets]\nmember_tokens_per_day = 250\n"
+    async with running_core(tmp_path, ScriptedModels(default=Spender()), config) as core:
+        run = await finished(core, await core.chat(ChatRequest(text="look around", origin=ORIGIN)))
+        payloads = [p for p in await outbox_payloads(core) if p["run_id"] == run.id]
+    [reply] = [p for p in payloads if p["status_line"] != "budget warning"]
+    assert reply["kind"] == "reply" and len(payloads) == 2  # and the member's 80% warning
+    assert reply["body"] == (
+        "I couldn't answer: failed: budget exhausted (member_tokens_per_day). What I had so far:\n\npartial 2"
+    )

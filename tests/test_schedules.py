@@ -246,3 +246,24 @@ async def test_config_schedules_follow_the_file_across_restarts(tmp_path):
     gone = HOURLY.split("[[schedules]]")[0]
     async with core(tmp_path, clock, Researcher(), gone) as orchestrator:
         assert await orchestrator._db.fetch_all("SELECT id FROM schedules") == []
+
+
+async def test_a_slot_over_budget_is_skipped_with_the_reason_not_fired_later(tmp_path):
+    config = HOURLY.replace('model = "test/researcher"', 'model = "test/researcher"\ntokens_per_day = 10')
+    clock, researcher = Clock("2024-01-01 10:30"), Researcher()
+    with capture_logs() as logs:
+        async with core(tmp_path, clock, researcher, config) as orchestrator:
+            (schedule,) = await orchestrator._db.fetch_all("SELECT id FROM schedules")
+            clock.set("2024-01-01 11:00:02")
+            assert await orchestrator.schedules.fire_due(schedule[0]) is not None
+            await orchestrator.wait_idle()
+            clock.set("2024-01-01 12:00:02")
+            assert await orchestrator.schedules.fire_due(schedule[0]) is None
+            assert await orchestrator.schedules.fire_due(schedule[0]) is None
+            claimed = await orchestrator._db.fetch_one("SELECT claimed_through FROM schedules")
+    assert researcher.prompts == [f"[cron:{schedule[0]} digest] Summarise the hour"]
+    assert claimed[0] == at("2024-01-01 12:00")
+    (skipped,) = events(logs, "schedule_skipped")
+    assert skipped["slot"] == "2024-01-01T12:00:00+00:00"
+    assert skipped["reason"].startswith("Over budget: agent researcher's tokens today: ")
+    assert "(agents.list.researcher.tokens_per_day). It resets at 00:00 UTC, in 11h59m." in skipped["reason"]

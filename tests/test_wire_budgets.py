@@ -62,7 +62,9 @@ async def test_a_run_that_reaches_the_cap_mid_way_fails_at_its_next_request_and_
 
 
 async def test_admins_set_this_servers_caps_members_are_refused_and_the_cap_applies_at_once(world):
-    world.extra_config = "[budgets]\nserver_tokens_per_day = 50000\n"
+    world.extra_config = (
+        "[budgets]\nserver_tokens_per_day = 50000\n[session.thread_bindings]\nspawn_subagent_sessions = true\n"
+    )
     await world.start_bot()
     admin = member(world, "admin", manage_guild=True)
 
@@ -92,6 +94,8 @@ async def test_admins_set_this_servers_caps_members_are_refused_and_the_cap_appl
         "⚠️ Over budget: your runs in the last hour on this server: 1 runs of 1 runs (member_runs_per_hour). "
         "One frees up at "
     ), refused
+    in_a_thread = await command(world, world.alice, "subagents spawn", agent="researcher", task="Two", thread=True)
+    assert in_a_thread.startswith("⚠️ Over budget: your runs in the last hour") and world.discord.threads() == []
 
     inherited = await command(world, admin, "settings budgets", inherit="member_runs_per_hour")
     assert "member_runs_per_hour: no cap (default)" in inherited.splitlines()

@@ -54,13 +54,12 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
     started = run.started_at if run.started_at is not None else ended_at
     conversational = run.kind is RunKind.CHAT or (run.kind is RunKind.FOLLOWUP and run.source_message_id is not None)
     kind: Literal["completion", "reply"] = "reply" if conversational else "completion"
+    partial = run.result_text if run.result_text and run.result_text != NO_OUTPUT else None
+    so_far = f"What I had so far:\n\n{partial}" if partial else None
     if kind == "reply" and run.status is RunStatus.INTERRUPTED:
-        partial = run.result_text if run.result_text and run.result_text != NO_OUTPUT else None
-        body = "I was restarted before I could finish answering this. " + (
-            f"What I had so far:\n\n{partial}" if partial else "Please ask again."
-        )
+        body = "I was restarted before I could finish answering this. " + (so_far or "Please ask again.")
     elif kind == "reply" and run.status is not RunStatus.COMPLETED:
-        body = f"I couldn't answer: {status_line(run.status, run.error)}."
+        body = " ".join(filter(None, [f"I couldn't answer: {status_line(run.status, run.error)}.", so_far]))
     else:
         body = run.result_text or "(no output)"
     return Announcement(
