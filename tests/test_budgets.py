@@ -15,7 +15,7 @@ from pydantic_ai.usage import RequestUsage
 from bot.core.budgets import OverBudget
 from bot.core.requests import ChatRequest, SpawnRequest
 from bot.records import RunStatus
-from tests.core_support import ORIGIN, Gate, ScriptedModels, outbox_payloads, running_core, settle, text
+from tests.core_support import ORIGIN, Gate, Script, ScriptedModels, outbox_payloads, running_core, settle, text
 
 BASE = """
 [agents.defaults]
@@ -224,3 +224,17 @@ async def test_a_chat_turn_stopped_by_a_cap_answers_with_what_it_had_so_far(tmp_
     assert reply["body"] == (
         "I couldn't answer: failed: budget exhausted (member_tokens_per_day). What I had so far:\n\npartial 2"
     )
+
+
+async def test_an_agents_launches_are_refused_in_the_same_words_and_its_turn_goes_on(tmp_path):
+    config = BASE + "[budgets]\nmember_runs_per_hour = 1\n"
+    script = Script(("sessions_spawn", {"task": "dig"}), ("spawn_subagent", {"prompt": "dig"}))
+    async with running_core(tmp_path, ScriptedModels(default=script), config) as core:
+        run = await finished(core, await core.chat(ChatRequest(text="go", origin=ORIGIN)))
+        runs = await core._db.fetch_one("SELECT COUNT(*) FROM runs")
+    assert run.status is RunStatus.COMPLETED and runs[0] == 1  # the chat turn itself was the hour's one run
+    refusal = "Over budget: your runs in the last hour on this server: 1 runs of 1 runs (member_runs_per_hour)."
+    assert [(result["status"], result["error"].startswith(refusal)) for result in script.results] == [
+        ("forbidden", True),
+        ("error", True),  # spawn_subagent's refusals, as ZeroClaw's, are errors
+    ]

@@ -25,7 +25,7 @@ from bot.core.action_budget import ActionBudget, BudgetExhausted
 from bot.core.delegate_reach import Mode, always_ask_refusal, reach_refusal, reachable_targets
 from bot.core.delegate_records import agent_header
 from bot.core.delegate_tasks import DEADLINE_GRACE, DelegateTasks, tool_result
-from bot.core.errors import CallerEnded
+from bot.core.errors import UserError
 from bot.core.requests import delegated_session, new_run, origin_of
 from bot.core.session_toolset import Caller
 from bot.core.signals import Signals
@@ -140,7 +140,7 @@ class Delegating:
                         "finish (check_result) or cancel one (cancel_task) before starting more."
                     )
                 return await self._launch(caller, admitted, prompt, charged_to, background=background)
-        except (BudgetExhausted, CallerEnded) as refused:
+        except (BudgetExhausted, UserError) as refused:  # a caller that ended, a budget that is spent
             return str(refused)
 
     async def _parallel(self, caller: Caller, names: list[Any], prompt: str | None) -> dict[str, Any]:

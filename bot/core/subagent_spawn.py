@@ -17,7 +17,7 @@ import structlog
 from bot.agents.runner import final_text
 from bot.config import Config
 from bot.core.action_budget import ActionBudget, BudgetExhausted
-from bot.core.errors import CallerEnded
+from bot.core.errors import UserError
 from bot.core.requests import delegated_session, new_run, origin_of
 from bot.core.session_toolset import Caller
 from bot.core.signals import Signals
@@ -83,7 +83,7 @@ class SubagentSpawn:
         try:
             async with self._budget.charge(session) as charged_to:
                 run_id = await self._launch(session, caller_run, prompt.strip(), charged_to)
-        except (BudgetExhausted, CallerEnded) as refused:
+        except (BudgetExhausted, UserError) as refused:  # a caller that ended, a budget that is spent
             return _refused(str(refused))
         log.info("subagent_spawned", child_run_id=run_id)
         child = await self._finished(run_id)
