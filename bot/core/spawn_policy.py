@@ -71,6 +71,7 @@ class SpawnContext:
     thread_settings: ThreadBindingSettings
     member_active: int = 0  # live sub-agents here of the member asking (a person's spawn)
     member_limit: int = 0  # 0 = no limit
+    queued: int = 0  # runs waiting for the sub-agent lane, anyone's
 
 
 class SpawnPolicy:
@@ -131,7 +132,7 @@ class SpawnPolicy:
         return task, label, mode, cleanup
 
     def _check_limits(self, context: SpawnContext) -> None:
-        """Depth, then a person's own live sub-agents, then an agent's live children."""
+        """Depth, then a person's own live sub-agents, then an agent's live children, then the lane's queue."""
         defaults = self._config.agents.defaults.subagents
         depth, max_depth = context.requester.depth, defaults.max_spawn_depth
         if depth >= max_depth:
@@ -149,6 +150,12 @@ class SpawnPolicy:
                 "forbidden",
                 "sessions_spawn has reached max active children for this session "
                 f"({context.active_children}/{defaults.max_children_per_agent})",
+            )
+        if context.queued >= defaults.max_queued:
+            raise SpawnRefused(
+                "forbidden",
+                f"The sub-agent queue is full ({context.queued} runs waiting, agents.defaults.subagents.max_queued = "
+                f"{defaults.max_queued}); try again when some have started.",
             )
 
     def _target(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, AgentConfig]:

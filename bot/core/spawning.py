@@ -172,6 +172,7 @@ class Spawning:
             thread_settings=(await self._guild_settings.effective(requester.guild_id)).thread_bindings,
             member_active=await runs.count_active_children(requester.key, member_id=member_id) if by_user else 0,
             member_limit=self._config.discord.max_active_runs_per_member,
+            queued=await runs.count_lane_queued(),
         )
 
     async def _create_child(
