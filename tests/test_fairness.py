@@ -1,6 +1,6 @@
 """Fair lanes through the real orchestrator: another member's first spawn starts within one slot turnover of a
 40-run backlog, a queued run knows its place (in the order runs will start), a killed queued run gives its place
-up, and the queue cap refuses a spawn — a person's or an agent's — before anything is written."""
+up, and the queue cap refuses a spawn — a person's or an agent's — or a follow-up before anything is written."""
 
 from __future__ import annotations
 
@@ -123,12 +123,15 @@ QUEUE_FULL = (
 )
 
 
-async def test_a_full_queue_refuses_a_persons_and_an_agents_spawn_before_anything_is_written(tmp_path):
+async def test_a_full_queue_refuses_spawns_and_follow_ups_before_anything_is_written(tmp_path):
     work = Work()
     script = Script(("sessions_spawn", {"task": "from the agent"}))
     async with running_core(tmp_path, ScriptedModels(work=work, script=script), FULL_AT_TWO) as core:
+        finished = await spawn(core, ALICE, "finished")
+        work.finish("finished")
+        await settle(core, lambda: _ended(core, finished))
         await spawn(core, ALICE, "running")
-        await settle(core, lambda: work.started == ["running"])
+        await settle(core, lambda: work.started == ["finished", "running"])
         for task in ("waits 1", "waits 2"):
             await spawn(core, ALICE, task)
         counts = "SELECT (SELECT COUNT(*) FROM runs WHERE kind != 'chat'), (SELECT COUNT(*) FROM sessions)"
@@ -139,11 +142,19 @@ async def test_a_full_queue_refuses_a_persons_and_an_agents_spawn_before_anythin
         assert str(refused.value) == QUEUE_FULL
         await chat_and_wait(core)  # a main-agent turn is not in the sub-agent lane: it runs, and its spawn is refused
         assert script.results == [{"status": "forbidden", "error": QUEUE_FULL}]
+        finished_run = await core.runs.get(finished)
+        with pytest.raises(SpawnRefused) as refused:  # a follow-up would wait in the same queue
+            await core.follow_up(await core.sessions.get(finished_run.session_key), "again", finished_run)
+        assert str(refused.value) == QUEUE_FULL
         assert tuple(await core._db.fetch_one(counts)) == before
 
         work.finish("running")
-        await settle(core, lambda: work.started == ["running", "waits 1"])
+        await settle(core, lambda: work.started == ["finished", "running", "waits 1"])
         assert (await spawn(core, BOB, "room again")) is not None
+
+
+async def _ended(core, run_id: str) -> bool:
+    return (await core.runs.get(run_id)).status.is_terminal
 
 
 def fan_out(messages, info) -> ModelResponse:

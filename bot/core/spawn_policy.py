@@ -151,11 +151,16 @@ class SpawnPolicy:
                 "sessions_spawn has reached max active children for this session "
                 f"({context.active_children}/{defaults.max_children_per_agent})",
             )
-        if context.queued >= defaults.max_queued:
+        self.check_queue(context.queued)
+
+    def check_queue(self, queued: int) -> None:
+        """The sub-agent lane's queue cap, for a spawn and a follow-up alike: ``queued`` runs wait already."""
+        cap = self._config.agents.defaults.subagents.max_queued
+        if queued >= cap:
             raise SpawnRefused(
                 "forbidden",
-                f"The sub-agent queue is full ({context.queued} runs waiting, agents.defaults.subagents.max_queued = "
-                f"{defaults.max_queued}); try again when some have started.",
+                f"The sub-agent queue is full ({queued} runs waiting, agents.defaults.subagents.max_queued = {cap}); "
+                "try again when some have started.",
             )
 
     def _target(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, AgentConfig]:

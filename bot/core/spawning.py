@@ -134,11 +134,13 @@ class Spawning:
         origin: Origin | None = None,
     ) -> str:
         """Start a new run in an existing sub-agent session (it announces again when it ends), answering to
-        ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs."""
+        ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs, and
+        none while the sub-agent queue is full."""
         if session.delegation is not None:
             raise EphemeralSession(session.key)
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
+        self._policy.check_queue(await self._repos.runs.count_lane_queued())
         run = new_run(
             session,
             RunKind.FOLLOWUP,
