@@ -102,6 +102,7 @@ class AgentSubagentSettings(Section):
 
 class SubagentDefaults(Section):
     max_concurrent: Annotated[int, Field(ge=1, le=64)] = 8
+    max_queued: Annotated[int, Field(ge=1)] = 1000
     max_spawn_depth: Annotated[int, Field(ge=1, le=5)] = 1
     max_children_per_agent: Annotated[int, Field(ge=1, le=20)] = 5
     run_timeout_seconds: Annotated[int, Field(ge=0)] = 0

@@ -162,6 +162,25 @@ class RunRepository:
         assert row is not None, "COUNT(*) always returns one row"
         return row[0]
 
+    async def root_of(self, run_id: str) -> str:
+        """The top-level run ``run_id`` descends from through ``parent_run_id`` (a top-level run is its own)."""
+        row = await self._db.fetch_one(
+            "WITH RECURSIVE up(id, parent) AS (SELECT id, parent_run_id FROM runs WHERE id = ? "
+            "UNION ALL SELECT runs.id, runs.parent_run_id FROM runs JOIN up ON runs.id = up.parent) "
+            "SELECT id FROM up WHERE parent IS NULL",
+            (run_id,),
+        )
+        return row[0] if row else run_id
+
+    async def count_lane_queued(self) -> int:
+        """Runs queued for the sub-agent lane: every run but a main-agent turn, except a delegated child's (it
+        runs inside its caller's turn)."""
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM runs JOIN sessions ON sessions.key = runs.session_key "
+            "WHERE runs.status = 'queued' AND runs.kind != 'chat' AND sessions.delegation IS NULL"
+        )
+        return row[0] if row else 0
+
     async def count_active_children(self, session_key: str, *, member_id: int | None = None) -> int:
         """Child sessions of ``session_key`` whose latest run is live. Without ``member_id``: those an agent
         spawned (the children cap); with it: those running for that member, however started (the member cap).

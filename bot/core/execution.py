@@ -27,6 +27,7 @@ from bot.config import Config
 from bot.core import internal_context
 from bot.core.approvals import Approvals
 from bot.core.budgets import Budgets
+from bot.core.fair_lane import FairLane
 from bot.core.mcp_tools import McpTools
 from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
@@ -70,7 +71,7 @@ class Execution:
         self._envelopes = PolicyEnvelopes(config, repos)
         self._apply = apply
         self._clock = clock
-        self._subagent_lane = asyncio.Semaphore(config.agents.defaults.subagents.max_concurrent)
+        self._subagent_lane = FairLane(config.agents.defaults.subagents.max_concurrent)
         self._session_locks: dict[str, asyncio.Lock] = {}
         self._pending: asyncio.Queue[tuple[str, bool]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -107,10 +108,17 @@ class Execution:
         self._pending.put_nowait((run_id, True))
 
     def cancel(self, run_id: str) -> None:
-        """Stop the turn in flight of a run that was killed (if this process runs one)."""
+        """Stop the turn in flight of a run that was killed (if this process runs one), or take it out of the
+        sub-agent lane's queue, so the runs behind it move up at once."""
         token = self._cancellations.get(run_id)
         if token is not None:
             token.cancel()
+        if self._subagent_lane.withdraw(run_id):
+            self._tasks[run_id].cancel()
+
+    def queue_places(self) -> dict[str, int]:
+        """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's fair order."""
+        return {run_id: place for place, run_id in enumerate(self._subagent_lane.order(), start=1)}
 
     async def steer(self, run_id: str, message: str) -> bool:
         """Queue a message for a live run; it reaches the model at the run's next request (``AgentRun.enqueue``),
@@ -141,15 +149,15 @@ class Execution:
     def _forget(self, run_id: str, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(run_id, None)
 
-    def _lane(self, run: Run, session: Session) -> contextlib.AbstractAsyncContextManager[Any]:
-        """Sub-agent runs share the bounded lane; main-agent turns queue one at a time per session. A
-        delegated child (``spawn_subagent``, ``delegate``) runs for its caller's turn, which holds the caller's place
-        already (a blocking child waiting for a slot its caller holds could wait forever)."""
+    async def _lane(self, run: Run, session: Session) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Sub-agent runs share the bounded fair lane (by member, then top-level run); main-agent turns queue one at
+        a time per session. A delegated child (``spawn_subagent``, ``delegate``) runs for its caller's turn, which
+        holds the caller's place already (a blocking child waiting for a slot its caller holds could wait forever)."""
         if session.delegation is not None:
             return contextlib.nullcontext()
         if run.kind is RunKind.CHAT:
             return self._session_turn(run)
-        return self._subagent_lane
+        return self._subagent_lane.slot(run.id, run.requester_user_id, await self._repos.runs.root_of(run.id))
 
     @contextlib.asynccontextmanager
     async def _session_turn(self, run: Run) -> AsyncIterator[None]:
@@ -186,7 +194,7 @@ class Execution:
             depth=session.depth,
             **spawned,
         ):
-            async with self._lane(run, session):
+            async with await self._lane(run, session):
                 try:
                     prompt = await self._first_prompt(run, session, wake)
                     while prompt is not None:

@@ -92,7 +92,6 @@ class Orchestrator:
         self.sessions, self.runs, self.transcripts = repos.sessions, repos.runs, repos.transcripts
         self.outbox, self.inbox, self.bindings = repos.outbox, repos.inbox, repos.bindings
         self.guild_settings = GuildSettings(config, repos.db, repos.guild_settings, repos.audit, clock=clock)
-        self.queries = SessionQueries(repos.sessions, repos.runs, repos.transcripts, repos.delegate_tasks, clock)
         self._signals = Signals(clock)
         self._timers = Timers()
         policy = SpawnPolicy(config, models)
@@ -121,6 +120,9 @@ class Orchestrator:
             self.budgets,
             self._apply,
             clock,
+        )
+        self.queries = SessionQueries(
+            repos.sessions, repos.runs, repos.transcripts, repos.delegate_tasks, clock, self._execution.queue_places
         )
         self._spawning = Spawning(
             config,

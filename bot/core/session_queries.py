@@ -24,6 +24,11 @@ RECENT_SECONDS = 30 * 60
 _RUN_ID_PREFIX = re.compile(r"[0-9a-f]{4,32}")
 
 
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
 def run_label(session: Session) -> str:
     """How people see a sub-agent named: its label, else the start of the task it was spawned with."""
     return session.label or (session.task or session.agent_id)[:48]
@@ -35,6 +40,7 @@ class ChildRow:
     run: Run | None
     waiting_on: int
     task_id: str | None = None  # a delegate's task record
+    place: int | None = None  # a queued run's place in the sub-agent lane's queue (1 starts next)
 
     @property
     def kind(self) -> str | None:
@@ -55,6 +61,8 @@ class ChildRow:
         if self.run.status is RunStatus.WAITING_CHILDREN:
             noun = "child" if self.waiting_on == 1 else "children"
             return f"waiting on {self.waiting_on} {noun}"
+        if self.run.status is RunStatus.QUEUED and self.place is not None:
+            return f"queued, {_ordinal(self.place)} in line"
         return self.run.status.word
 
     def as_dict(self, index: int) -> dict[str, Any]:
@@ -79,12 +87,14 @@ class SessionQueries:
         transcripts: TranscriptRepository,
         delegate_tasks: DelegateTaskRepository,
         clock: Callable[[], float],
+        queue_places: Callable[[], dict[str, int]],
     ) -> None:
         self._sessions = sessions
         self._runs = runs
         self._transcripts = transcripts
         self._delegate_tasks = delegate_tasks
         self._clock = clock
+        self._queue_places = queue_places
 
     async def _row(self, session: Session) -> ChildRow:
         run = await self._runs.latest_for_session(session.key)
@@ -92,7 +102,8 @@ class SessionQueries:
         if run is not None and run.status is RunStatus.WAITING_CHILDREN:
             waiting = await self._runs.count_unsettled_children(run.id)
         task = await self._delegate_tasks.for_run(run.id) if run is not None and session.delegation else None
-        return ChildRow(session, run, waiting, task.task_id if task else None)
+        place = self._queue_places().get(run.id) if run is not None else None
+        return ChildRow(session, run, waiting, task.task_id if task else None, place)
 
     async def children(self, requester_key: str) -> list[ChildRow]:
         """Children of a session: active ones first, then those that ended in the last 30 minutes."""

@@ -71,6 +71,7 @@ class SpawnContext:
     thread_settings: ThreadBindingSettings
     member_active: int = 0  # live sub-agents here of the member asking (a person's spawn)
     member_limit: int = 0  # 0 = no limit
+    queued: int = 0  # runs waiting for the sub-agent lane, anyone's
 
 
 class SpawnPolicy:
@@ -131,7 +132,7 @@ class SpawnPolicy:
         return task, label, mode, cleanup
 
     def _check_limits(self, context: SpawnContext) -> None:
-        """Depth, then a person's own live sub-agents, then an agent's live children."""
+        """Depth, then a person's own live sub-agents, then an agent's live children, then the lane's queue."""
         defaults = self._config.agents.defaults.subagents
         depth, max_depth = context.requester.depth, defaults.max_spawn_depth
         if depth >= max_depth:
@@ -149,6 +150,17 @@ class SpawnPolicy:
                 "forbidden",
                 "sessions_spawn has reached max active children for this session "
                 f"({context.active_children}/{defaults.max_children_per_agent})",
+            )
+        self.check_queue(context.queued)
+
+    def check_queue(self, queued: int) -> None:
+        """The sub-agent lane's queue cap, for a spawn and a follow-up alike: ``queued`` runs wait already."""
+        cap = self._config.agents.defaults.subagents.max_queued
+        if queued >= cap:
+            raise SpawnRefused(
+                "forbidden",
+                f"The sub-agent queue is full ({queued} runs waiting, agents.defaults.subagents.max_queued = {cap}); "
+                "try again when some have started.",
             )
 
     def _target(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, AgentConfig]:

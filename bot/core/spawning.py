@@ -138,22 +138,16 @@ class Spawning:
         origin: Origin | None = None,
     ) -> str:
         """Start a new run in an existing sub-agent session (it announces again when it ends), answering to
-        ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs."""
+        ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs, and
+        none while the sub-agent queue is full."""
         if session.delegation is not None:
             raise EphemeralSession(session.key)
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
-        run = new_run(
-            session,
-            RunKind.FOLLOWUP,
-            message,
-            previous.model,
-            previous.thinking,
-            previous.timeout_seconds,
-            origin or origin_of(previous),
-            parent_run_id,
-            self._clock(),
-        )
+        self._policy.check_queue(await self._repos.runs.count_lane_queued())
+        settings = (previous.model, previous.thinking, previous.timeout_seconds)
+        answering = origin or origin_of(previous)
+        run = new_run(session, RunKind.FOLLOWUP, message, *settings, answering, parent_run_id, self._clock())
         await self.persist_and_queue(run, None)
         return run.id
 
@@ -176,6 +170,7 @@ class Spawning:
             thread_settings=(await self._guild_settings.effective(requester.guild_id)).thread_bindings,
             member_active=await runs.count_active_children(requester.key, member_id=member_id) if by_user else 0,
             member_limit=self._config.discord.max_active_runs_per_member,
+            queued=await runs.count_lane_queued(),
         )
 
     async def _create_child(
