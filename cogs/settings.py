@@ -129,8 +129,10 @@ async def _admin_only(interaction: discord.Interaction) -> int:
 
 
 def _decimal(value: float) -> Decimal:
-    """A Discord number as the exact value typed (cost caps keep six decimals)."""
-    return Decimal(str(value)).quantize(Decimal("0.000001")).normalize()
+    """A Discord number as the exact value typed (cost caps keep six decimals), never in exponent form."""
+    typed = Decimal(str(value)).quantize(Decimal("0.000001"))
+    whole = typed.to_integral_value()
+    return whole if typed == whole else typed.normalize()
 
 
 async def setup(bot: ThreadboundBot) -> None:

@@ -100,3 +100,16 @@ async def test_admins_set_this_servers_caps_members_are_refused_and_the_cap_appl
     inherited = await command(world, admin, "settings budgets", inherit="member_runs_per_hour")
     assert "member_runs_per_hour: no cap (default)" in inherited.splitlines()
     assert (await command(world, world.alice, "subagents spawn", agent="researcher", task="Two")).startswith("Spawned")
+
+
+async def test_whole_numbers_are_stored_and_audited_as_typed(world):
+    await world.start_bot()
+    admin = member(world, "admin", manage_guild=True)
+
+    shown = await command(world, admin, "settings budgets", member_runs_per_hour=100, server_cost_per_day_usd=20.0)
+    assert "member_runs_per_hour: 100 runs (this server)" in shown.splitlines()
+    assert world.rows("SELECT key, value FROM guild_budgets ORDER BY key") == [
+        ("member_runs_per_hour", "100"),
+        ("server_cost_per_day_usd", "20"),
+    ]
+    assert world.rows("SELECT detail FROM audit_log") == [("member_runs_per_hour=100, server_cost_per_day_usd=20",)]
