@@ -113,3 +113,24 @@ async def test_whole_numbers_are_stored_and_audited_as_typed(world):
         ("server_cost_per_day_usd", "20"),
     ]
     assert world.rows("SELECT detail FROM audit_log") == [("member_runs_per_hour=100, server_cost_per_day_usd=20",)]
+
+
+async def test_a_thread_spawn_refused_once_its_thread_is_open_leaves_that_thread_archived(world, monkeypatch):
+    """A run admitted between the early check and the admission (another channel, the same member): the spawn is
+    refused by the admission and the thread already opened for it is archived, not left empty and open."""
+    world.extra_config = (
+        "[budgets]\nmember_runs_per_hour = 1\n[session.thread_bindings]\nspawn_subagent_sessions = true\n"
+    )
+    bot = await world.start_bot()
+    await spawn(world, task="The one")
+
+    async def passed(payer, *, top_level):  # as the check saw it, before the first run was admitted
+        return None
+
+    monkeypatch.setattr(bot.orchestrator.budgets, "check", passed)
+    refused = await command(world, world.alice, "subagents spawn", agent="researcher", task="Two", thread=True)
+    assert refused.startswith("⚠️ Over budget: your runs in the last hour"), refused
+    [thread] = world.discord.threads()
+    assert thread.archived
+    assert world.rows("SELECT COUNT(*) FROM thread_bindings") == [(0,)]
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(1,)]
