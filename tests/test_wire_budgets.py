@@ -134,3 +134,15 @@ async def test_a_thread_spawn_refused_once_its_thread_is_open_leaves_that_thread
     assert thread.archived
     assert world.rows("SELECT COUNT(*) FROM thread_bindings") == [(0,)]
     assert world.rows("SELECT COUNT(*) FROM runs") == [(1,)]
+
+
+async def test_a_cost_cap_too_small_to_keep_is_refused_not_turned_into_no_cap(world):
+    world.extra_config = "[budgets]\nmember_cost_per_day_usd = 5\n"
+    await world.start_bot()
+    admin = member(world, "admin", manage_guild=True)
+
+    refused = await command(world, admin, "settings budgets", member_cost_per_day_usd=0.0000004)
+    assert refused == "⚠️ member_cost_per_day_usd must be 0 (no cap) or at least $0.000001; 4e-07 would round to no cap."
+    assert world.rows("SELECT COUNT(*) FROM guild_budgets") == [(0,)]
+    shown = await command(world, admin, "settings budgets")
+    assert "member_cost_per_day_usd: $5.00 ([budgets])" in shown.splitlines()
