@@ -103,7 +103,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
             "server_tokens_per_day": server_tokens_per_day,
             "server_cost_per_day_usd": server_cost_per_day_usd,
         }
-        changes = {key: _decimal(value) for key, value in given.items() if value is not None}
+        changes = {key: _decimal(key, value) for key, value in given.items() if value is not None}
         cleared = inherit.value if inherit else None
         if cleared in changes:
             raise UserError(f"Set {cleared} or make it inherit, not both.")
@@ -128,9 +128,14 @@ async def _admin_only(interaction: discord.Interaction) -> int:
     return interaction.guild_id
 
 
-def _decimal(value: float) -> Decimal:
-    """A Discord number as the exact value typed (cost caps keep six decimals)."""
-    return Decimal(str(value)).quantize(Decimal("0.000001")).normalize()
+def _decimal(key: str, value: float) -> Decimal:
+    """A Discord number as the exact value typed (cost caps keep six decimals), never in exponent form; a cap
+    too small to keep is refused rather than turned into 0 (no cap)."""
+    typed = Decimal(str(value)).quantize(Decimal("0.000001"))
+    if value and not typed:
+        raise UserError(f"{key} must be 0 (no cap) or at least $0.000001; {value} would round to no cap.")
+    whole = typed.to_integral_value()
+    return whole if typed == whole else typed.normalize()
 
 
 async def setup(bot: ThreadboundBot) -> None:

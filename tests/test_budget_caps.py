@@ -12,7 +12,6 @@ from bot.core.budget_caps import (
     Window,
     amount,
     day_of,
-    day_start,
     exhausted,
     first_reached,
     frees_up,
@@ -44,7 +43,6 @@ def test_a_day_is_the_utc_day_and_resets_at_utc_midnight():
     assert day_of(at("2026-12-02T00:00:00")) == "2026-12-02"
     assert next_midnight(at("2026-12-01T18:30:00")) == at("2026-12-02T00:00:00")
     assert next_midnight(at("2026-12-31T00:00:00")) == at("2027-01-01T00:00:00")
-    assert day_start("2026-12-01") == at("2026-12-01T00:00:00")
 
 
 def test_a_cap_is_reached_at_its_limit_and_near_from_80_percent_of_a_daily_one():

@@ -238,3 +238,35 @@ async def test_an_agents_launches_are_refused_in_the_same_words_and_its_turn_goe
         ("forbidden", True),
         ("error", True),  # spawn_subagent's refusals, as ZeroClaw's, are errors
     ]
+
+
+async def test_a_follow_up_an_agent_sends_is_charged_to_the_member_whose_turn_sent_it(tmp_path):
+    """Members share a channel's main session: the child alice's turn spawned, messaged (sessions_send) in bob's
+    turn, runs on bob's budget, not alice's."""
+    config = """
+[agents.defaults]
+model = "test/main"
+[agents.defaults.subagents]
+max_spawn_depth = 2
+allow_agents = ["*"]
+[agents.list.main]
+[agents.list.worker]
+model = "test/worker"
+"""
+    main = Script(("sessions_spawn", {"task": "remember 42", "agentId": "worker"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, worker=text("ok")), config) as core:
+        await finished(core, await core.chat(ChatRequest(text="go", origin=ORIGIN)))
+        await settle(core, lambda: _settled_children(core))
+        main.calls.append(("sessions_send", {"sessionKey": main.results[0]["childSessionKey"], "message": "again"}))
+        await finished(core, await core.chat(ChatRequest(text="send it", origin=OTHER)))
+        sent = main.results[1]
+        assert sent["delivered"] == "started a follow-up run"
+        follow_up = await finished(core, sent["runId"])
+        assert follow_up.requester_user_id == OTHER.user_id
+        runs = await core._db.fetch_all("SELECT user_id, SUM(runs) FROM usage_daily GROUP BY user_id ORDER BY user_id")
+    assert [tuple(row) for row in runs] == [(ORIGIN.user_id, 2), (OTHER.user_id, 2)]
+
+
+async def _settled_children(core):
+    rows = await core._db.fetch_all("SELECT status FROM runs WHERE kind = 'spawn'")
+    return bool(rows) and all(row[0] == "completed" for row in rows)

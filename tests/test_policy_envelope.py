@@ -19,6 +19,7 @@ PARENT = Envelope(
     always_ask=frozenset({"calc__add"}),
     max_actions_per_hour=20,
     run_timeout_seconds=300,
+    max_cost_per_day_cents=500,
 )
 UNRESTRICTED = Envelope("full", None, frozenset(), frozenset(), frozenset(), 20, 0)
 
@@ -131,3 +132,19 @@ max_cost_per_day_cents = 250
     assert envelope_of(config, "boss").admits("calc__add") and not envelope_of(config, "boss").admits("calc__die")
     assert not envelope_of(config, "boss").admits("sessions_spawn")
     assert not envelope_of(config, "main").admits("calc__add")  # main lists no server
+
+
+def test_an_agent_naming_no_runtime_profile_has_no_cost_cap_to_narrow():
+    config = parse_config(
+        """
+[agents.list.main]
+[agents.list.spender]
+runtime_profile = "rich"
+[runtime_profiles.rich]
+max_cost_per_day_cents = 1000
+"""
+    )
+    main, spender = envelope_of(config, "main"), envelope_of(config, "spender")
+    assert spender.escalation_beyond(main) is None  # main's spending has no ZeroClaw cap (README, Budgets)
+    assert main.escalation_beyond(spender) is None  # nor is main's, under any parent
+    assert main.narrowed(spender).max_cost_per_day_cents == 1000

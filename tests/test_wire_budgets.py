@@ -100,3 +100,49 @@ async def test_admins_set_this_servers_caps_members_are_refused_and_the_cap_appl
     inherited = await command(world, admin, "settings budgets", inherit="member_runs_per_hour")
     assert "member_runs_per_hour: no cap (default)" in inherited.splitlines()
     assert (await command(world, world.alice, "subagents spawn", agent="researcher", task="Two")).startswith("Spawned")
+
+
+async def test_whole_numbers_are_stored_and_audited_as_typed(world):
+    await world.start_bot()
+    admin = member(world, "admin", manage_guild=True)
+
+    shown = await command(world, admin, "settings budgets", member_runs_per_hour=100, server_cost_per_day_usd=20.0)
+    assert "member_runs_per_hour: 100 runs (this server)" in shown.splitlines()
+    assert world.rows("SELECT key, value FROM guild_budgets ORDER BY key") == [
+        ("member_runs_per_hour", "100"),
+        ("server_cost_per_day_usd", "20"),
+    ]
+    assert world.rows("SELECT detail FROM audit_log") == [("member_runs_per_hour=100, server_cost_per_day_usd=20",)]
+
+
+async def test_a_thread_spawn_refused_once_its_thread_is_open_leaves_that_thread_archived(world, monkeypatch):
+    """A run admitted between the early check and the admission (another channel, the same member): the spawn is
+    refused by the admission and the thread already opened for it is archived, not left empty and open."""
+    world.extra_config = (
+        "[budgets]\nmember_runs_per_hour = 1\n[session.thread_bindings]\nspawn_subagent_sessions = true\n"
+    )
+    bot = await world.start_bot()
+    await spawn(world, task="The one")
+
+    async def passed(payer, *, top_level):  # as the check saw it, before the first run was admitted
+        return None
+
+    monkeypatch.setattr(bot.orchestrator.budgets, "check", passed)
+    refused = await command(world, world.alice, "subagents spawn", agent="researcher", task="Two", thread=True)
+    assert refused.startswith("⚠️ Over budget: your runs in the last hour"), refused
+    [thread] = world.discord.threads()
+    assert thread.archived
+    assert world.rows("SELECT COUNT(*) FROM thread_bindings") == [(0,)]
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(1,)]
+
+
+async def test_a_cost_cap_too_small_to_keep_is_refused_not_turned_into_no_cap(world):
+    world.extra_config = "[budgets]\nmember_cost_per_day_usd = 5\n"
+    await world.start_bot()
+    admin = member(world, "admin", manage_guild=True)
+
+    refused = await command(world, admin, "settings budgets", member_cost_per_day_usd=0.0000004)
+    assert refused == "⚠️ member_cost_per_day_usd must be 0 (no cap) or at least $0.000001; 4e-07 would round to no cap."
+    assert world.rows("SELECT COUNT(*) FROM guild_budgets") == [(0,)]
+    shown = await command(world, admin, "settings budgets")
+    assert "member_cost_per_day_usd: $5.00 ([budgets])" in shown.splitlines()

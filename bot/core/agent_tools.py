@@ -4,18 +4,20 @@ back as ``{"status": ..., "error": ...}`` data for the model to read, never as e
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Protocol
 
 import structlog
 
 from bot.config import Config
 from bot.core.errors import UnknownTarget, UserError
+from bot.core.requests import origin_of
 from bot.core.run_actions import NotActionable, descendants, kill_refusal, steer_refusal
 from bot.core.session_queries import SessionQueries
 from bot.core.session_toolset import Caller
 from bot.core.spawn_policy import SpawnArgs, SpawnPolicy
 from bot.core.spawning import Spawning
-from bot.records import ControlScope, Run, RunStatus, Session
+from bot.records import ControlScope, Origin, Run, RunStatus, Session
 from bot.text import quoted
 from storage.repositories import Repositories
 
@@ -37,7 +39,12 @@ class RunCommands(Protocol):
     async def steer(self, run_id: str, message: str) -> bool: ...
 
     async def follow_up(
-        self, session: Session, message: str, previous: Run | None, parent_run_id: str | None = None
+        self,
+        session: Session,
+        message: str,
+        previous: Run | None,
+        parent_run_id: str | None = None,
+        origin: Origin | None = None,
     ) -> str: ...
 
 
@@ -122,8 +129,11 @@ class AgentTools:
             return _error(f"Session {session_key} is waiting on its children; message them.")
         if latest is not None and steer_refusal(latest) is None and await self._runs.steer(latest.id, message):
             return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
+        caller_run = await self._repos.runs.get(caller.run_id)
+        # on the budget of the member whose turn sends it (a channel's main session serves every member there)
+        origin = replace(origin_of(latest), user_id=caller_run.requester_user_id) if latest and caller_run else None
         try:
-            run_id = await self._runs.follow_up(child, message, latest, parent_run_id=caller.run_id)
+            run_id = await self._runs.follow_up(child, message, latest, parent_run_id=caller.run_id, origin=origin)
         except UserError as refused:  # archived, or a spawn_subagent run
             return _error(str(refused))
         return {"status": "accepted", "runId": run_id, "delivered": "started a follow-up run"}

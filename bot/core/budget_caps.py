@@ -53,10 +53,6 @@ def day_of(now: float) -> str:
     return datetime.fromtimestamp(now, UTC).date().isoformat()
 
 
-def day_start(day: str) -> float:
-    return datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()
-
-
 def next_midnight(now: float) -> float:
     today = datetime.fromtimestamp(now, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     return (today + timedelta(days=1)).timestamp()

@@ -40,7 +40,7 @@ class Envelope:
     always_ask: frozenset[str]
     max_actions_per_hour: int
     run_timeout_seconds: int  # 0: no limit
-    max_cost_per_day_cents: int = 500  # ZeroClaw's default
+    max_cost_per_day_cents: int | None = None  # None: not capped (an agent naming no runtime profile; see Budgets)
 
     def admits(self, tool: str) -> bool:
         """The resolver's rule on this record: excluded wins; an MCP tool needs its server."""
@@ -56,6 +56,7 @@ class Envelope:
         if parent.allowed_tools is not None:
             allowed = parent.allowed_tools if allowed is None else allowed & parent.allowed_tools
         limits = [t for t in (self.run_timeout_seconds, parent.run_timeout_seconds) if t]
+        cents = [c for c in (self.max_cost_per_day_cents, parent.max_cost_per_day_cents) if c is not None]
         return Envelope(
             level=min(self.level, parent.level, key=LEVELS.index),
             allowed_tools=allowed,
@@ -64,7 +65,7 @@ class Envelope:
             always_ask=self.always_ask | parent.always_ask,
             max_actions_per_hour=min(self.max_actions_per_hour, parent.max_actions_per_hour),
             run_timeout_seconds=min(limits, default=0),
-            max_cost_per_day_cents=min(self.max_cost_per_day_cents, parent.max_cost_per_day_cents),
+            max_cost_per_day_cents=min(cents, default=None),
         )
 
     def escalation_beyond(self, parent: Envelope) -> str | None:
@@ -87,9 +88,9 @@ class Envelope:
         actions, most = self.max_actions_per_hour, parent.max_actions_per_hour
         if actions > most:
             return f"subagent max_actions_per_hour={actions} exceeds parent's {most}"
-        cents, most = self.max_cost_per_day_cents, parent.max_cost_per_day_cents
-        if cents > most:
-            return f"subagent max_cost_per_day_cents={cents} exceeds parent's {most}"
+        cents, ceiling = self.max_cost_per_day_cents, parent.max_cost_per_day_cents
+        if cents is not None and ceiling is not None and cents > ceiling:
+            return f"subagent max_cost_per_day_cents={cents} exceeds parent's {ceiling}"
         if parent.run_timeout_seconds and not 0 < self.run_timeout_seconds <= parent.run_timeout_seconds:
             asked = self.run_timeout_seconds or "0 (no limit)"
             return f"subagent run_timeout_seconds={asked} exceeds parent's {parent.run_timeout_seconds}"
@@ -110,7 +111,9 @@ def envelope_of(config: Config, agent_id: str, run_timeout_seconds: int = 0) -> 
         always_ask=frozenset(tool.strip() for tool in (risk.always_ask if risk else ()) if tool.strip()),
         max_actions_per_hour=config.runtime_profile_of(agent_id).max_actions_per_hour,
         run_timeout_seconds=run_timeout_seconds,
-        max_cost_per_day_cents=config.runtime_profile_of(agent_id).max_cost_per_day_cents,
+        max_cost_per_day_cents=config.runtime_profile_of(agent_id).max_cost_per_day_cents
+        if config.agents.list[agent_id].runtime_profile is not None
+        else None,
     )
 
 

@@ -222,7 +222,8 @@ class Spawning:
                 last_activity_at=now,
                 ends_with_run_id=run.id if plan.mode == SessionMode.RUN else None,
             )
-        await self.persist_and_queue(run, requester if requester.kind == SessionKind.MAIN else None, child, binding)
+        async with self._threads.archived_if_refused(binding):
+            await self.persist_and_queue(run, requester if requester.kind == SessionKind.MAIN else None, child, binding)
         if binding is not None:
             await self._threads.introduce(binding, child.label or child.agent_id)
         return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=plan.agent_id, mode=plan.mode)

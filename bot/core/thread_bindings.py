@@ -7,14 +7,14 @@ Bindings live in SQLite; their deadline timers are rebuilt from it at start-up.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Protocol
 
 import structlog
 
 from bot.core.archiving import Archiving
-from bot.core.errors import SpawnRefused
+from bot.core.errors import SpawnRefused, UserError
 from bot.core.guild_settings import GuildSettings
 from bot.core.limits import checked_text
 from bot.core.spawn_policy import SpawnPlan
@@ -97,6 +97,18 @@ class ThreadBindings:
                 "error", f"Unable to create or bind a Discord thread for this subagent session: {unavailable}"
             ) from None
         return replace(unbound, thread_id=ref.thread_id, parent_channel_id=ref.parent_channel_id)
+
+    @contextlib.asynccontextmanager
+    async def archived_if_refused(self, binding: Binding | None) -> AsyncIterator[None]:
+        """Archive the thread opened for a spawn that its admission then refuses (a run admitted since the early
+        check spent the budget): nothing is bound to it, and it is not left open and empty."""
+        try:
+            yield
+        except UserError:
+            if binding is not None and binding.parent_channel_id is not None and self._threads is not None:
+                with contextlib.suppress(ThreadUnavailable):
+                    await self._threads.archive(binding.thread_id)
+            raise
 
     async def introduce(self, binding: Binding, label: str) -> None:
         self._schedule_deadline(binding)
