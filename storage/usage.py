@@ -55,6 +55,18 @@ class DaySpent:
     agent: Spent
 
 
+@dataclass(frozen=True)
+class UsageRow:
+    day: str
+    agent_id: str
+    runs: int
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cost: Decimal
+    unpriced_requests: int
+
+
 def _key(value: int | None) -> int:
     return value if value is not None else 0
 
@@ -149,3 +161,24 @@ class UsageRepository:
             (day, _key(guild_id), user_id, cap, now),
         )
         return cursor.rowcount == 1
+
+    async def member_days(self, *, guild_id: int | None, user_id: int, since_day: str) -> list[UsageRow]:
+        """A member's rows in a server from ``since_day`` on, by day and agent (for ``/usage``)."""
+        rows = await self._db.fetch_all(
+            "SELECT day, agent_id, runs, requests, input_tokens, output_tokens, cost_nanousd, unpriced_requests "
+            "FROM usage_daily WHERE guild_id = ? AND user_id = ? AND day >= ? ORDER BY day, agent_id",
+            (_key(guild_id), user_id, since_day),
+        )
+        return [
+            UsageRow(
+                day=row["day"],
+                agent_id=row["agent_id"],
+                runs=row["runs"],
+                requests=row["requests"],
+                input_tokens=row["input_tokens"],
+                output_tokens=row["output_tokens"],
+                cost=_usd(row["cost_nanousd"]),
+                unpriced_requests=row["unpriced_requests"],
+            )
+            for row in rows
+        ]

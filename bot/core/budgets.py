@@ -110,6 +110,10 @@ class Budgets:
                 warned = True
         return warned
 
+    async def caps(self, payer: Payer, *, top_level: bool = True) -> list[Cap]:
+        """Every cap a run of ``payer`` counts against now, with its use (for ``/usage``)."""
+        return await self._admission_caps(None, payer, top_level)
+
     async def _refuse_over(self, caps: list[Cap]) -> None:
         if (cap := first_reached(caps)) is not None:
             raise OverBudget(refusal(cap, self._clock()))
