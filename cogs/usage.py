@@ -42,7 +42,7 @@ class UsageCog(commands.Cog):
             guild_id=interaction.guild_id, user_id=user_id, period=Period(period)
         )
         chart = await usage_chart(report)
-        await send_text(interaction, render_usage(report), attachments=[chart] if chart else [])
+        await send_text(interaction, render_usage(report, actor.user_id), attachments=[chart] if chart else [])
 
 
 async def setup(bot: ThreadboundBot) -> None:

@@ -17,7 +17,7 @@ def report(total: Totals, agents: list[tuple[str, Totals]]) -> UsageReport:
 def test_unpriced_requests_are_named_not_counted_as_free():
     partly = Totals(runs=2, requests=3, input_tokens=900, output_tokens=100, cost=Decimal("0.02"), unpriced_requests=1)
     unknown = Totals(runs=1, requests=1, input_tokens=10, output_tokens=5, unpriced_requests=1)
-    lines = render_usage(report(partly, [("main", partly), ("local", unknown)])).splitlines()
+    lines = render_usage(report(partly, [("main", partly), ("local", unknown)]), 7).splitlines()
     assert lines[1] == "2 runs • 3 requests • tokens 1.0k (in 900 / out 100) • $0.02 + 1 unpriced request"
     assert lines[2] == (
         'Cost leaves out 1 request to models with no known price (`[pricing."<provider>/<model>"]` sets one).'
@@ -28,7 +28,7 @@ def test_unpriced_requests_are_named_not_counted_as_free():
 def test_many_agents_are_cut_to_a_readable_list_and_no_caps_is_said():
     used = Totals(runs=1, requests=1, input_tokens=1)
     agents = [(f"agent{i:02}", used) for i in range(MAX_AGENT_LINES + 3)]
-    lines = render_usage(report(used, agents)).splitlines()
+    lines = render_usage(report(used, agents), 7).splitlines()
     agent_lines = [line for line in lines if line.startswith("- agent")]
     assert len(agent_lines) == MAX_AGENT_LINES
     assert lines[-2:] == ["- and 3 more agents", "No caps apply."]

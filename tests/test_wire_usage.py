@@ -69,6 +69,8 @@ async def test_a_moderator_sees_another_members_usage(world):
     lines = reply["content"].splitlines()
     assert lines[0].startswith(f"**Usage of <@{world.alice.id}>, the last 30 days** (")
     assert lines[1] == SPENT
+    assert lines[4] == f"Caps now, as <@{world.alice.id}> reads them:"
+    assert lines[5].startswith("- your tokens today on this server: 1,500 tokens of 100,000 tokens")
     assert [name for name, _ in attached(world, reply)] == ["usage.png"]
     own = await usage(world, moderator)
     assert own["content"].splitlines()[1] == "No runs and no model requests."
@@ -85,3 +87,22 @@ async def test_a_member_who_does_not_moderate_cannot_see_anothers_usage(world):
         "⚠️ Only moderators may see another member's usage; /usage without a member shows yours."
     )
     assert attached(world, reply) == []
+
+
+async def test_usage_in_a_dm_is_the_dms_own_apart_from_the_servers(world):
+    world.guild_commands = False  # synced globally: usable in DMs too
+    world.extra_config = PRICED
+    world.llm.reply("hello", prompt_tokens=40, completion_tokens=2)
+    await world.start_bot()
+    dm = world.discord.add_dm_channel(world.alice)
+    await world.discord.send_user_message(world.alice, dm, "hi")
+    await world.discord.wait_for_message(dm, lambda m: m["content"] == "hello")
+
+    inter = await world.discord.slash(world.alice, dm, "usage", period="day")
+    assert (await world.discord.wait_ack(inter)).ephemeral
+    in_dm = await world.discord.wait_followup(inter)
+    in_server = await usage(world, world.alice, period="day")
+
+    spent = "1 run • 1 request • tokens 42 (in 40 / out 2) • $0.04"
+    assert in_dm["content"].splitlines()[1:4] == [spent, "By agent:", f"- main: {spent}"]
+    assert in_server["content"].splitlines()[1] == "No runs and no model requests."

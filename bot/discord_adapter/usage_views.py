@@ -45,7 +45,8 @@ def _cap_line(cap: Cap, now: float) -> str:
     return f"{line}. {frees_up(cap, now)}" if cap.used else line
 
 
-def render_usage(report: UsageReport) -> str:
+def render_usage(report: UsageReport, viewer_id: int) -> str:
+    """The report as ``viewer_id`` reads it (the caps are worded for the member they limit)."""
     first, last = report.days[0][0], report.days[-1][0]
     span = last if first == last else f"{first} to {last}"
     lines = [f"**Usage of <@{report.user_id}>, {PERIOD_WORDS[report.period]}** ({span}, UTC)"]
@@ -65,7 +66,7 @@ def render_usage(report: UsageReport) -> str:
         if len(report.agents) > MAX_AGENT_LINES:
             lines.append(f"- and {_plural(len(report.agents) - MAX_AGENT_LINES, 'more agent')}")
     if report.caps:
-        lines.append("Caps now:")
+        lines.append("Caps now:" if viewer_id == report.user_id else f"Caps now, as <@{report.user_id}> reads them:")
         lines += [_cap_line(cap, report.now) for cap in report.caps]
     else:
         lines.append("No caps apply.")
