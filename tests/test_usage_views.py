@@ -1,5 +1,5 @@
 """How ``/usage`` reads: cost that leaves out unpriced requests says so instead of reading as free, many agents
-are cut to a readable list, and a member with no caps is told."""
+are cut to a readable list, a member with no caps is told, and a day's requests count as use without a run."""
 
 from __future__ import annotations
 
@@ -32,3 +32,9 @@ def test_many_agents_are_cut_to_a_readable_list_and_no_caps_is_said():
     agent_lines = [line for line in lines if line.startswith("- agent")]
     assert len(agent_lines) == MAX_AGENT_LINES
     assert lines[-2:] == ["- and 3 more agents", "No caps apply."]
+
+
+def test_requests_of_a_run_started_the_day_before_count_as_use():
+    carried_over = Totals(requests=2, input_tokens=300, output_tokens=30, cost=Decimal("0.003"))
+    lines = render_usage(report(carried_over, [("main", carried_over)]), 7).splitlines()
+    assert lines[1] == "0 runs • 2 requests • tokens 330 (in 300 / out 30) • $0.0030"

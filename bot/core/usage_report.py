@@ -52,6 +52,11 @@ class Totals:
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def empty(self) -> bool:
+        """No run started and no model request made."""
+        return not (self.runs or self.requests)
+
 
 def totals(rows: Iterable[UsageRow]) -> Totals:
     rows = list(rows)

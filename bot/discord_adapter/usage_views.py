@@ -51,10 +51,7 @@ def render_usage(report: UsageReport, viewer_id: int) -> str:
     span = last if first == last else f"{first} to {last}"
     lines = [f"**Usage of <@{report.user_id}>, {PERIOD_WORDS[report.period]}** ({span}, UTC)"]
     total = report.total
-    if total.runs or total.requests:
-        lines.append(_line(total))
-    else:
-        lines.append("No runs and no model requests.")
+    lines.append("No runs and no model requests." if total.empty else _line(total))
     if total.unpriced_requests:
         lines.append(
             f"Cost leaves out {_plural(total.unpriced_requests, 'request')} to models with no known price "
@@ -75,7 +72,7 @@ def render_usage(report: UsageReport, viewer_id: int) -> str:
 
 async def usage_chart(report: UsageReport) -> discord.File | None:
     """The runs-and-cost chart of a week or a month that had any use, as an attachment."""
-    if report.period is Period.DAY or not (report.total.runs or report.total.requests):
+    if report.period is Period.DAY or report.total.empty:
         return None
     png = await chart_png(report.days)
     description = f"Runs and cost per day from {report.days[0][0]} to {report.days[-1][0]} (UTC)"
