@@ -48,6 +48,7 @@ INITIAL_EXTENSIONS = (
     "cogs.schedules",
     "cogs.chat",
     "cogs.threads",
+    "cogs.usage",
 )
 COMMAND_SCHEMA_KEY = "command_schema_sha256"
 LOGIN_RETRY_MAX_DELAY = 60.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -83,11 +83,13 @@ class Database:
                 raise
             await _complete(self._conn.execute("COMMIT"))
 
-    async def fetch_all(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
-        """Committed state only (see the class docstring); inside a transaction, read through its connection."""
-        return list(await self._reader.execute_fetchall(sql, tuple(params)))
+    async def fetch_all(self, sql: str, params: Iterable[Any] | Mapping[str, Any] = ()) -> list[aiosqlite.Row]:
+        """Committed state only (see the class docstring); inside a transaction, read through its connection.
+        ``params`` by position, or by name (``:day``) from a mapping."""
+        bound = params if isinstance(params, Mapping) else tuple(params)
+        return list(await self._reader.execute_fetchall(sql, bound))
 
-    async def fetch_one(self, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
+    async def fetch_one(self, sql: str, params: Iterable[Any] | Mapping[str, Any] = ()) -> aiosqlite.Row | None:
         rows = await self.fetch_all(sql, params)
         return rows[0] if rows else None
 

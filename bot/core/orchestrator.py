@@ -19,6 +19,8 @@ change is written to SQLite before anything relies on it. Where each step lives:
   :attr:`Orchestrator.budget_limits`);
 - :mod:`bot.core.schedules` — scheduled agent jobs, each firing a top-level run exactly once (exposed as
   :attr:`Orchestrator.schedules`);
+- :mod:`bot.core.usage_report` — what a member spent and the caps they count against, for ``/usage`` (exposed as
+  :attr:`Orchestrator.usage_reports`);
 - :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
   :mod:`bot.core.limits` — refusals worded for people, the one text limit.
 
@@ -64,6 +66,7 @@ from bot.core.thread_bindings import ThreadBindings
 from bot.core.threads import ThreadPort
 from bot.core.timers import Timers
 from bot.core.tool_report import ToolReports
+from bot.core.usage_report import UsageReports
 from bot.records import Binding, Cleanup, Origin, Run, Session
 from storage.db import Database
 from storage.repositories import Repositories
@@ -108,6 +111,7 @@ class Orchestrator:
         self.approvals = Approvals(config, repos, self._timers, self._apply, clock)
         self.budget_limits = BudgetLimits(config, repos, clock)
         self.budgets = Budgets(config, repos, self.budget_limits, clock)
+        self.usage_reports = UsageReports(config, repos, self.budgets, clock)
         self._execution = Execution(
             config,
             repos,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 import discord
 
@@ -11,16 +12,24 @@ from bot.discord_adapter.splitting import split_message
 MAX_PARTS = 3
 
 
-async def send_text(interaction: discord.Interaction, text: str, *, filename: str = "output.txt") -> None:
-    """Follow up (after a defer) with ``text``, privately; mentions in it never ping."""
+async def send_text(
+    interaction: discord.Interaction,
+    text: str,
+    *,
+    filename: str = "output.txt",
+    attachments: Sequence[discord.File] = (),
+) -> None:
+    """Follow up (after a defer) with ``text``, privately, ``attachments`` going with its last message; mentions in
+    it never ping."""
     parts = split_message(text)
     quiet = discord.AllowedMentions.none()
     if len(parts) <= MAX_PARTS:
-        for part in parts:
+        for part in parts[:-1]:
             await interaction.followup.send(part, ephemeral=True, allowed_mentions=quiet)
+        await interaction.followup.send(parts[-1], files=list(attachments), ephemeral=True, allowed_mentions=quiet)
         return
     note = f"{parts[0]}\n*(full text attached as {filename})*"
     if len(note) > 2000:
         note = f"*(full text attached as {filename}, {len(text):,} characters)*"
     file = discord.File(io.BytesIO(text.encode("utf-8")), filename)
-    await interaction.followup.send(note, file=file, ephemeral=True, allowed_mentions=quiet)
+    await interaction.followup.send(note, files=[file, *attachments], ephemeral=True, allowed_mentions=quiet)
