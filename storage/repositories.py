@@ -12,6 +12,7 @@ from storage.delegate_tasks import DelegateTaskRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
+from storage.retention import RetentionRepository
 from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
 from storage.sessions import SessionRepository
@@ -32,6 +33,7 @@ class Repositories:
     delegate_tasks: DelegateTaskRepository
     schedules: ScheduleRepository
     approvals: ApprovalRepository
+    retention: RetentionRepository
 
     @classmethod
     def over(cls, db: Database) -> Repositories:
@@ -48,4 +50,5 @@ class Repositories:
             delegate_tasks=DelegateTaskRepository(db),
             schedules=ScheduleRepository(db),
             approvals=ApprovalRepository(db),
+            retention=RetentionRepository(db),
         )

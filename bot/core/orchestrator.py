@@ -16,6 +16,7 @@ change is written to SQLite before anything relies on it. Where each step lives:
   (:mod:`bot.core.action_budget`);
 - :mod:`bot.core.schedules` — scheduled agent jobs, each firing a top-level run exactly once (exposed as
   :attr:`Orchestrator.schedules`);
+- :mod:`bot.core.retention` — passes that prune what ``[retention]`` lets go;
 - :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
   :mod:`bot.core.limits` — refusals worded for people, the one text limit.
 
@@ -47,6 +48,7 @@ from bot.core.guild_settings import GuildSettings
 from bot.core.mcp_tools import McpTools
 from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
 from bot.core.results import Results
+from bot.core.retention import Retention
 from bot.core.schedules import Schedules
 from bot.core.session_queries import SessionQueries
 from bot.core.session_toolset import Caller
@@ -125,6 +127,7 @@ class Orchestrator:
         self.schedules = Schedules(
             config, repos, models, self._timers, self._spawning, clock, channel_conversation=channel_conversation
         )
+        self._retention = Retention(config.retention, repos.retention, self._timers, self._signals, clock)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -145,6 +148,7 @@ class Orchestrator:
         await self._thread_bindings.start()
         self._execution.start()
         await self.schedules.start()
+        self._retention.start()
 
     async def close(self) -> None:
         """Stop every task; runs still live stay live in the database and are settled at next start."""
