@@ -32,7 +32,7 @@ _INSERTS = {
     "status, started_at, deadline) VALUES (?, ?, ?, 'main', 'h', 1, 'completed', ?, ?)",
     "audit_log": "INSERT INTO audit_log (id, actor_user_id, action, run_id, created_at) VALUES (?, 1, 'kill', ?, ?)",
     "thread_bindings": "INSERT INTO thread_bindings (thread_id, session_key, bound_at, last_activity_at, "
-    "idle_seconds, max_age_seconds) VALUES (?, ?, ?, ?, 0, 0)",
+    "ends_with_run_id, idle_seconds, max_age_seconds) VALUES (?, ?, ?, ?, ?, 0, 0)",
 }
 KEY_COLUMNS = {
     "sessions": "key",
@@ -165,9 +165,9 @@ def _survivors(rows: Rows, main: str, first_turn: str) -> None:
     """Old archived sessions something still holds on to: each stays (its own old rows go by their policies)."""
     old = {"archived_at": OLD, "at": OLD, "keep": True, "requester": main, "parent_run": first_turn}
     parent = "held:parent-of-recent"
-    parent_run = rows.finished_session(parent, **old)
-    rows.finished_session(
-        "held:recent-child", archived_at=RECENT, at=RECENT, keep=True, requester=parent, parent_run=parent_run
+    rows.finished_session(parent, **old)
+    rows.finished_session(  # spawned by a person in its thread: no run of it names the parent's
+        "held:recent-child", archived_at=RECENT, at=RECENT, keep=True, requester=parent, parent_run=None
     )
     parent = "held:parent-of-live"
     parent_run = rows.finished_session(parent, **old)
@@ -177,6 +177,14 @@ def _survivors(rows: Rows, main: str, first_turn: str) -> None:
     pending = rows.finished_session("held:pending-announcement", **old)
     rows.outbox(pending, OLD, keep=True, status="pending")
     rows.finished_session("held:bound", **old)
-    rows.add("thread_bindings", (rows.next_id(), "held:bound", OLD, OLD), keep=True)
+    rows.add("thread_bindings", (rows.next_id(), "held:bound", OLD, OLD, None), keep=True)
     rows.session("held:queued", keep=True, archived_at=OLD, requester=main)
     rows.run("held:queued", keep=True, ended_at=None, parent=first_turn, status="queued")
+    followed = rows.finished_session("held:followed-up", **old)  # another session's run names its run as parent
+    rows.finished_session(
+        "held:follower", archived_at=RECENT, at=RECENT, keep=True, requester=main, parent_run=followed
+    )
+    unread = rows.finished_session("held:unread-result", **old)
+    rows.add("run_inbox", (rows.next_id(), first_turn, unread, "pending", OLD), keep=True)
+    ending = rows.finished_session("held:ends-a-binding", **old)
+    rows.add("thread_bindings", (rows.next_id(), main, OLD, OLD, ending), keep=True)

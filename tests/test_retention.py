@@ -4,6 +4,7 @@ off them, transcript rows of runs that ended before the cutoff, finished outbox 
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 
 from structlog.testing import capture_logs
@@ -53,7 +54,7 @@ async def test_a_pass_over_100k_old_rows_deletes_what_the_policy_says_and_nothin
         assert report.deleted["sessions"] == 3 * 2000 and report.deleted["runs"] == 3 * 2000
         dependents = report.deleted.total() - report.deleted["runs"] - report.deleted["sessions"]
         assert report.batches >= dependents / 500  # a batch deletes at most 500 rows besides sessions and runs
-        assert {key for key in rows.kept["sessions"] if str(key).startswith("held:")} == {
+        assert {key for key in await keys(db, "sessions") if str(key).startswith("held:")} == {
             "held:parent-of-recent",
             "held:recent-child",
             "held:parent-of-live",
@@ -61,6 +62,10 @@ async def test_a_pass_over_100k_old_rows_deletes_what_the_policy_says_and_nothin
             "held:pending-announcement",
             "held:bound",
             "held:queued",
+            "held:followed-up",
+            "held:follower",
+            "held:unread-result",
+            "held:ends-a-binding",
         }
         audit = await db.fetch_all("SELECT run_id FROM audit_log WHERE run_id NOT IN (SELECT id FROM runs)")
         assert len(audit) == 2000  # the kills of pruned runs still name them
@@ -70,22 +75,22 @@ async def test_a_pass_over_100k_old_rows_deletes_what_the_policy_says_and_nothin
         await db.close()
 
 
-async def test_a_tree_goes_leaves_first_and_every_batch_stays_within_its_size(tmp_path):
-    rows = Rows()
-    root = rows.finished_session("root", archived_at=OLD, at=OLD, keep=False, requester=None, parent_run=None)
-    middle = rows.finished_session("middle", archived_at=OLD, at=OLD, keep=False, requester="root", parent_run=root)
-    rows.finished_session("leaf", archived_at=OLD, at=OLD, keep=False, requester="middle", parent_run=middle)
+async def test_a_tree_goes_leaves_first_one_session_a_batch(tmp_path):
+    rows = Rows()  # linked by requester only; the root, archived first, is the oldest
+    for index, (key, requester) in enumerate((("a-root", None), ("b-middle", "a-root"), ("c-leaf", "b-middle"))):
+        rows.finished_session(
+            key, archived_at=OLD + index, at=OLD, keep=False, requester=requester, parent_run=None, transcripts=1
+        )
     db = await filled(tmp_path, rows)
     repository = RetentionRepository(db)
     try:
-        gone, left = [], {"root", "middle", "leaf"}
-        while (deleted := +await repository.prune_sessions(CUTOFF, 3)).total():
-            assert deleted.total() - deleted["runs"] - deleted["sessions"] <= 3
-            assert deleted["sessions"] <= 1
+        gone, left = [], {"a-root", "b-middle", "c-leaf"}
+        while (deleted := +await repository.prune_sessions(CUTOFF, 1)).total():
+            assert deleted.total() - deleted["runs"] - deleted["sessions"] <= 1
             now_left = await keys(db, "sessions")
-            gone += sorted(left - now_left)
+            gone.append(left - now_left)
             left = now_left
-        assert gone == ["leaf", "middle", "root"]
+        assert [keys for keys in gone if keys] == [{"c-leaf"}, {"b-middle"}, {"a-root"}]
         assert await keys(db, "transcript_messages") == set()
     finally:
         await db.close()
@@ -127,6 +132,25 @@ async def test_a_pass_deletes_batch_size_rows_at_a_time(tmp_path):
         report = await retention(db, spy, batch_size=10).prune()
         assert spy.outbox_batches == [10, 10, 5, 0]
         assert (report.batches, report.deleted) == (3, Counter({"outbox": 25}))
+    finally:
+        await db.close()
+
+
+async def test_a_live_write_goes_between_two_batches(tmp_path):
+    rows = Rows()
+    for _ in range(1000):
+        rows.outbox(None, OLD, keep=False)
+    db = await filled(tmp_path, rows)
+    spy = Spy(db)
+    try:
+        pruning = asyncio.create_task(retention(db, spy, batch_size=10).prune())
+        await eventually(lambda: spy.outbox_batches, timeout=10, describe="a first batch")
+        before = len(spy.outbox_batches)
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO meta (key, value) VALUES ('live', 'write')")
+        waited = len(spy.outbox_batches) - before
+        assert (await pruning).batches == 100
+        assert before + waited < 100 and waited <= 1  # at most the batch in progress, never the rest of the pass
     finally:
         await db.close()
 

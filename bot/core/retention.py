@@ -3,13 +3,14 @@
 A pass prunes, for each kind whose days are not 0: sessions archived before the cutoff with everything hanging
 off them (leaves first: a tree goes over successive batches); transcript rows of runs that ended before the cutoff,
 of any session — a main session's history then starts later, at a run's first message; finished outbox rows. It
-deletes ``batch_size`` rows per transaction and yields to the event loop between them, so live runs' writes take
-their turn. Usage totals live elsewhere (``usage_daily``) and are never pruned; the audit log keeps pruned run ids.
+deletes ``batch_size`` rows per transaction, each of which queues for the write lock (first come, first served)
+behind the writes of live runs that wait for it, so those take their turn between batches; the SQL runs on the
+database's thread, never on the event loop. Usage totals live elsewhere (``usage_daily``) and are never pruned;
+the audit log keeps pruned run ids.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -87,7 +88,6 @@ class Retention:
                     break
                 report.deleted.update(deleted)
                 report.batches += 1
-                await asyncio.sleep(0)
         report.seconds = time.perf_counter() - started
         log.info(
             "retention_pass",
