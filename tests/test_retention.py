@@ -5,6 +5,7 @@ off them, transcript rows of runs that ended before the cutoff, finished outbox 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections import Counter
 
 from structlog.testing import capture_logs
@@ -151,6 +152,25 @@ async def test_a_live_write_goes_between_two_batches(tmp_path):
         waited = len(spy.outbox_batches) - before
         assert (await pruning).batches == 100
         assert before + waited < 100 and waited <= 1  # at most the batch in progress, never the rest of the pass
+    finally:
+        await db.close()
+
+
+class Broken(RetentionRepository):
+    async def prune_sessions(self, cutoff: float, limit: int) -> Counter[str]:
+        raise sqlite3.IntegrityError("FOREIGN KEY constraint failed")
+
+
+async def test_a_kind_that_fails_is_logged_and_the_others_still_go(tmp_path):
+    rows = Rows()
+    rows.finished_session("old", archived_at=OLD, at=OLD, keep=True, requester=None, parent_run=None)
+    db = await filled(tmp_path, rows)
+    try:
+        with capture_logs() as logs:
+            report = await retention(db, Broken(db)).prune()
+        assert report.deleted == Counter({"transcript_messages": 8, "outbox": 1})
+        assert [log["kind"] for log in logs if log["event"] == "retention_kind_failed"] == ["prune_sessions"]
+        assert await keys(db, "sessions") == {"old"}
     finally:
         await db.close()
 

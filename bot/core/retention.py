@@ -32,7 +32,8 @@ Batch = Callable[[float, int], Awaitable[Counter[str]]]
 
 @dataclass
 class PassReport:
-    """What one pass deleted (rows per table), in how many batches, the longest one, and how long it took."""
+    """What one pass deleted (rows per table), in how many batches, the longest one (its wait for the write lock
+    included), and how long the pass took."""
 
     deleted: Counter[str] = field(default_factory=Counter)
     batches: int = 0
@@ -73,21 +74,19 @@ class Retention:
         self._signals.background(self.prune())
 
     async def prune(self) -> PassReport:
-        """One pass over every kind. Two passes at once are harmless: each batch picks what is due when it runs."""
+        """One pass over every kind; a kind that fails is logged and the next one still goes (say, a table added
+        later with a foreign key this pass does not know stops sessions, not transcripts). Two passes at once are
+        harmless: each batch picks what is due when it runs."""
         report = PassReport()
         started = time.perf_counter()
         now = self._clock()
         for days, batch in self._kinds:
             if days == 0:
                 continue
-            while True:
-                batch_started = time.perf_counter()
-                deleted = +await batch(now - days * DAY, self._config.batch_size)  # + drops tables with 0 rows
-                report.longest_batch = max(report.longest_batch, time.perf_counter() - batch_started)
-                if not deleted:
-                    break
-                report.deleted.update(deleted)
-                report.batches += 1
+            try:
+                await self._prune_kind(batch, now - days * DAY, report)
+            except Exception:
+                log.exception("retention_kind_failed", kind=batch.__name__, deleted=dict(report.deleted))
         report.seconds = time.perf_counter() - started
         log.info(
             "retention_pass",
@@ -97,3 +96,13 @@ class Retention:
             seconds=round(report.seconds, 3),
         )
         return report
+
+    async def _prune_kind(self, batch: Batch, cutoff: float, report: PassReport) -> None:
+        while True:
+            batch_started = time.perf_counter()
+            deleted = +await batch(cutoff, self._config.batch_size)  # + drops tables with 0 rows
+            report.longest_batch = max(report.longest_batch, time.perf_counter() - batch_started)
+            if not deleted:
+                return
+            report.deleted.update(deleted)
+            report.batches += 1
