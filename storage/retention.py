@@ -29,7 +29,7 @@ WHERE s.archived_at < :cutoff
       OR EXISTS (SELECT 1 FROM run_inbox i WHERE i.run_id = r.id AND i.status = 'pending')
       OR EXISTS (SELECT 1 FROM run_inbox i WHERE i.source_run_id = r.id AND i.status = 'pending')
       OR EXISTS (SELECT 1 FROM thread_bindings b WHERE b.ends_with_run_id = r.id)))
-ORDER BY s.archived_at, s.key
+ORDER BY s.archived_at
 LIMIT :limit
 """
 _KEYS = "SELECT value FROM json_each(:keys)"
@@ -62,8 +62,9 @@ class RetentionRepository:
 
     async def prune_sessions(self, cutoff: float, limit: int) -> Counter[str]:
         """Delete up to ``limit`` sessions archived before ``cutoff`` with everything hanging off them. Their
-        dependent rows go ``limit`` at a time: a call that uses up the budget on them leaves the sessions for the
-        next call, which finds them again (still prunable, oldest first)."""
+        dependent rows go ``limit`` at a time: a call that uses up the budget on them leaves the sessions for a
+        later call (they stay prunable). Oldest first by the index alone: a tie-break would sort every tie (all
+        the sessions archived in the same second, say) on every call."""
         deleted: Counter[str] = Counter()
         async with self._db.transaction() as tx:
             rows = await tx.execute_fetchall(_PRUNABLE_SESSIONS, {"cutoff": cutoff, "limit": limit})
