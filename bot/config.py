@@ -70,6 +70,20 @@ class StorageConfig(Section):
     path: str = "data/threadbound.sqlite3"
 
 
+RetentionDays = Annotated[int, Field(ge=0, le=36_500)]
+
+
+class RetentionConfig(Section):
+    """``[retention]``: how long finished things stay in the database (0 days = forever), so it does not grow
+    without bound. Passes run at start-up and every ``interval_minutes``, ``batch_size`` rows per transaction."""
+
+    archived_sessions_days: RetentionDays = 30
+    transcripts_days: RetentionDays = 30
+    outbox_days: RetentionDays = 30
+    batch_size: Annotated[int, Field(ge=1, le=10_000)] = 500
+    interval_minutes: Annotated[int, Field(ge=1, le=10_080)] = 60
+
+
 class LoggingConfig(Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "json", "console"] = "auto"
@@ -322,6 +336,7 @@ def _schedule_agent_problem(key: str, entry: ScheduleConfig, agents: dict[str, A
 class Config(Section):
     discord: DiscordConfig = DiscordConfig()
     storage: StorageConfig = StorageConfig()
+    retention: RetentionConfig = RetentionConfig()
     logging: LoggingConfig = LoggingConfig()
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)

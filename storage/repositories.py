@@ -13,6 +13,7 @@ from storage.guild_budgets import GuildBudgetRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
+from storage.retention import RetentionRepository
 from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
 from storage.sessions import SessionRepository
@@ -36,6 +37,7 @@ class Repositories:
     approvals: ApprovalRepository
     usage: UsageRepository
     guild_budgets: GuildBudgetRepository
+    retention: RetentionRepository
 
     @classmethod
     def over(cls, db: Database) -> Repositories:
@@ -54,4 +56,5 @@ class Repositories:
             approvals=ApprovalRepository(db),
             usage=UsageRepository(db),
             guild_budgets=GuildBudgetRepository(db),
+            retention=RetentionRepository(db),
         )

@@ -241,3 +241,15 @@ def test_budget_caps_default_to_no_cap_and_keep_cents():
     config = parse_config("[budgets]\nmember_cost_per_day_usd = 2.75\n[agents.list.main]\ntokens_per_day = 9000")
     assert config.budgets.member_cost_per_day_usd == Decimal("2.75") and config.budgets.server_runs_per_hour == 0
     assert config.agents.list["main"].tokens_per_day == 9000
+
+
+def test_retention_keeps_30_days_by_default_and_checks_its_ranges():
+    retention = parse_config("").retention
+    assert (retention.archived_sessions_days, retention.transcripts_days, retention.outbox_days) == (30, 30, 30)
+    assert (retention.batch_size, retention.interval_minutes) == (500, 60)
+    assert parse_config("[retention]\ntranscripts_days = 0").retention.transcripts_days == 0  # kept forever
+    assert "retention.archived_sessions_days" in error_for("[retention]\narchived_sessions_days = -1")
+    assert "retention.batch_size" in error_for("[retention]\nbatch_size = 0")
+    assert "retention.interval_minutes" in error_for("[retention]\ninterval_minutes = 0")
+    assert "retention.outbox_days" in error_for('[retention]\noutbox_days = "30d"')
+    assert "retention.delivered_outbox_days" in error_for("[retention]\ndelivered_outbox_days = 30")

@@ -21,6 +21,7 @@ change is written to SQLite before anything relies on it. Where each step lives:
   :attr:`Orchestrator.schedules`);
 - :mod:`bot.core.usage_report` — what a member spent and the caps they count against, for ``/usage`` (exposed as
   :attr:`Orchestrator.usage_reports`);
+- :mod:`bot.core.retention` — passes that prune what ``[retention]`` lets go;
 - :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
   :mod:`bot.core.limits` — refusals worded for people, the one text limit.
 
@@ -54,6 +55,7 @@ from bot.core.guild_settings import GuildSettings
 from bot.core.mcp_tools import McpTools
 from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
 from bot.core.results import Results
+from bot.core.retention import Retention
 from bot.core.schedules import Schedules
 from bot.core.session_queries import SessionQueries
 from bot.core.session_toolset import Caller
@@ -108,22 +110,12 @@ class Orchestrator:
         mcp_servers = mcp_servers or McpServers(config.mcp.servers)
         self.tool_reports = ToolReports(config, mcp_servers)
         mcp = McpTools(config, repos, mcp_servers)
-        self.approvals = Approvals(config, repos, self._timers, self._apply, clock)
+        self.approvals = approvals = Approvals(config, repos, self._timers, self._apply, clock)
         self.budget_limits = BudgetLimits(config, repos, clock)
-        self.budgets = Budgets(config, repos, self.budget_limits, clock)
-        self.usage_reports = UsageReports(config, repos, self.budgets, clock)
+        self.budgets = budgets = Budgets(config, repos, self.budget_limits, clock)
+        self.usage_reports = UsageReports(config, repos, budgets, clock)
         self._execution = Execution(
-            config,
-            repos,
-            models,
-            self._settlement,
-            self._signals,
-            self,
-            mcp,
-            self.approvals,
-            self.budgets,
-            self._apply,
-            clock,
+            config, repos, models, self._settlement, self._signals, self, mcp, approvals, budgets, self._apply, clock
         )
         self.queries = SessionQueries(
             repos.sessions, repos.runs, repos.transcripts, repos.delegate_tasks, clock, self._execution.queue_places
@@ -149,6 +141,7 @@ class Orchestrator:
         self.schedules = Schedules(
             config, repos, models, self._timers, self._spawning, clock, channel_conversation=channel_conversation
         )
+        self._retention = Retention(config.retention, repos.retention, self._timers, self._signals, clock)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -169,6 +162,7 @@ class Orchestrator:
         await self._thread_bindings.start()
         self._execution.start()
         await self.schedules.start()
+        self._retention.start()
 
     async def close(self) -> None:
         """Stop every task; runs still live stay live in the database and are settled at next start."""

@@ -20,7 +20,7 @@ class Signals:
         self._run_listeners: list[Callable[[str], None]] = []
         self._outbox_listeners: list[Callable[[], None]] = []
         self._changed = asyncio.Event()
-        self._background: set[asyncio.Future[None]] = set()
+        self._background: set[asyncio.Future[object]] = set()
 
     def add_run_listener(self, listener: Callable[[str], None]) -> None:
         self._run_listeners.append(listener)
@@ -53,13 +53,13 @@ class Signals:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), remaining)
 
-    def background(self, work: Awaitable[None]) -> None:
+    def background(self, work: Awaitable[object]) -> None:
         """Follow-up work after a commit that nobody awaits."""
         task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background_done)
 
-    def _background_done(self, task: asyncio.Future[None]) -> None:
+    def _background_done(self, task: asyncio.Future[object]) -> None:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background_work_failed", exc_info=task.exception())

@@ -1,0 +1,108 @@
+"""Retention: passes that delete what ``[retention]`` lets go, so the database does not grow without bound.
+
+A pass prunes, for each kind whose days are not 0: sessions archived before the cutoff with everything hanging
+off them (leaves first: a tree goes over successive batches); transcript rows of runs that ended before the cutoff,
+of any session — a main session's history then starts later, at a run's first message; finished outbox rows. It
+deletes ``batch_size`` rows per transaction, each of which queues for the write lock (first come, first served)
+behind the writes of live runs that wait for it, so those take their turn between batches; the SQL runs on the
+database's thread, never on the event loop. Usage totals live elsewhere (``usage_daily``) and are never pruned;
+the audit log keeps pruned run ids.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import structlog
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bot.config import RetentionConfig
+from bot.core.signals import Signals
+from bot.core.timers import Timers
+from storage.retention import RetentionRepository
+
+log = structlog.get_logger(__name__)
+DAY = 86_400.0
+
+Batch = Callable[[float, int], Awaitable[Counter[str]]]
+
+
+@dataclass
+class PassReport:
+    """What one pass deleted (rows per table), in how many batches, the longest one (its wait for the write lock
+    included), and how long the pass took."""
+
+    deleted: Counter[str] = field(default_factory=Counter)
+    batches: int = 0
+    longest_batch: float = 0.0
+    seconds: float = 0.0
+
+
+class Retention:
+    def __init__(
+        self,
+        config: RetentionConfig,
+        repository: RetentionRepository,
+        timers: Timers,
+        signals: Signals,
+        clock: Callable[[], float],
+    ) -> None:
+        self._config = config
+        self._timers = timers
+        self._signals = signals
+        self._clock = clock
+        self._kinds: list[tuple[int, Batch]] = [
+            (config.archived_sessions_days, repository.prune_sessions),
+            (config.transcripts_days, repository.prune_transcripts),
+            (config.outbox_days, repository.prune_outbox),
+        ]
+
+    def start(self) -> None:
+        """A pass now, then every ``interval_minutes``; none at all when every kind is kept forever."""
+        if not any(days for days, _ in self._kinds):
+            log.info("retention_off")
+            return
+        self._signals.background(self.prune())
+        trigger = IntervalTrigger(minutes=self._config.interval_minutes)
+        self._timers.recurring("retention", trigger, self._launch)
+
+    async def _launch(self) -> None:
+        """As background work, so closing the core stops a pass (the batch in progress rolls back)."""
+        self._signals.background(self.prune())
+
+    async def prune(self) -> PassReport:
+        """One pass over every kind; a kind that fails is logged and the next one still goes (say, a table added
+        later with a foreign key this pass does not know stops sessions, not transcripts). Two passes at once are
+        harmless: each batch picks what is due when it runs."""
+        report = PassReport()
+        started = time.perf_counter()
+        now = self._clock()
+        for days, batch in self._kinds:
+            if days == 0:
+                continue
+            try:
+                await self._prune_kind(batch, now - days * DAY, report)
+            except Exception:
+                log.exception("retention_kind_failed", kind=batch.__name__, deleted=dict(report.deleted))
+        report.seconds = time.perf_counter() - started
+        log.info(
+            "retention_pass",
+            deleted=dict(report.deleted),
+            batches=report.batches,
+            longest_batch_ms=round(report.longest_batch * 1000, 1),
+            seconds=round(report.seconds, 3),
+        )
+        return report
+
+    async def _prune_kind(self, batch: Batch, cutoff: float, report: PassReport) -> None:
+        while True:
+            batch_started = time.perf_counter()
+            deleted = +await batch(cutoff, self._config.batch_size)  # + drops tables with 0 rows
+            report.longest_batch = max(report.longest_batch, time.perf_counter() - batch_started)
+            if not deleted:
+                return
+            report.deleted.update(deleted)
+            report.batches += 1
