@@ -34,16 +34,36 @@ LIMIT :limit
 """
 _KEYS = "SELECT value FROM json_each(:keys)"
 _RUNS = f"SELECT id FROM runs WHERE session_key IN ({_KEYS})"
-# What references the runs of the sessions going, deleted before them (foreign keys are on). audit_log is not
-# here: it keeps the ids of pruned runs (migration 0012).
-_DEPENDENTS = (
-    ("transcript_messages", f"session_key IN ({_KEYS}) OR run_id IN ({_RUNS})"),
-    ("run_inbox", f"run_id IN ({_RUNS}) OR source_run_id IN ({_RUNS})"),
-    ("outbox", f"run_id IN ({_RUNS})"),
-    ("status_messages", f"run_id IN ({_RUNS})"),
-    ("approvals", f"run_id IN ({_RUNS})"),
-    ("delegate_tasks", f"run_id IN ({_RUNS})"),
-)
+# A conversation's main session lives on, but its turns (runs) that ended before the cutoff go, with what hangs off
+# them, once nothing holds on to them: no run they started (their sub-agents' sessions go first), nothing pending.
+_OLD_TURNS = f"""
+SELECT r.id FROM runs r JOIN sessions s ON s.key = r.session_key
+WHERE r.ended_at < :cutoff AND r.status NOT IN {LIVE_SQL} AND s.kind = 'main' AND s.archived_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.parent_run_id = r.id)
+  AND NOT EXISTS (SELECT 1 FROM outbox x WHERE x.run_id = r.id AND x.status = 'pending')
+  AND NOT EXISTS (SELECT 1 FROM run_inbox i WHERE i.run_id = r.id AND i.status = 'pending')
+  AND NOT EXISTS (SELECT 1 FROM run_inbox i WHERE i.source_run_id = r.id AND i.status = 'pending')
+  AND NOT EXISTS (SELECT 1 FROM thread_bindings b WHERE b.ends_with_run_id = r.id)
+ORDER BY r.ended_at
+LIMIT :limit
+"""
+
+
+def _dependents(runs: str, transcripts: str) -> tuple[tuple[str, str], ...]:
+    """What references the runs going (``runs``: a query of their ids), deleted before them (foreign keys are on).
+    audit_log is not here: it keeps the ids of pruned runs (migration 0012)."""
+    return (
+        ("transcript_messages", transcripts),
+        ("run_inbox", f"run_id IN ({runs}) OR source_run_id IN ({runs})"),
+        ("outbox", f"run_id IN ({runs})"),
+        ("status_messages", f"run_id IN ({runs})"),
+        ("approvals", f"run_id IN ({runs})"),
+        ("delegate_tasks", f"run_id IN ({runs})"),
+    )
+
+
+_SESSION_DEPENDENTS = _dependents(_RUNS, f"session_key IN ({_KEYS}) OR run_id IN ({_RUNS})")
+_TURN_DEPENDENTS = _dependents(_KEYS, f"run_id IN ({_KEYS})")
 # A run's transcript rows go together, once the run ended before the cutoff: a history cut inside a run could
 # start with a tool return whose call is gone, which providers refuse. Context rows (no run) stand alone.
 _OLD_TRANSCRIPT_ROWS = """
@@ -65,14 +85,33 @@ class RetentionRepository:
         dependent rows go ``limit`` at a time: a call that uses up the budget on them leaves the sessions for a
         later call (they stay prunable). Oldest first by the index alone: a tie-break would sort every tie (all
         the sessions archived in the same second, say) on every call."""
+        owners = (("runs", f"session_key IN ({_KEYS})"), ("sessions", f"key IN ({_KEYS})"))
+        return await self._delete_with_dependents(_PRUNABLE_SESSIONS, _SESSION_DEPENDENTS, owners, cutoff, limit)
+
+    async def prune_turns(self, cutoff: float, limit: int) -> Counter[str]:
+        """Delete up to ``limit`` turns of conversations' main sessions that ended before ``cutoff``, with
+        everything hanging off them (a call that uses up the budget on those leaves the turns for a later call)."""
+        owners = (("runs", f"id IN ({_KEYS})"),)
+        return await self._delete_with_dependents(_OLD_TURNS, _TURN_DEPENDENTS, owners, cutoff, limit)
+
+    async def _delete_with_dependents(
+        self,
+        select: str,
+        dependents: tuple[tuple[str, str], ...],
+        owners: tuple[tuple[str, str], ...],
+        cutoff: float,
+        limit: int,
+    ) -> Counter[str]:
+        """One transaction: the keys ``select`` finds, the rows that depend on them (``limit`` at most, or the
+        owners stay for a later call), then the owners themselves."""
         deleted: Counter[str] = Counter()
         async with self._db.transaction() as tx:
-            rows = await tx.execute_fetchall(_PRUNABLE_SESSIONS, {"cutoff": cutoff, "limit": limit})
+            rows = await tx.execute_fetchall(select, {"cutoff": cutoff, "limit": limit})
             if not rows:
                 return deleted
             keys = json.dumps([row[0] for row in rows])
             budget = limit
-            for table, belongs in _DEPENDENTS:
+            for table, belongs in dependents:
                 cursor = await tx.execute(
                     f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} WHERE {belongs} LIMIT :limit)",
                     {"keys": keys, "limit": budget},
@@ -81,7 +120,7 @@ class RetentionRepository:
                 budget -= cursor.rowcount
                 if budget == 0:
                     return deleted
-            for table, belongs in (("runs", f"session_key IN ({_KEYS})"), ("sessions", f"key IN ({_KEYS})")):
+            for table, belongs in owners:
                 cursor = await tx.execute(f"DELETE FROM {table} WHERE {belongs}", {"keys": keys})
                 deleted[table] += cursor.rowcount
         return deleted

@@ -136,13 +136,13 @@ class Rows:
 
 
 def busy(trees: int, history: int) -> Rows:
-    """``trees`` old archived session trees (all due), ``history`` old turns of a live main session (their
-    transcript and announcements due), and one of each case that must survive."""
+    """``trees`` old archived session trees (all due), ``history`` old turns of a live main session (each due,
+    with its transcript and announcement), and one of each case that must survive."""
     rows = Rows()
     main = rows.session("main", keep=True, archived_at=None, depth=0)
     first_turn = rows.run(main, keep=True, ended_at=OLD)
     for _ in range(history):
-        turn = rows.run(main, keep=True, ended_at=OLD)
+        turn = rows.run(main, keep=False, ended_at=OLD)
         rows.transcript(main, turn, OLD, keep=False, count=4)
         rows.outbox(turn, OLD, keep=False)
     recent_turn = rows.run(main, keep=True, ended_at=RECENT)

@@ -52,7 +52,9 @@ async def test_a_pass_over_100k_old_rows_deletes_what_the_policy_says_and_nothin
         for table in KEY_COLUMNS:
             assert await keys(db, table) == rows.kept[table], table
         assert report.deleted == due(rows)
-        assert report.deleted["sessions"] == 3 * 2000 and report.deleted["runs"] == 3 * 2000
+        assert report.deleted["sessions"] == 3 * 2000 and report.deleted["runs"] == 3 * 2000 + 3000  # and old turns
+        first_turn_and_newer = await db.fetch_all("SELECT id FROM runs WHERE session_key = 'main'")
+        assert len(first_turn_and_newer) == 3  # the sub-agents that still stay name the first; one recent; one live
         dependents = report.deleted.total() - report.deleted["runs"] - report.deleted["sessions"]
         assert report.batches >= dependents / 500  # a batch deletes at most 500 rows besides sessions and runs
         assert {key for key in await keys(db, "sessions") if str(key).startswith("held:")} == {

@@ -36,6 +36,11 @@ def tool_result(request: dict) -> dict:
     return json.loads(request["messages"][-1]["content"])
 
 
+def last_of(world, model: str) -> dict:
+    """The last request to ``model`` (a background delegate's own request may arrive after its caller's)."""
+    return [request for request in world.llm.requests if request["model"] == model][-1]
+
+
 async def test_an_agent_answers_with_its_delegates_result_and_the_list_shows_the_delegation(world):
     world.extra_config = AGENTS
     world.llm.tool_call("delegate", {"agent": "analyst", "prompt": "Sum up Q3 revenue"}, model=BOSS)
@@ -49,7 +54,7 @@ async def test_an_agent_answers_with_its_delegates_result_and_the_list_shows_the
     assert analyst_request["messages"][-1] == {"role": "user", "content": "Sum up Q3 revenue"}
     assert "You analyse numbers." in analyst_request["messages"][0]["content"]
     assert not any("how did Q3 go" in str(m.get("content")) for m in analyst_request["messages"])
-    assert tool_result(world.llm.requests[-1]) == {
+    assert tool_result(last_of(world, BOSS)) == {
         "success": True,
         "output": "[Agent 'analyst' (fake/gpt-4o)]\nRevenue grew 12% in Q3.",
         "error": None,
@@ -82,7 +87,7 @@ async def test_a_background_task_is_listed_killed_from_discord_and_its_caller_re
     started = await ask(world, "audit the invoices")
     assert started["content"] == "Started the audit in the background."
     [(task_id,)] = world.rows("SELECT task_id FROM delegate_tasks")
-    assert tool_result(world.llm.requests[-1])["output"] == (
+    assert tool_result(last_of(world, BOSS))["output"] == (
         f"Background task started for agent 'analyst'.\ntask_id: {task_id}\n"
         f"Use action='check_result' with task_id='{task_id}' to retrieve the result."
     )
@@ -102,7 +107,7 @@ async def test_a_background_task_is_listed_killed_from_discord_and_its_caller_re
     world.llm.reply("The audit was cancelled.", model=BOSS)
     second = await ask(world, "how is the audit going?")
     assert second["content"] == "The audit was cancelled."
-    checked = tool_result(world.llm.requests[-1])
+    checked = tool_result(last_of(world, BOSS))
     assert (checked["success"], checked["error"]) == (False, "Cancelled by user request")
     assert json.loads(checked["output"])["status"] == "cancelled"
     await world.quiescent()

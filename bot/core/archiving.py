@@ -1,7 +1,7 @@
-"""Archiving finished sub-agent sessions: ``archive_after_minutes`` after a run ends (``cleanup: delete`` as soon
-as its result is delivered), never while a run is live or a thread is bound. Deadlines live in
-``sessions.archive_at`` and their timers are rebuilt from it at start-up; an archived session stays readable and
-takes no more messages."""
+"""Archiving finished sub-agent sessions, and the session of each scheduled firing: ``archive_after_minutes``
+after a run ends (``cleanup: delete`` as soon as its result is delivered), never while a run is live or a thread is
+bound. Deadlines live in ``sessions.archive_at`` and their timers are rebuilt from it at start-up; an archived
+session stays readable, takes no more messages, and is pruned by retention once old enough."""
 
 from __future__ import annotations
 
@@ -12,10 +12,16 @@ import structlog
 
 from bot.config import Config
 from bot.core.timers import Timers, skipped_if_bad
-from bot.records import Cleanup, Session, SessionKind
+from bot.records import Cleanup, Session, SessionKind, SpawnSite
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
+
+
+def _archivable(session: Session) -> bool:
+    """A sub-agent's session, or a scheduled firing's (a main session of its own that nobody writes to again); a
+    conversation's main session lives on."""
+    return session.kind == SessionKind.SUBAGENT or session.spawn_site is SpawnSite.CRON
 
 
 class Archiving:
@@ -33,7 +39,7 @@ class Archiving:
     async def mark_deadline(self, tx: aiosqlite.Connection, session: Session, now: float) -> float | None:
         """Write the deadline of a sub-agent session whose run just ended (inside the caller's transaction); a
         session bound to a thread gets its deadline only when the binding ends."""
-        if session.kind != SessionKind.SUBAGENT or session.cleanup != Cleanup.KEEP or self._minutes <= 0:
+        if not _archivable(session) or session.cleanup != Cleanup.KEEP or self._minutes <= 0:
             return None
         if await self._repos.bindings.for_session(session.key):
             return None
@@ -63,9 +69,9 @@ class Archiving:
             self.schedule(session_key, deadline)
 
     async def archive(self, session_key: str) -> None:
-        """Close a finished sub-agent session for good; never one that is live or still bound to a thread."""
+        """Close a finished session for good; never one that is live or still bound to a thread."""
         session = await self._repos.sessions.get(session_key)
-        if session is None or session.kind != SessionKind.SUBAGENT:
+        if session is None or not _archivable(session):
             return
         if await self._repos.bindings.for_session(session_key):
             return

@@ -2,7 +2,8 @@
 
 A pass prunes, for each kind whose days are not 0: sessions archived before the cutoff with everything hanging
 off them (leaves first: a tree goes over successive batches); transcript rows of runs that ended before the cutoff,
-of any session — a main session's history then starts later, at a run's first message; finished outbox rows. It
+of any session — a main session's history then starts later, at a run's first message — and, by the same days,
+a conversation's old turns themselves (its main session lives on); finished outbox rows. It
 deletes ``batch_size`` rows per transaction, each of which queues for the write lock (first come, first served)
 behind the writes of live runs that wait for it, so those take their turn between batches; the SQL runs on the
 database's thread, never on the event loop. Usage totals live elsewhere (``usage_daily``) and are never pruned;
@@ -57,6 +58,7 @@ class Retention:
         self._kinds: list[tuple[int, Batch]] = [
             (config.archived_sessions_days, repository.prune_sessions),
             (config.transcripts_days, repository.prune_transcripts),
+            (config.transcripts_days, repository.prune_turns),
             (config.outbox_days, repository.prune_outbox),
         ]
 
