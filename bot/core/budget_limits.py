@@ -1,5 +1,5 @@
 """Effective budget caps per server: a server's own values (``/settings budgets``) → ``[budgets]`` → no cap.
-Cached in memory, invalidated on every write; every write is audited."""
+Cached in memory (:mod:`bot.core.server_cache`); every write is audited."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from bot.config import BudgetsConfig, Config
 from bot.core.errors import UserError
+from bot.core.server_cache import ServerCache
 from storage.audit import AuditEntry
 from storage.repositories import Repositories
 
@@ -28,15 +29,10 @@ class BudgetLimits:
         self._config = config
         self._repos = repos
         self._clock = clock
-        self._cache: dict[int, dict[str, Decimal]] = {}
-
-    async def _server_values(self, guild_id: int) -> dict[str, Decimal]:
-        if guild_id not in self._cache:
-            self._cache[guild_id] = await self._repos.guild_budgets.get(guild_id)
-        return self._cache[guild_id]
+        self._cache = ServerCache(repos.guild_budgets.get)
 
     async def effective(self, guild_id: int | None) -> Limits:
-        server = await self._server_values(guild_id) if guild_id is not None else {}
+        server = await self._cache.get(guild_id) if guild_id is not None else {}
         configured = self._config.budgets
         values: dict[str, Decimal] = {}
         sources: dict[str, str] = {}
@@ -66,4 +62,4 @@ class BudgetLimits:
             if changes:
                 await self._repos.guild_budgets.set(tx, guild_id, changes, by=actor_user_id, now=now)
             await self._repos.audit.record(tx, AuditEntry(guild_id, actor_user_id, None, "budgets", None, detail, now))
-        self._cache.pop(guild_id, None)
+        self._cache.written(guild_id)

@@ -1,5 +1,5 @@
 """Effective thread-binding settings per server: admins' per-server values → ``[channels.discord.thread_bindings]``
-→ ``[session.thread_bindings]`` → defaults. Cached in memory, invalidated on every write; writes are audited."""
+→ ``[session.thread_bindings]`` → defaults. Cached in memory (:mod:`bot.core.server_cache`); writes are audited."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.config import Config, ThreadBindingSettings
+from bot.core.server_cache import ServerCache
 from storage.audit import AuditEntry, AuditRepository
 from storage.db import Database
 from storage.guild_settings import GuildSettingsRepository
@@ -38,15 +39,10 @@ class GuildSettings:
         self._repository = repository
         self._audit = audit
         self._clock = clock
-        self._cache: dict[int, dict[str, Any]] = {}
-
-    async def _server_values(self, guild_id: int) -> dict[str, Any]:
-        if guild_id not in self._cache:
-            self._cache[guild_id] = await self._repository.get(guild_id)
-        return self._cache[guild_id]
+        self._cache = ServerCache(repository.get)
 
     async def effective(self, guild_id: int | None) -> EffectiveSettings:
-        server = await self._server_values(guild_id) if guild_id is not None else {}
+        server = await self._cache.get(guild_id) if guild_id is not None else {}
         discord_overrides = self._config.channels.discord.thread_bindings.model_dump(exclude_none=True)
         global_set = self._config.session.thread_bindings.model_fields_set
         values = self._config.thread_bindings().model_dump()
@@ -74,4 +70,4 @@ class GuildSettings:
         async with self._db.transaction() as tx:
             await self._repository.update(tx, guild_id, changes, by=actor_user_id, now=now)
             await self._audit.record(tx, AuditEntry(guild_id, actor_user_id, None, "settings", None, detail, now))
-        self._cache.pop(guild_id, None)
+        self._cache.written(guild_id)
