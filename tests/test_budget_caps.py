@@ -64,6 +64,8 @@ def test_when_a_cap_frees_up_depends_on_its_window():
     [
         ("tokens", Decimal(1234567), "1,234,567 tokens"),
         ("runs", Decimal(3), "3 runs"),
+        ("runs", Decimal(1), "1 run"),
+        ("usd", Decimal("1234.5"), "$1,234.50"),
         ("usd", Decimal("2.5"), "$2.50"),
         ("usd", Decimal("0.0042"), "$0.0042"),
         ("usd", Decimal(0), "$0.00"),
@@ -76,7 +78,7 @@ def test_amounts_read_in_their_unit(unit, value, shown):
 def test_the_refusal_names_the_cap_its_use_and_when_it_frees_up():
     now = at("2026-12-01T22:00:00")
     assert refusal(cap(120), now) == (
-        "Over budget: your tokens today on this server: 120 tokens of 100 tokens (member_tokens_per_day). "
+        "Over budget: your tokens today on this server: 120 of 100 tokens (member_tokens_per_day). "
         "It resets at 00:00 UTC, in 2h0m."
     )
     assert exhausted(cap(120)) == "budget exhausted (member_tokens_per_day)"

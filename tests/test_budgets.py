@@ -74,12 +74,12 @@ async def test_a_members_runs_per_hour_cap_refuses_with_its_numbers_and_survives
         other = await core.spawn(spawn(origin=OTHER))  # another member's budget is their own
         assert (await finished(core, other.run_id)).status is RunStatus.COMPLETED
     assert re.fullmatch(
-        r"Over budget: your runs in the last hour on this server: 2 runs of 2 runs \(member_runs_per_hour\)\. "
+        r"Over budget: your runs in the last hour on this server: 2 of 2 runs \(member_runs_per_hour\)\. "
         r"One frees up at \d\d:\d\d UTC, in 59m\d+s\.",
         str(refused.value),
     ), str(refused.value)
     async with running_core(tmp_path, ScriptedModels(default=text("ok")), config) as core:
-        with pytest.raises(OverBudget, match="2 runs of 2 runs"):
+        with pytest.raises(OverBudget, match="2 of 2 runs"):
             await core.chat(ChatRequest(text="hello", origin=ORIGIN))
 
 
@@ -99,7 +99,7 @@ async def test_a_run_that_reaches_the_token_cap_stops_at_its_next_request_and_ke
         with pytest.raises(OverBudget) as refused:
             await core.spawn(spawn())
         assert str(refused.value).startswith(
-            "Over budget: your tokens today on this server: 300 tokens of 250 tokens (member_tokens_per_day). "
+            "Over budget: your tokens today on this server: 300 of 250 tokens (member_tokens_per_day). "
             "It resets at 00:00 UTC, in "
         )
         other = await core.spawn(spawn(origin=OTHER))
@@ -123,7 +123,7 @@ async def test_a_member_is_warned_once_a_day_at_80_percent_of_a_daily_cap(tmp_pa
     [warning] = warnings
     assert warning["mention_user_id"] == 7 and warning["kind"] == "reply"
     assert warning["body"].startswith(
-        "<@7> ⚠️ You have used 80% of your tokens today on this server: 800 tokens of 1,000 tokens "
+        "<@7> ⚠️ You have used 80% of your tokens today on this server: 800 of 1,000 tokens "
         "(member_tokens_per_day). It resets at 00:00 UTC, in "
     )
     with sqlite3.connect(tmp_path / "core.sqlite3") as db:
@@ -141,7 +141,7 @@ async def test_a_members_concurrent_runs_cap_counts_their_own_runs_not_their_age
         with pytest.raises(OverBudget) as refused:
             await core.chat(ChatRequest(text="hello", origin=ORIGIN))
         assert str(refused.value) == (
-            "Over budget: your runs in progress on this server: 1 runs of 1 runs (member_concurrent_runs). "
+            "Over budget: your runs in progress on this server: 1 of 1 run (member_concurrent_runs). "
             "One frees up when one of them ends."
         )
         gate.opened.set()
@@ -163,7 +163,7 @@ async def test_a_servers_own_values_replace_the_configs_and_are_audited(tmp_path
         assert effective.sources["member_runs_per_hour"] == "default"
         assert (await limits.effective(2)).sources["server_runs_per_hour"] == "[budgets]"
         await finished(core, (await core.spawn(spawn())).run_id)
-        with pytest.raises(OverBudget, match=r"this server's runs in the last hour: 1 runs of 1 runs"):
+        with pytest.raises(OverBudget, match=r"this server's runs in the last hour: 1 of 1 run"):
             await core.spawn(spawn(origin=OTHER))
         await limits.update(1, {}, clear="server_runs_per_hour", actor_user_id=99)
         assert (await limits.effective(1)).values["server_runs_per_hour"] == 5
@@ -181,7 +181,7 @@ async def test_an_agents_own_daily_token_cap_counts_every_member(tmp_path):
     async with running_core(tmp_path, ScriptedModels(default=spender, quiet=text("ok")), config) as core:
         run = await finished(core, (await core.spawn(spawn())).run_id)
         assert run.error == "budget exhausted (agents.list.researcher.tokens_per_day)"
-        with pytest.raises(OverBudget, match=r"agent researcher's tokens today: 300 tokens of 300 tokens"):
+        with pytest.raises(OverBudget, match=r"agent researcher's tokens today: 300 of 300 tokens"):
             await core.spawn(spawn(origin=OTHER))
         main = await core.spawn(SpawnRequest(agent_id="main", task="hi", origin=OTHER, model="test/quiet"))
         assert (await finished(core, main.run_id)).status is RunStatus.COMPLETED  # other agents are not capped
@@ -233,7 +233,7 @@ async def test_an_agents_launches_are_refused_in_the_same_words_and_its_turn_goe
         run = await finished(core, await core.chat(ChatRequest(text="go", origin=ORIGIN)))
         runs = await core._db.fetch_one("SELECT COUNT(*) FROM runs")
     assert run.status is RunStatus.COMPLETED and runs[0] == 1  # the chat turn itself was the hour's one run
-    refusal = "Over budget: your runs in the last hour on this server: 1 runs of 1 runs (member_runs_per_hour)."
+    refusal = "Over budget: your runs in the last hour on this server: 1 of 1 run (member_runs_per_hour)."
     assert [(result["status"], result["error"].startswith(refusal)) for result in script.results] == [
         ("forbidden", True),
         ("error", True),  # spawn_subagent's refusals, as ZeroClaw's, are errors

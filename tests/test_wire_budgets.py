@@ -12,7 +12,7 @@ from tests.test_wire_chat import replies_to
 from tests.test_wire_control import command, member, spawn
 
 OVER_TOKENS = re.compile(
-    r"⚠️ Over budget: your tokens today on this server: 1,205 tokens of 1,000 tokens \(member_tokens_per_day\)\. "
+    r"⚠️ Over budget: your tokens today on this server: 1,205 of 1,000 tokens \(member_tokens_per_day\)\. "
     r"It resets at 00:00 UTC, in \d+h\d+m\."
 )
 
@@ -76,7 +76,7 @@ async def test_admins_set_this_servers_caps_members_are_refused_and_the_cap_appl
     shown = await command(world, admin, "settings budgets", member_runs_per_hour=1, member_cost_per_day_usd=2.5)
     assert shown.splitlines() == [
         "Updated.",
-        "member_runs_per_hour: 1 runs (this server)",
+        "member_runs_per_hour: 1 run (this server)",
         "member_tokens_per_day: no cap (default)",
         "member_cost_per_day_usd: $2.50 (this server)",
         "member_concurrent_runs: no cap (default)",
@@ -91,8 +91,7 @@ async def test_admins_set_this_servers_caps_members_are_refused_and_the_cap_appl
     await spawn(world, task="The one")
     refused = await command(world, world.alice, "subagents spawn", agent="researcher", task="Two")
     assert refused.startswith(
-        "⚠️ Over budget: your runs in the last hour on this server: 1 runs of 1 runs (member_runs_per_hour). "
-        "One frees up at "
+        "⚠️ Over budget: your runs in the last hour on this server: 1 of 1 run (member_runs_per_hour). One frees up at "
     ), refused
     in_a_thread = await command(world, world.alice, "subagents spawn", agent="researcher", task="Two", thread=True)
     assert in_a_thread.startswith("⚠️ Over budget: your runs in the last hour") and world.discord.threads() == []

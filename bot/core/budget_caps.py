@@ -60,8 +60,14 @@ def next_midnight(now: float) -> float:
 
 def amount(unit: Unit, value: Decimal) -> str:
     if unit == "usd":
-        return f"${value:.4f}" if 0 < value < Decimal("0.01") else f"${value:.2f}"
-    return f"{int(value):,} {unit}"
+        return f"${value:.4f}" if 0 < value < Decimal("0.01") else f"${value:,.2f}"
+    return f"{int(value):,} {unit if value != 1 else unit.removesuffix('s')}"
+
+
+def use_of(cap: Cap) -> str:
+    """How much of the cap is used: ``1,205 of 1,000 tokens``, ``$0.80 of $1.00``."""
+    used = amount(cap.unit, cap.used) if cap.unit == "usd" else f"{int(cap.used):,}"
+    return f"{used} of {amount(cap.unit, cap.limit)}"
 
 
 def unit_of(key: str) -> Unit:
@@ -97,10 +103,7 @@ def refusal(cap: Cap, now: float) -> str:
     """Why a spawn or message is refused: the cap, its use, and when that changes."""
     if cap.zeroclaw:
         return zeroclaw_refusal(cap)
-    return (
-        f"Over budget: {cap.what}: {amount(cap.unit, cap.used)} of {amount(cap.unit, cap.limit)} ({cap.key}). "
-        f"{frees_up(cap, now)}."
-    )
+    return f"Over budget: {cap.what}: {use_of(cap)} ({cap.key}). {frees_up(cap, now)}."
 
 
 def exhausted(cap: Cap) -> str:
@@ -110,10 +113,7 @@ def exhausted(cap: Cap) -> str:
 
 def warning(cap: Cap, user_id: int, now: float) -> str:
     share = int(cap.used * 100 / cap.limit)
-    return (
-        f"<@{user_id}> ⚠️ You have used {share}% of {cap.what}: {amount(cap.unit, cap.used)} of "
-        f"{amount(cap.unit, cap.limit)} ({cap.key}). {frees_up(cap, now)}."
-    )
+    return f"<@{user_id}> ⚠️ You have used {share}% of {cap.what}: {use_of(cap)} ({cap.key}). {frees_up(cap, now)}."
 
 
 def first_reached(caps: list[Cap]) -> Cap | None:

@@ -11,7 +11,7 @@ import io
 
 import discord
 
-from bot.core.budget_caps import Cap, amount, frees_up
+from bot.core.budget_caps import Cap, frees_up, use_of
 from bot.core.stats import format_cost, format_tokens
 from bot.core.usage_report import Period, Totals, UsageReport
 from bot.discord_adapter.usage_chart import chart_png
@@ -41,7 +41,7 @@ def _line(totals: Totals) -> str:
 
 
 def _cap_line(cap: Cap, now: float) -> str:
-    line = f"- {cap.what}: {amount(cap.unit, cap.used)} of {amount(cap.unit, cap.limit)} (`{cap.key}`)"
+    line = f"- {cap.what}: {use_of(cap)} (`{cap.key}`)"
     return f"{line}. {frees_up(cap, now)}" if cap.used else line
 
 
