@@ -7,6 +7,7 @@ never pruned with the runs and transcripts it came from. No server or no member 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -36,8 +37,29 @@ class Spend:
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    cost: Decimal = Decimal(0)
+    cost: Decimal = Decimal(0)  # of the priced requests only
     unpriced_requests: int = 0  # responses whose price nobody knows (counted, not guessed)
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def empty(self) -> bool:
+        """No run started and no model request made."""
+        return not (self.runs or self.requests)
+
+
+def total(spends: Iterable[Spend]) -> Spend:
+    spends = list(spends)
+    return Spend(
+        runs=sum(spend.runs for spend in spends),
+        requests=sum(spend.requests for spend in spends),
+        input_tokens=sum(spend.input_tokens for spend in spends),
+        output_tokens=sum(spend.output_tokens for spend in spends),
+        cost=sum((spend.cost for spend in spends), Decimal(0)),
+        unpriced_requests=sum(spend.unpriced_requests for spend in spends),
+    )
 
 
 @dataclass(frozen=True)
@@ -59,12 +81,7 @@ class DaySpent:
 class UsageRow:
     day: str
     agent_id: str
-    runs: int
-    requests: int
-    input_tokens: int
-    output_tokens: int
-    cost: Decimal
-    unpriced_requests: int
+    spend: Spend
 
 
 def _key(value: int | None) -> int:
@@ -173,12 +190,14 @@ class UsageRepository:
             UsageRow(
                 day=row["day"],
                 agent_id=row["agent_id"],
-                runs=row["runs"],
-                requests=row["requests"],
-                input_tokens=row["input_tokens"],
-                output_tokens=row["output_tokens"],
-                cost=_usd(row["cost_nanousd"]),
-                unpriced_requests=row["unpriced_requests"],
+                spend=Spend(
+                    runs=row["runs"],
+                    requests=row["requests"],
+                    input_tokens=row["input_tokens"],
+                    output_tokens=row["output_tokens"],
+                    cost=_usd(row["cost_nanousd"]),
+                    unpriced_requests=row["unpriced_requests"],
+                ),
             )
             for row in rows
         ]

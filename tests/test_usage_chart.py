@@ -6,15 +6,16 @@ import struct
 import threading
 from decimal import Decimal
 
-from bot.core.usage_report import Period, Totals, period_days
+from bot.core.usage_report import Period, period_days
 from bot.discord_adapter import usage_chart
+from storage.usage import Spend
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def month_of_use() -> list[tuple[str, Totals]]:
+def month_of_use() -> list[tuple[str, Spend]]:
     days = period_days("2026-12-01", Period.MONTH)
-    return [(day, Totals(runs=i % 4, requests=i, cost=Decimal("0.001") * i)) for i, day in enumerate(days)]
+    return [(day, Spend(runs=i % 4, requests=i, cost=Decimal("0.001") * i)) for i, day in enumerate(days)]
 
 
 async def test_the_chart_is_a_png_image_of_a_readable_size():

@@ -12,7 +12,7 @@ from bot.config import parse_config
 from bot.core.budget_caps import Window
 from bot.core.budget_limits import BudgetLimits
 from bot.core.budgets import Budgets
-from bot.core.usage_report import Period, Totals, UsageReports
+from bot.core.usage_report import Period, UsageReports
 from storage.db import Database
 from storage.repositories import Repositories
 from storage.usage import Payer, Spend
@@ -67,10 +67,10 @@ async def test_a_week_is_the_last_seven_utc_days_each_listed_even_when_quiet(led
 
     assert [day for day, _ in report.days] == [f"2026-11-{d}" for d in range(25, 31)] + ["2026-12-01"]
     by_day = dict(report.days)
-    assert by_day["2026-11-26"] == Totals()
-    assert by_day["2026-11-25"] == Totals(1, 1, 10, 5, Decimal("0.002"), 0)
-    assert by_day["2026-12-01"] == Totals(2, 1, 100, 50, Decimal("0.01"), 0)
-    assert report.total == Totals(3, 2, 110, 55, Decimal("0.012"), 0)
+    assert by_day["2026-11-26"] == Spend()
+    assert by_day["2026-11-25"] == Spend(1, 1, 10, 5, Decimal("0.002"), 0)
+    assert by_day["2026-12-01"] == Spend(2, 1, 100, 50, Decimal("0.01"), 0)
+    assert report.total == Spend(3, 2, 110, 55, Decimal("0.012"), 0)
 
 
 async def test_a_day_is_today_and_a_month_the_last_thirty_days(ledger):
@@ -105,8 +105,8 @@ async def test_usage_by_agent_most_tokens_first_with_unpriced_requests_kept_apar
     report = await reports.report(guild_id=GUILD, user_id=ALICE, period=Period.WEEK)
 
     assert report.agents == [
-        ("researcher", Totals(1, 2, 350, 100, Decimal("0.25"), 1)),
-        ("writer", Totals(1, 1, 100, 0, Decimal("0.5"), 0)),
+        ("researcher", Spend(1, 2, 350, 100, Decimal("0.25"), 1)),
+        ("writer", Spend(1, 1, 100, 0, Decimal("0.5"), 0)),
     ]
     assert report.total.unpriced_requests == 1
 
@@ -130,6 +130,6 @@ async def test_caps_are_the_members_and_servers_and_those_of_the_agents_they_use
 async def test_with_no_use_the_report_is_all_zeros_and_still_shows_the_caps(ledger):
     reports, _ = ledger
     report = await reports.report(guild_id=GUILD, user_id=ALICE, period=Period.WEEK)
-    assert report.total == Totals() and report.agents == [] and all(t == Totals() for _, t in report.days)
+    assert report.total == Spend() and report.agents == [] and all(t == Spend() for _, t in report.days)
     assert [cap.key for cap in report.caps] == ["member_tokens_per_day", "server_cost_per_day_usd"]
     assert all(cap.used == 0 for cap in report.caps)

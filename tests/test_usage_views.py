@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from bot.core.usage_report import Period, Totals, UsageReport, period_days
+from bot.core.usage_report import Period, UsageReport, period_days
 from bot.discord_adapter.usage_views import MAX_AGENT_LINES, render_usage
+from storage.usage import Spend
 
 
-def report(total: Totals, agents: list[tuple[str, Totals]]) -> UsageReport:
-    days = [(day, Totals()) for day in period_days("2026-12-01", Period.WEEK)]
+def report(total: Spend, agents: list[tuple[str, Spend]]) -> UsageReport:
+    days = [(day, Spend()) for day in period_days("2026-12-01", Period.WEEK)]
     return UsageReport(user_id=7, period=Period.WEEK, total=total, days=days, agents=agents, caps=[], now=0.0)
 
 
 def test_unpriced_requests_are_named_not_counted_as_free():
-    partly = Totals(runs=2, requests=3, input_tokens=900, output_tokens=100, cost=Decimal("0.02"), unpriced_requests=1)
-    unknown = Totals(runs=1, requests=1, input_tokens=10, output_tokens=5, unpriced_requests=1)
+    partly = Spend(runs=2, requests=3, input_tokens=900, output_tokens=100, cost=Decimal("0.02"), unpriced_requests=1)
+    unknown = Spend(runs=1, requests=1, input_tokens=10, output_tokens=5, unpriced_requests=1)
     lines = render_usage(report(partly, [("main", partly), ("local", unknown)]), 7).splitlines()
     assert lines[1] == "2 runs • 3 requests • tokens 1.0k (in 900 / out 100) • $0.02 + 1 unpriced request"
     assert lines[2] == (
@@ -26,7 +27,7 @@ def test_unpriced_requests_are_named_not_counted_as_free():
 
 
 def test_many_agents_are_cut_to_a_readable_list_and_no_caps_is_said():
-    used = Totals(runs=1, requests=1, input_tokens=1)
+    used = Spend(runs=1, requests=1, input_tokens=1)
     agents = [(f"agent{i:02}", used) for i in range(MAX_AGENT_LINES + 3)]
     lines = render_usage(report(used, agents), 7).splitlines()
     agent_lines = [line for line in lines if line.startswith("- agent")]
@@ -35,6 +36,6 @@ def test_many_agents_are_cut_to_a_readable_list_and_no_caps_is_said():
 
 
 def test_requests_of_a_run_started_the_day_before_count_as_use():
-    carried_over = Totals(requests=2, input_tokens=300, output_tokens=30, cost=Decimal("0.003"))
+    carried_over = Spend(requests=2, input_tokens=300, output_tokens=30, cost=Decimal("0.003"))
     lines = render_usage(report(carried_over, [("main", carried_over)]), 7).splitlines()
     assert lines[1] == "0 runs • 2 requests • tokens 330 (in 300 / out 30) • $0.0030"

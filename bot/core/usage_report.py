@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from decimal import Decimal
 from enum import StrEnum
 
 from bot.config import Config
 from bot.core.budget_caps import Cap, day_of
 from bot.core.budgets import Budgets
 from storage.repositories import Repositories
-from storage.usage import Payer, UsageRow
+from storage.usage import Payer, Spend, UsageRow, total
 
 
 class Period(StrEnum):
@@ -39,44 +38,17 @@ def period_days(today: str, period: Period) -> list[str]:
     return [(last - timedelta(days=back)).isoformat() for back in reversed(range(period.length))]
 
 
-@dataclass(frozen=True)
-class Totals:
-    runs: int = 0
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: Decimal = Decimal(0)  # of the priced requests only
-    unpriced_requests: int = 0  # responses whose price nobody knows: their cost is not in ``cost``
-
-    @property
-    def tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    @property
-    def empty(self) -> bool:
-        """No run started and no model request made."""
-        return not (self.runs or self.requests)
-
-
-def totals(rows: Iterable[UsageRow]) -> Totals:
-    rows = list(rows)
-    return Totals(
-        runs=sum(row.runs for row in rows),
-        requests=sum(row.requests for row in rows),
-        input_tokens=sum(row.input_tokens for row in rows),
-        output_tokens=sum(row.output_tokens for row in rows),
-        cost=sum((row.cost for row in rows), Decimal(0)),
-        unpriced_requests=sum(row.unpriced_requests for row in rows),
-    )
+def _total(rows: Iterable[UsageRow]) -> Spend:
+    return total(row.spend for row in rows)
 
 
 @dataclass(frozen=True)
 class UsageReport:
     user_id: int
     period: Period
-    total: Totals
-    days: list[tuple[str, Totals]]  # every day of the period, oldest first
-    agents: list[tuple[str, Totals]]  # the agents used in the period, most tokens first
+    total: Spend
+    days: list[tuple[str, Spend]]  # every day of the period, oldest first
+    agents: list[tuple[str, Spend]]  # the agents used in the period, most tokens first
     caps: list[Cap]  # every cap a run of the member counts against now, with its use
     now: float
 
@@ -96,14 +68,14 @@ class UsageReports:
         rows = [row for row in stored if row.day <= days[-1]]
         agents = {row.agent_id for row in rows}
         by_agent = sorted(
-            ((agent, totals(row for row in rows if row.agent_id == agent)) for agent in agents),
+            ((agent, _total(row for row in rows if row.agent_id == agent)) for agent in agents),
             key=lambda item: (-item[1].tokens, -item[1].runs, item[0]),
         )
         return UsageReport(
             user_id=user_id,
             period=period,
-            total=totals(rows),
-            days=[(day, totals(row for row in rows if row.day == day)) for day in days],
+            total=_total(rows),
+            days=[(day, _total(row for row in rows if row.day == day)) for day in days],
             agents=by_agent,
             caps=await self._caps(guild_id, user_id, [agent for agent, _ in by_agent]),
             now=now,

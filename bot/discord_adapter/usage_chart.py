@@ -15,19 +15,19 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from bot.core.usage_report import Totals
+from storage.usage import Spend
 
 MAX_DATE_LABELS = 10
 RUNS_COLOUR = "#5865f2"  # Discord's blurple
 COST_COLOUR = "#eb459e"
 
 
-async def chart_png(days: list[tuple[str, Totals]]) -> bytes:
+async def chart_png(days: list[tuple[str, Spend]]) -> bytes:
     """The chart of ``days`` (UTC days, oldest first), rendered off the event loop."""
     return await asyncio.to_thread(_draw, days)
 
 
-def _draw(days: list[tuple[str, Totals]]) -> bytes:
+def _draw(days: list[tuple[str, Spend]]) -> bytes:
     figure = Figure(figsize=(8, 3.6), dpi=100, layout="constrained")
     FigureCanvasAgg(figure)
     runs_axis = figure.add_subplot()

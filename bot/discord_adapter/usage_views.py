@@ -13,8 +13,9 @@ import discord
 
 from bot.core.budget_caps import Cap, frees_up, use_of
 from bot.core.stats import format_cost, format_tokens
-from bot.core.usage_report import Period, Totals, UsageReport
+from bot.core.usage_report import Period, UsageReport
 from bot.discord_adapter.usage_chart import chart_png
+from storage.usage import Spend
 
 MAX_AGENT_LINES = 10
 PERIOD_WORDS = {Period.DAY: "today", Period.WEEK: "the last 7 days", Period.MONTH: "the last 30 days"}
@@ -24,7 +25,7 @@ def _plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def _cost(totals: Totals) -> str:
+def _cost(totals: Spend) -> str:
     if totals.unpriced_requests == 0:
         return format_cost(totals.cost)
     if totals.unpriced_requests == totals.requests:
@@ -32,7 +33,7 @@ def _cost(totals: Totals) -> str:
     return f"{format_cost(totals.cost)} + {_plural(totals.unpriced_requests, 'unpriced request')}"
 
 
-def _line(totals: Totals) -> str:
+def _line(totals: Spend) -> str:
     return (
         f"{_plural(totals.runs, 'run')} • {_plural(totals.requests, 'request')} • tokens "
         f"{format_tokens(totals.tokens)} (in {format_tokens(totals.input_tokens)} / out "
