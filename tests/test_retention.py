@@ -213,3 +213,19 @@ async def test_the_core_prunes_at_start_up_unless_everything_is_kept_forever(tmp
         assert await keys(db, "sessions") == rows.kept["sessions"]
     finally:
         await db.close()
+
+
+async def test_a_batch_never_cuts_a_run_transcript_in_two(tmp_path):
+    rows = Rows()  # a live conversation: a turn read between two batches must not start inside a run
+    main = rows.session("main", keep=True, archived_at=None, depth=0)
+    first = rows.run(main, keep=True, ended_at=OLD)
+    rows.transcript(main, first, OLD, keep=False, count=3)  # a call, its return, the answer
+    second = rows.run(main, keep=True, ended_at=OLD)
+    rows.transcript(main, second, OLD, keep=False, count=3)
+    db = await filled(tmp_path, rows)
+    try:
+        deleted = await RetentionRepository(db).prune_transcripts(CUTOFF, 2)
+        left = [row[0] for row in await db.fetch_all("SELECT run_id FROM transcript_messages ORDER BY id")]
+        assert (deleted, left) == (Counter({"transcript_messages": 3}), [second] * 3)
+    finally:
+        await db.close()
