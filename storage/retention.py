@@ -1,8 +1,8 @@
 """Retention repository: deletes what the retention policy lets go, one small transaction per call, so the
 caller can yield between calls and the writes of live runs interleave with a long pass.
 
-Each call deletes at most ``limit`` rows of what it prunes and returns the rows deleted per table; no rows
-deleted means nothing (more) is due.
+Each call deletes at most ``limit`` rows of what it prunes (transcript rows: and the rest of the runs those belong
+to) and returns the rows deleted per table; no rows deleted means nothing (more) is due.
 """
 
 from __future__ import annotations
@@ -65,11 +65,15 @@ def _dependents(runs: str, transcripts: str) -> tuple[tuple[str, str], ...]:
 _SESSION_DEPENDENTS = _dependents(_RUNS, f"session_key IN ({_KEYS}) OR run_id IN ({_RUNS})")
 _TURN_DEPENDENTS = _dependents(_KEYS, f"run_id IN ({_KEYS})")
 # A run's transcript rows go together, once the run ended before the cutoff: a history cut inside a run could
-# start with a tool return whose call is gone, which providers refuse. Context rows (no run) stand alone.
+# start with a tool return whose call is gone, which providers refuse. So a batch takes ``limit`` due rows and the
+# rest of the runs they belong to (a live turn may read its session's history between two batches). Context rows
+# (no run) stand alone.
 _OLD_TRANSCRIPT_ROWS = """
-SELECT t.id FROM transcript_messages t LEFT JOIN runs r ON r.id = t.run_id
-WHERE t.created_at < :cutoff AND (t.run_id IS NULL OR r.ended_at < :cutoff)
-LIMIT :limit
+WITH due AS MATERIALIZED (
+  SELECT t.id, t.run_id FROM transcript_messages t LEFT JOIN runs r ON r.id = t.run_id
+  WHERE t.created_at < :cutoff AND (t.run_id IS NULL OR r.ended_at < :cutoff)
+  LIMIT :limit)
+SELECT id FROM due UNION SELECT id FROM transcript_messages WHERE run_id IN (SELECT run_id FROM due)
 """
 # Delivered rows, and failed ones (given up on; their requester was told by a notice row of its own). Never a
 # pending row. created_at is never later than delivery, which gives up within discord.delivery_give_up_after.
@@ -126,7 +130,8 @@ class RetentionRepository:
         return deleted
 
     async def prune_transcripts(self, cutoff: float, limit: int) -> Counter[str]:
-        """Delete up to ``limit`` transcript rows of runs that ended before ``cutoff``, of any session."""
+        """Delete ``limit`` transcript rows of runs that ended before ``cutoff``, of any session, and the rest of
+        those runs' rows."""
         return await self._delete("transcript_messages", _OLD_TRANSCRIPT_ROWS, cutoff, limit)
 
     async def prune_outbox(self, cutoff: float, limit: int) -> Counter[str]:

@@ -213,3 +213,62 @@ async def test_the_core_prunes_at_start_up_unless_everything_is_kept_forever(tmp
         assert await keys(db, "sessions") == rows.kept["sessions"]
     finally:
         await db.close()
+
+
+async def test_a_batch_never_cuts_a_run_transcript_in_two(tmp_path):
+    rows = Rows()  # a live conversation: a turn read between two batches must not start inside a run
+    main = rows.session("main", keep=True, archived_at=None, depth=0)
+    first = rows.run(main, keep=True, ended_at=OLD)
+    rows.transcript(main, first, OLD, keep=False, count=3)  # a call, its return, the answer
+    second = rows.run(main, keep=True, ended_at=OLD)
+    rows.transcript(main, second, OLD, keep=False, count=3)
+    db = await filled(tmp_path, rows)
+    try:
+        deleted = await RetentionRepository(db).prune_transcripts(CUTOFF, 2)
+        left = [row[0] for row in await db.fetch_all("SELECT run_id FROM transcript_messages ORDER BY id")]
+        assert (deleted, left) == (Counter({"transcript_messages": 3}), [second] * 3)
+    finally:
+        await db.close()
+
+
+class Slow(RetentionRepository):
+    """A repository whose first outbox batch waits until released, so a pass stays in progress."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self.passes = 0
+        self.release = asyncio.Event()
+
+    async def prune_sessions(self, cutoff: float, limit: int) -> Counter[str]:
+        deleted = await super().prune_sessions(cutoff, limit)
+        if not deleted:  # the last batch of this kind: one per pass
+            self.passes += 1
+        return deleted
+
+    async def prune_outbox(self, cutoff: float, limit: int) -> Counter[str]:
+        await self.release.wait()
+        return await super().prune_outbox(cutoff, limit)
+
+
+async def test_a_timer_firing_while_a_pass_still_goes_starts_no_second_pass(tmp_path):
+    rows = Rows()
+    rows.outbox(None, OLD, keep=False)
+    db = await filled(tmp_path, rows)
+    slow = Slow(db)
+    pruning = Retention(RetentionConfig(), slow, Timers(), Signals(lambda: NOW), lambda: NOW)
+    try:
+        await pruning._launch()  # the timer, while the pass it started waits on its outbox batch
+        await eventually(lambda: slow.passes == 1, timeout=10, describe="a first pass under way")
+        with capture_logs() as logs:
+            await pruning._launch()
+            await asyncio.sleep(0.05)  # time for a second pass to get as far as the first
+            slow.release.set()
+            await eventually(
+                lambda: any(log["event"] == "retention_pass" for log in logs), timeout=10, describe="a pass"
+            )
+        assert slow.passes == 1
+        events = [log["event"] for log in logs if log["event"].startswith("retention")]
+        assert events == ["retention_pass_skipped", "retention_pass"]
+        assert await keys(db, "outbox") == set()
+    finally:
+        await db.close()

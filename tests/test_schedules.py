@@ -288,3 +288,27 @@ async def test_a_firings_session_is_archived_after_it_ends_and_pruned_once_old(t
         report = await orchestrator._retention.prune()
         assert await orchestrator.sessions.get(key) is None and await orchestrator.runs.get(run_id) is None
     assert report.deleted["sessions"] == 1
+
+
+async def test_a_firing_while_the_sub_agent_queue_is_full_is_skipped_not_queued(tmp_path):
+    config = HOURLY.replace(
+        "[agents.list.main]", "[agents.defaults.subagents]\nmax_concurrent = 1\nmax_queued = 1\n\n[agents.list.main]"
+    )
+    clock, stuck = Clock("2024-01-01 10:30"), Gate()
+    with capture_logs() as logs:
+        async with core(tmp_path, clock, stuck, config) as orchestrator:
+            (schedule,) = await orchestrator._db.fetch_all("SELECT id FROM schedules")
+            clock.set("2024-01-01 11:00:02")
+            assert await orchestrator.schedules.fire_due(schedule[0]) is not None  # takes the one slot
+            await stuck.entered.wait()
+            clock.set("2024-01-01 12:00:02")
+            assert await orchestrator.schedules.fire_due(schedule[0]) is not None  # waits: the queue is full now
+            clock.set("2024-01-01 13:00:02")
+            assert await orchestrator.schedules.fire_due(schedule[0]) is None
+            assert len(await cron_runs(orchestrator)) == 2
+            claimed = await orchestrator._db.fetch_one("SELECT claimed_through FROM schedules")
+            stuck.opened.set()
+    assert claimed[0] == at("2024-01-01 13:00")
+    (skipped,) = events(logs, "schedule_skipped")
+    assert skipped["slot"] == "2024-01-01T13:00:00+00:00"
+    assert skipped["reason"].startswith("The sub-agent queue is full (1 runs waiting")

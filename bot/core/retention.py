@@ -12,6 +12,7 @@ the audit log keeps pruned run ids.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -55,6 +56,7 @@ class Retention:
         self._timers = timers
         self._signals = signals
         self._clock = clock
+        self._passing = asyncio.Lock()
         self._kinds: list[tuple[int, Batch]] = [
             (config.archived_sessions_days, repository.prune_sessions),
             (config.transcripts_days, repository.prune_transcripts),
@@ -67,18 +69,26 @@ class Retention:
         if not any(days for days, _ in self._kinds):
             log.info("retention_off")
             return
-        self._signals.background(self.prune())
+        self._signals.background(self._pass())
         trigger = IntervalTrigger(minutes=self._config.interval_minutes)
         self._timers.recurring("retention", trigger, self._launch)
 
     async def _launch(self) -> None:
         """As background work, so closing the core stops a pass (the batch in progress rolls back)."""
-        self._signals.background(self.prune())
+        self._signals.background(self._pass())
+
+    async def _pass(self) -> None:
+        """A pass, unless the last one still goes (a long first pass over a big backlog, a short interval): passes
+        at once would each queue a batch ahead of a live write, multiplying its wait."""
+        if self._passing.locked():
+            log.info("retention_pass_skipped")
+            return
+        async with self._passing:
+            await self.prune()
 
     async def prune(self) -> PassReport:
         """One pass over every kind; a kind that fails is logged and the next one still goes (say, a table added
-        later with a foreign key this pass does not know stops sessions, not transcripts). Two passes at once are
-        harmless: each batch picks what is due when it runs."""
+        later with a foreign key this pass does not know stops sessions, not transcripts)."""
         report = PassReport()
         started = time.perf_counter()
         now = self._clock()

@@ -24,6 +24,7 @@ import structlog
 from bot.agents.models import ModelFactory, UnknownModelError
 from bot.config import Config, ScheduleConfig
 from bot.core.budgets import OverBudget
+from bot.core.errors import SpawnRefused
 from bot.core.requests import cron_session_key, new_run
 from bot.core.spawning import Spawning
 from bot.core.timers import Timers, skipped_if_bad
@@ -148,7 +149,7 @@ class Schedules:
             return None
         try:
             run = await self._fire(schedule, pending.slot, now)
-        except OverBudget as over:  # the slot is passed over, not fired later when the budget allows
+        except (OverBudget, SpawnRefused) as over:  # passed over, not fired later when the budget or queue allows
             async with self._repos.db.transaction() as tx:
                 await self._repos.schedules.claim(tx, schedule.id, pending.slot)
             log.warning("schedule_skipped", **named, reason=str(over), slot=_iso(pending.slot))
@@ -171,7 +172,8 @@ class Schedules:
 
     async def _fire(self, schedule: Schedule, slot: float, now: float) -> Run | None:
         """Claim ``slot`` and persist its run in one transaction, then queue the run; ``None`` (and nothing
-        written) when another firing claimed the slot first."""
+        written) when another firing claimed the slot first; refused while the sub-agent queue is full."""
+        await self._spawning.check_queue()  # it waits in the sub-agent lane
         conversation = self._conversation_of(schedule, now)
         session, run = self._firing(schedule, now, conversation.key if conversation else None)
 

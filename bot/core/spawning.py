@@ -144,12 +144,16 @@ class Spawning:
             raise EphemeralSession(session.key)
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
-        self._policy.check_queue(await self._repos.runs.count_lane_queued())
+        await self.check_queue()
         settings = (previous.model, previous.thinking, previous.timeout_seconds)
         answering = origin or origin_of(previous)
         run = new_run(session, RunKind.FOLLOWUP, message, *settings, answering, parent_run_id, self._clock())
         await self.persist_and_queue(run, None)
         return run.id
+
+    async def check_queue(self) -> None:
+        """The sub-agent lane's queue cap (:class:`SpawnRefused`), for a run queued outside a spawn's policy."""
+        self._policy.check_queue(await self._repos.runs.count_lane_queued())
 
     def _spawning(self, requester_key: str) -> asyncio.Lock:
         """One spawn at a time per requester session, from counting its children to persisting the new one, so
