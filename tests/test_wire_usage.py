@@ -106,3 +106,13 @@ async def test_usage_in_a_dm_is_the_dms_own_apart_from_the_servers(world):
     spent = "1 run • 1 request • tokens 42 (in 40 / out 2) • $0.04"
     assert in_dm["content"].splitlines()[1:4] == [spent, "By agent:", f"- main: {spent}"]
     assert in_server["content"].splitlines()[1] == "No runs and no model requests."
+
+
+async def test_a_chart_that_cannot_be_drawn_leaves_the_text_answer(world, monkeypatch):
+    async def broken(days):
+        raise RuntimeError("no fonts")
+
+    monkeypatch.setattr("bot.discord_adapter.usage_views.chart_png", broken)
+    await alice_ran_one(world)
+    reply = await usage(world, world.alice)
+    assert reply["content"].splitlines()[1] == SPENT and attached(world, reply) == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 
 import discord
+import structlog
 
 from bot.core.budget_caps import Cap, frees_up, use_of
 from bot.core.stats import format_cost, format_tokens
@@ -17,6 +18,7 @@ from bot.core.usage_report import Period, UsageReport
 from bot.discord_adapter.usage_chart import chart_png
 from storage.usage import Spend
 
+log = structlog.get_logger(__name__)
 MAX_AGENT_LINES = 10
 PERIOD_WORDS = {Period.DAY: "today", Period.WEEK: "the last 7 days", Period.MONTH: "the last 30 days"}
 
@@ -72,9 +74,14 @@ def render_usage(report: UsageReport, viewer_id: int) -> str:
 
 
 async def usage_chart(report: UsageReport) -> discord.File | None:
-    """The runs-and-cost chart of a week or a month that had any use, as an attachment."""
+    """The runs-and-cost chart of a week or a month that had any use, as an attachment; none when drawing it
+    failed (the text says everything the chart does)."""
     if report.period is Period.DAY or report.total.empty:
         return None
-    png = await chart_png(report.days)
+    try:
+        png = await chart_png(report.days)
+    except Exception:
+        log.exception("usage_chart_failed")
+        return None
     description = f"Runs and cost per day from {report.days[0][0]} to {report.days[-1][0]} (UTC)"
     return discord.File(io.BytesIO(png), "usage.png", description=description)
