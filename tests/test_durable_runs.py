@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+from dbos import DBOS
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
 
@@ -24,6 +26,14 @@ max_spawn_depth = 2
 [agents.list.main]
 [agents.list.researcher]
 """
+
+
+@pytest.fixture(autouse=True)
+def _no_dbos_left_behind():
+    """DBOS is one instance per process: a test that fails before closing its orchestrator must not hand its
+    instance (and its journal file) to the next test."""
+    yield
+    DBOS.destroy()
 
 
 class Script:
