@@ -14,10 +14,11 @@ from bot.config import parse_config
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import SpawnRequest
-from bot.records import RunStatus
+from bot.records import LIVE_STATUSES, RunStatus
 from storage.db import Database
-from tests.core_support import ORIGIN, ScriptedModels
+from tests.core_support import ORIGIN, ScriptedModels, first_prompt
 
+CHILD_TASK = "child task"
 CONFIG = """
 [agents.defaults]
 model = "test/default"
@@ -37,17 +38,21 @@ def _no_dbos_left_behind():
 
 
 class Script:
-    """Request 1 asks for ``sessions_list``; request 2 waits for ``release`` (or for ever), then answers."""
+    """Request 1 asks for ``tool``; request 2 waits for ``release`` (or for ever), then answers. A child's requests
+    (its task is ``child task``) are answered at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, tool: str = "sessions_list", args: dict[str, str] | None = None) -> None:
+        self.tool, self.args = tool, args or {}
         self.requests: list[list[ModelMessage]] = []
         self.waiting = asyncio.Event()
         self.release = asyncio.Event()
 
     async def answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if first_prompt(messages) == CHILD_TASK:
+            return ModelResponse(parts=[TextPart("child done")])
         self.requests.append(messages)
         if len(self.requests) == 1:
-            return ModelResponse(parts=[ToolCallPart("sessions_list", {})])
+            return ModelResponse(parts=[ToolCallPart(self.tool, self.args)])
         self.waiting.set()
         await self.release.wait()
         return ModelResponse(parts=[TextPart("resumed answer")])
@@ -107,6 +112,26 @@ async def test_without_durable_runs_a_stopped_run_is_interrupted(tmp_path):
     await stop(db, orchestrator)
 
 
+async def test_a_resumed_run_gets_back_the_child_it_spawned_before_the_stop_and_spawns_no_other(tmp_path):
+    before = Script("sessions_spawn", {"task": CHILD_TASK})
+    db, orchestrator = await start(tmp_path, before, durable=True)
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+    await before.waiting.wait()
+    await stop(db, orchestrator)
+
+    after = Script("sessions_spawn", {"task": CHILD_TASK})
+    after.requests.append([])  # its first request is the journal's
+    after.release.set()
+    db, orchestrator = await start(tmp_path, after, durable=True)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+
+    children = [run for run in await orchestrator.runs.list_live() if run.parent_run_id == accepted.run_id]
+    spawned = await db.fetch_all("SELECT id FROM runs WHERE parent_run_id = ?", (accepted.run_id,))
+    assert children == [] and len(spawned) == 1
+    assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.COMPLETED
+    await stop(db, orchestrator)
+
+
 async def orchestrator_run_ended(orchestrator: Orchestrator, run_id: str) -> bool | None:
     run = await orchestrator.runs.get(run_id)
-    return True if run is not None and run.status is not RunStatus.RUNNING else None
+    return True if run is not None and run.status not in LIVE_STATUSES else None

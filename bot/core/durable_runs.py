@@ -3,10 +3,11 @@ run cut off by a crash, a kill of the process or a restart resumes at the next s
 
 What the journal holds, in order: the run taken from the queue (``run.start``), each turn's starting point
 (``turn.start``: the run's usage so far and how much of the session's history and of its own transcript was stored),
-every model request (``model.request``, :mod:`bot.agents.journal`) and every take of a sub-agent's inbox
-(``inbox.take``). Recovery replays those from the journal: a completed model request is not sent again; a steer or
-a child's result taken before the crash reaches the model again. Tools are not journaled: a tool call the crash cut
-off, or whose response was not yet answered, runs again. Transcript rows and budget spending already stored are
+every model request (``model.request``, :mod:`bot.agents.journal`), every take of a sub-agent's inbox
+(``inbox.take``) and every ``sessions_spawn``. Recovery replays those from the journal: a completed model request is
+not sent again; a steer or a child's result taken before the crash reaches the model again; a child spawned before it
+is not spawned again. Other tools are not journaled: a tool call the crash cut off, or whose response was not yet
+answered, runs again. Transcript rows and budget spending already stored are
 not stored twice (the ``turn.start`` positions tell them apart).
 
 DBOS is one instance per process, launched on the running loop (``setup_hook``): workflows it recovers run on that
