@@ -89,6 +89,7 @@ class DurableRuns:
             "application_version": self._config.application_version,
             "executor_id": self._config.executor_id,
             "notification_listener_polling_interval_sec": 0.1,  # also how long a stop waits for that thread
+            "log_level": "WARNING",  # its info lines (a line per schema migration) say less than durable_runs_launched
         }
         DBOS(config=config)
         DBOS.launch()
