@@ -19,6 +19,7 @@ from bot.agents.models import ModelFactory
 from bot.config import Config
 from bot.core.binding_control import BindingControl
 from bot.core.control import RunControl
+from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
 from bot.core.schedule_control import ScheduleControl
 from bot.discord_adapter.approval_board import ApprovalBoard
@@ -177,6 +178,7 @@ class ThreadboundBot(commands.Bot):
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         repos = Repositories.over(self._db)
+        durability = self.config.durability
         self._orchestrator = Orchestrator(
             self.config,
             self._db,
@@ -185,6 +187,7 @@ class ThreadboundBot(commands.Bot):
             clock=self._clock,
             repos=repos,
             channel_conversation=channel_conversation,
+            durable=DurableRuns(durability, self.config.storage.path) if durability.resume_interrupted else None,
         )
         self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
         self._delivery = DeliveryWorker(

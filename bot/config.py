@@ -70,6 +70,18 @@ class StorageConfig(Section):
     path: str = "data/threadbound.sqlite3"
 
 
+class DurabilityConfig(Section):
+    """``[durability]``: runs as DBOS workflows, so a run cut off by a crash or a restart resumes from its last
+    completed step. ``system_database``: DBOS's SQLite file (default: ``[storage] path`` + ``.dbos``);
+    ``application_version``: the version DBOS recovers (a process recovers only its own version's workflows);
+    ``executor_id``: this process's stable id (a process recovers only its own id's workflows)."""
+
+    resume_interrupted: bool = True
+    system_database: str | None = None
+    application_version: str = Field(default="1", min_length=1)
+    executor_id: str = Field(default="local", min_length=1)
+
+
 RetentionDays = Annotated[int, Field(ge=0, le=36_500)]
 
 
@@ -336,6 +348,7 @@ def _schedule_agent_problem(key: str, entry: ScheduleConfig, agents: dict[str, A
 class Config(Section):
     discord: DiscordConfig = DiscordConfig()
     storage: StorageConfig = StorageConfig()
+    durability: DurabilityConfig = DurabilityConfig()
     retention: RetentionConfig = RetentionConfig()
     logging: LoggingConfig = LoggingConfig()
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)

@@ -73,3 +73,7 @@ def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
     logging.getLogger("discord.client").addFilter(VOICE_WARNINGS_FILTER)
     for noisy in ("httpx", "httpcore", "openai", "anthropic", "aiosqlite"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # DBOS adds a console handler of its own (not JSON, not propagated) unless its logger has one already.
+    dbos = logging.getLogger("dbos")
+    dbos.handlers = [logging.NullHandler()]
+    dbos.propagate = True

@@ -35,9 +35,11 @@ class TranscriptRepository:
             [(session_key, run_id, _dump(message), now) for message in messages],
         )
 
-    async def history(self, session_key: str) -> list[ModelMessage]:
+    async def history(self, session_key: str, first: int | None = None) -> list[ModelMessage]:
+        """The session's messages in order; with ``first``, only that many (the history a turn started with)."""
         rows = await self._db.fetch_all(
-            "SELECT message_json FROM transcript_messages WHERE session_key = ? ORDER BY id", (session_key,)
+            "SELECT message_json FROM transcript_messages WHERE session_key = ? ORDER BY id LIMIT ?",
+            (session_key, -1 if first is None else first),
         )
         return _load(rows)
 
@@ -46,6 +48,10 @@ class TranscriptRepository:
             "SELECT message_json FROM transcript_messages WHERE run_id = ? ORDER BY id", (run_id,)
         )
         return _load(rows)
+
+    async def count_for_run(self, run_id: str) -> int:
+        row = await self._db.fetch_one("SELECT COUNT(*) FROM transcript_messages WHERE run_id = ?", (run_id,))
+        return row[0] if row else 0
 
     async def count(self, session_key: str) -> int:
         row = await self._db.fetch_one("SELECT COUNT(*) FROM transcript_messages WHERE session_key = ?", (session_key,))

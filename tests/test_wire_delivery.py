@@ -172,23 +172,29 @@ async def test_undelivered_announcement_never_sent_is_posted_after_restart(world
     assert len(announcements(world, run_id)) == 1
 
 
-async def test_bot_killed_mid_run_announces_interrupted_once_after_restart(world):
-    """SIGKILL the bot process while the model request hangs; the next start tells the requester."""
-    world.llm.hang()
-    config_path = world.write_config()
+async def start_bot_process(world, log_path):
+    """The bot as a process of its own (``python -m bot``), with its logs in ``log_path``."""
     env = {**os.environ, "TB_TEST_TOKEN": BOT_TOKEN, "TB_TEST_API_KEY": API_KEY}
-    log_path = world.tmp_path / "bot.log"
     with log_path.open("wb") as log_file:
-        process = await asyncio.create_subprocess_exec(
+        return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "bot",
             "--config",
-            str(config_path),
+            str(world.write_config()),
             env=env,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=log_file,
         )
+
+
+async def test_bot_killed_mid_run_announces_interrupted_once_after_restart(world):
+    """Without durable runs: SIGKILL the bot process while the model request hangs; the next start tells the
+    requester."""
+    world.extra_config = "[durability]\nresume_interrupted = false"
+    world.llm.hang()
+    log_path = world.tmp_path / "bot.log"
+    process = await start_bot_process(world, log_path)
     try:
         await world.discord.wait_for_sessions(1, timeout=30)
         await world.discord.wait_for_request("PUT", r"/guilds/\d+/commands$", timeout=30)
@@ -214,6 +220,38 @@ async def test_bot_killed_mid_run_announces_interrupted_once_after_restart(world
     assert world.rows("SELECT status FROM runs") == [("interrupted",)]
     await wait_for_outbox(world, lambda row: row[0] == "delivered")
     assert len(announcements(world, run_id)) == 1
+
+
+async def test_bot_killed_mid_run_resumes_from_its_last_step_and_announces_once_after_restart(world):
+    """SIGKILL the bot process while the run's second model request hangs (the first asked for a tool): the next start
+    resumes the run from the journal (the first request is not sent again, the second is) and announces it once."""
+    world.extra_config = "[agents.defaults.subagents]\nmax_spawn_depth = 2"  # the researcher gets session tools
+    world.llm.tool_call("sessions_list")
+    world.llm.hang()
+    process = await start_bot_process(world, world.tmp_path / "bot.log")
+    try:
+        await world.discord.wait_for_sessions(1, timeout=30)
+        await world.discord.wait_for_request("PUT", r"/guilds/\d+/commands$", timeout=30)
+        run_id = await spawn_and_get_run_id(world)
+        await world.llm.wait_hanging(1, timeout=15)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+    assert len(world.llm.requests) == 2 and world.rows("SELECT status FROM runs") == [("running",)]
+
+    world.llm.reply("The plan, summarised after the tool.")
+    await world.start_bot()
+    announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+
+    assert "The plan, summarised after the tool." in announcement["content"]
+    assert world.rows("SELECT status FROM runs") == [("completed",)]
+    first, second, again = world.llm.requests
+    assert [message["role"] for message in first["messages"]] == ["system", "user"]
+    assert again["messages"] == second["messages"] and second["messages"][-1]["role"] == "tool"
+    await wait_for_outbox(world, lambda row: row[0] == "delivered")
+    assert len(announcements(world, run_id)) == 1
+    assert world.rows("SELECT requests, tool_calls FROM runs") == [(2, 1)]  # the replayed request counted once
+    assert world.rows("SELECT SUM(requests) FROM usage_daily") == [(2,)]  # and its spending too
 
 
 async def test_a_rate_limited_channel_does_not_hold_up_another_channels_announcement(world):

@@ -55,6 +55,7 @@ async def test_a_killed_run_with_only_tool_calls_reports_how_many_it_made(world)
 
 
 async def test_an_interrupted_main_agent_turn_reports_what_it_had_and_keeps_its_tokens(world):
+    world.extra_config = "[durability]\nresume_interrupted = false"  # the run is interrupted, not resumed
     world.llm.enqueue(
         Step.calls(
             [("agents_list", {})],

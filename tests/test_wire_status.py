@@ -84,6 +84,7 @@ async def test_steer_button_opens_a_modal_whose_text_reaches_the_model(world):
 
 
 async def test_after_a_restart_the_status_is_finalised(world):
+    world.extra_config = "[durability]\nresume_interrupted = false"  # the run is interrupted, not resumed
     world.llm.hang()
     bot = await world.start_bot()
     run_id = await spawn(world)
@@ -100,6 +101,7 @@ async def test_after_a_restart_the_status_is_finalised(world):
 async def test_buttons_answer_in_a_new_process(world):
     """The buttons' state is their custom_id: a restarted bot (no view in memory) still handles them. Here the
     status message could not be finalised after the restart (Discord refused the edit), so its buttons remain."""
+    world.extra_config = "[durability]\nresume_interrupted = false"  # the run is interrupted, not resumed
     world.llm.hang()
     bot = await world.start_bot()
     run_id = await spawn(world)

@@ -11,15 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import structlog
 from pydantic_ai import CancellationToken
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.tools import DeferredToolResults
 
+from bot.agents.journal import JournaledModel
 from bot.agents.metering import MeteredModel
 from bot.agents.models import ModelFactory
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
@@ -27,16 +27,18 @@ from bot.config import Config
 from bot.core import internal_context
 from bot.core.approvals import Approvals
 from bot.core.budgets import Budgets
-from bot.core.fair_lane import FairLane
+from bot.core.durable_runs import DurableRuns, step
 from bot.core.mcp_tools import McpTools
 from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
+from bot.core.run_lanes import RunLanes
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
 from bot.core.signals import Signals
 from bot.core.tool_gates import tool_gate
 from bot.core.tool_policy import offered_tools, usable_tools
-from bot.records import Delegation, Run, RunKind, RunStatus, Session, SessionKind, Usage, short_run_id
+from bot.core.turn_journal import TurnMessages, turn_start
+from bot.records import Delegation, Run, RunStatus, Session, SessionKind, Usage, short_run_id
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -58,6 +60,7 @@ class Execution:
         budgets: Budgets,
         apply: Callable[[AfterCommit], None],
         clock: Callable[[], float],
+        durable: DurableRuns | None = None,
     ) -> None:
         self._config = config
         self._repos = repos
@@ -71,15 +74,21 @@ class Execution:
         self._envelopes = PolicyEnvelopes(config, repos)
         self._apply = apply
         self._clock = clock
-        self._subagent_lane = FairLane(config.agents.defaults.subagents.max_concurrent)
-        self._session_locks: dict[str, asyncio.Lock] = {}
+        self._lanes = RunLanes(config, repos, signals)
         self._pending: asyncio.Queue[tuple[str, bool]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._cancellations: dict[str, CancellationToken] = {}
         self._supervisor: asyncio.Task[None] | None = None
+        self._durable = durable
+        self._started = asyncio.Event()  # recovered workflows wait for the start
+
+    async def launch(self) -> set[str]:
+        """Launch durable runs (if on); the ids of the runs they resume, which the start-up must leave live."""
+        return await self._durable.launch(self._resume) if self._durable is not None else set()
 
     def start(self) -> None:
         self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
+        self._started.set()
 
     async def close(self) -> None:
         """Stop the supervisor and every run task; runs still live stay live in the database and are settled at
@@ -92,6 +101,8 @@ class Execution:
                 await task
         self._tasks.clear()
         self._supervisor = None
+        if self._durable is not None:
+            await self._durable.close()
 
     async def wait_idle(self) -> None:
         """Wait until no run is queued or executing in this process."""
@@ -113,12 +124,12 @@ class Execution:
         token = self._cancellations.get(run_id)
         if token is not None:
             token.cancel()
-        if self._subagent_lane.withdraw(run_id):
+        if self._lanes.subagents.withdraw(run_id):
             self._tasks[run_id].cancel()
 
     def queue_places(self) -> dict[str, int]:
         """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's fair order."""
-        return {run_id: place for place, run_id in enumerate(self._subagent_lane.order(), start=1)}
+        return {run_id: place for place, run_id in enumerate(self._lanes.subagents.order(), start=1)}
 
     async def steer(self, run_id: str, message: str) -> bool:
         """Queue a message for a live run; it reaches the model at the run's next request (``AgentRun.enqueue``),
@@ -142,46 +153,30 @@ class Execution:
     async def _supervise(self) -> None:
         while True:
             run_id, wake = await self._pending.get()
-            task = asyncio.create_task(self._execute(run_id, wake=wake), name=f"run-{short_run_id(run_id)}")
-            self._tasks[run_id] = task
-            task.add_done_callback(functools.partial(self._forget, run_id))
+            body = self._durable.run(run_id) if self._durable and not wake else self._execute(run_id, wake=wake)
+            self._track(run_id, asyncio.create_task(body, name=f"run-{short_run_id(run_id)}"))
+
+    def _track(self, run_id: str, task: asyncio.Task[None]) -> None:
+        self._tasks[run_id] = task
+        task.add_done_callback(functools.partial(self._forget, run_id))
+
+    async def _resume(self, run_id: str) -> None:
+        """A run's workflow body: a run queued in this process, or one DBOS recovers (then tracked here too)."""
+        task = asyncio.current_task()
+        if run_id not in self._tasks and task is not None:
+            self._track(run_id, task)
+        await self._started.wait()
+        await self._execute(run_id, wake=False, durable=True)
 
     def _forget(self, run_id: str, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(run_id, None)
 
-    async def _lane(self, run: Run, session: Session) -> contextlib.AbstractAsyncContextManager[Any]:
-        """Sub-agent runs share the bounded fair lane (by member, then top-level run); main-agent turns queue one at
-        a time per session. A delegated child (``spawn_subagent``, ``delegate``) runs for its caller's turn, which
-        holds the caller's place already (a blocking child waiting for a slot its caller holds could wait forever)."""
-        if session.delegation is not None:
-            return contextlib.nullcontext()
-        if run.kind is RunKind.CHAT:
-            return self._session_turn(run)
-        return self._subagent_lane.slot(run.id, run.requester_user_id, await self._repos.runs.root_of(run.id))
-
-    @contextlib.asynccontextmanager
-    async def _session_turn(self, run: Run) -> AsyncIterator[None]:
-        """A session's main-agent turns, one at a time; a turn queued behind one paused for approval waits until
-        that one has resumed and ended (the session's history ends with the calls it paused on)."""
-        lock = self._session_locks.setdefault(run.session_key, asyncio.Lock())
-        while True:
-            async with lock:
-                ahead = await self._repos.runs.live_before(run.session_key, run.created_at)
-                if RunStatus.AWAITING_APPROVAL not in ahead:
-                    yield
-                    return
-            while await self._signals.wait_for(lambda: self._earlier_ended(run), 3600) is None:
-                pass
-
-    async def _earlier_ended(self, run: Run) -> bool | None:
-        """``True`` once no turn ahead of ``run`` is paused or running (``None``: wait on)."""
-        ahead = await self._repos.runs.live_before(run.session_key, run.created_at)
-        return None if {RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING} & set(ahead) else True
-
-    async def _execute(self, run_id: str, *, wake: bool) -> None:
+    async def _execute(self, run_id: str, *, wake: bool, durable: bool = False) -> None:
         run = await self._repos.runs.get(run_id)
-        expected = RunStatus.RUNNING if wake else RunStatus.QUEUED
-        if run is None or run.status is not expected:
+        expected = (
+            {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.RUNNING if wake else RunStatus.QUEUED}
+        )
+        if run is None or run.status not in expected:
             return
         session = await self._repos.sessions.get(run.session_key)
         assert session is not None, f"run {run_id} has no session"
@@ -194,7 +189,7 @@ class Execution:
             depth=session.depth,
             **spawned,
         ):
-            async with await self._lane(run, session):
+            async with await self._lanes.lane(run, session):
                 try:
                     prompt = await self._first_prompt(run, session, wake)
                     while prompt is not None:
@@ -218,19 +213,24 @@ class Execution:
                 outcome = RunOutcome(RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, [])
                 return await self._next_prompt(run, await self._settlement.end_turn(run, session, outcome))
             return prompt
-        async with self._repos.db.transaction() as tx:
-            started = await self._repos.runs.mark_running(tx, run.id, self._clock())
-        if not started:
+        if not await step("run.start", self._mark_running, run.id):
             return None
         log.info("run_started", model=run.model)
         self._signals.run_changed(run.id)
         return run.task
 
+    async def _mark_running(self, run_id: str) -> bool:
+        """Queued → running; in a workflow, also true for a run it had marked before its step was recorded."""
+        async with self._repos.db.transaction() as tx:
+            started = await self._repos.runs.mark_running(tx, run_id, self._clock())
+        current = await self._repos.runs.get(run_id)
+        return started or (self._durable is not None and current is not None and current.status is RunStatus.RUNNING)
+
     async def _next_prompt(self, run: Run, ended: TurnEnd) -> str | None:
         """Apply what the settled turn asks for; then the inbox for another turn, or ``None``."""
         if ended.after is not None:
             self._apply(ended.after)
-        return await self.take_inbox(run.id, wake=True) if ended.again else None
+        return await step("inbox.take", self.take_inbox, run.id, wake=True) if ended.again else None
 
     async def _offered(self, session: Session) -> frozenset[str]:
         """The session's tools; a bounded delegate's never exceed its caller's."""
@@ -247,29 +247,31 @@ class Execution:
             system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
         runtime = self._config.runtime_profile_of(session.agent_id)
         toolset = session_toolset(await self._offered(session))
-        before = (await self._repos.runs.get(run.id) or run).usage
+        start = await step("turn.start", turn_start, self._repos, run.id, session.key, run.usage)
+        before, stored = start.usage, TurnMessages(self._repos, run.id, start)
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
+            new = await stored.unstored(messages)
             async with self._repos.db.transaction() as tx:
-                await self._repos.transcripts.append(tx, session.key, run.id, messages)
+                await self._repos.transcripts.append(tx, session.key, run.id, new)
                 await self._repos.runs.record_usage(tx, run.id, before.then(turn))
-                warned = await self._budgets.record(tx, run, session, messages)
+                warned = await self._budgets.record(tx, run, session, new)
             if warned:
                 self._signals.outbox_changed()
             self._signals.progressed()
             self._signals.run_changed(run.id)
 
         async def drain() -> list[str]:
-            text = await self.take_inbox(run.id, wake=False)
+            text = await step("inbox.take", self.take_inbox, run.id, wake=False)
             return [text] if text else []
 
         request = RunRequest(
             prompt=prompt,
             system_prompt=system_prompt,
-            model=MeteredModel(
-                self._models.chain(run.model, agent=session.agent_id), self._budgets.meter(run, session)
+            model=JournaledModel(
+                MeteredModel(self._models.chain(run.model, agent=session.agent_id), self._budgets.meter(run, session))
             ),
-            history=await self._repos.transcripts.history(session.key),
+            history=await self._repos.transcripts.history(session.key, start.history_rows),
             thinking=run.thinking,
             timeout_seconds=run.timeout_seconds,
             toolsets=([toolset] if toolset else []) + await self._mcp.toolsets(session),

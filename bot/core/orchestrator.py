@@ -49,6 +49,7 @@ from bot.core.delegate_reach import roster
 from bot.core.delegate_records import DelegateRecords
 from bot.core.delegate_tasks import DelegateTasks
 from bot.core.delegation import Delegating
+from bot.core.durable_runs import DurableRuns
 from bot.core.errors import UserError
 from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
@@ -88,6 +89,7 @@ class Orchestrator:
         repos: Repositories | None = None,
         channel_conversation: Callable[[int], str] | None = None,
         mcp_servers: McpServers | None = None,
+        durable: DurableRuns | None = None,
     ) -> None:
         repos = repos or Repositories.over(db)
         self._config = config
@@ -97,12 +99,12 @@ class Orchestrator:
         self.sessions, self.runs, self.transcripts = repos.sessions, repos.runs, repos.transcripts
         self.outbox, self.inbox, self.bindings = repos.outbox, repos.inbox, repos.bindings
         self.guild_settings = GuildSettings(config, repos.db, repos.guild_settings, repos.audit, clock=clock)
-        self._signals = Signals(clock)
+        self._signals = signals = Signals(clock)
         self._timers = Timers()
         policy = SpawnPolicy(config, models)
         self._archiving = Archiving(config, repos, self._timers, clock)
         records = DelegateRecords(repos, clock)
-        self._settlement = Settlement(repos, self._archiving, Results(repos), records, clock)
+        self._settlement = settlement = Settlement(repos, self._archiving, Results(repos), records, clock)
         self._thread_bindings = ThreadBindings(
             repos, threads, self.guild_settings, self._archiving, self._timers, self, clock
         )
@@ -114,8 +116,8 @@ class Orchestrator:
         self.budget_limits = BudgetLimits(config, repos, clock)
         self.budgets = budgets = Budgets(config, repos, self.budget_limits, clock)
         self.usage_reports = UsageReports(config, repos, budgets, clock)
-        self._execution = Execution(
-            config, repos, models, self._settlement, self._signals, self, mcp, approvals, budgets, self._apply, clock
+        self._execution = Execution(  # with ``durable``, runs are DBOS workflows that resume after a restart
+            config, repos, models, settlement, signals, self, mcp, approvals, budgets, self._apply, clock, durable
         )
         self.queries = SessionQueries(
             repos.sessions, repos.runs, repos.transcripts, repos.delegate_tasks, clock, self._execution.queue_places
@@ -154,8 +156,8 @@ class Orchestrator:
         self._signals.add_outbox_listener(listener)
 
     async def start(self) -> None:
-        """Settle what a previous process left behind, rebuild timers, then start taking work."""
-        self._apply(await self._settlement.interrupt_leftovers())
+        """Resume or settle what a previous process left behind, rebuild timers, then start taking work."""
+        self._apply(await self._settlement.interrupt_leftovers(resuming=await self._execution.launch()))
         self._timers.start()
         await self._archiving.start()
         await self.approvals.start()

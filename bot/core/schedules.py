@@ -7,7 +7,7 @@ Each slot fires exactly once. A firing claims its slot — ``claimed_through`` m
 — in the transaction that persists its run, so a restart, or a second timer racing the first, finds the slot
 taken. At start-up a schedule fires the latest slot it missed while the bot was down, once however many it
 missed; slots older than :data:`MISSED_SLOT_GRACE_SECONDS` are skipped, and logged. A run cut short by a restart is
-settled as interrupted and announced like any other run; its slot does not fire again.
+resumed, or settled as interrupted, like any other run; its slot does not fire again.
 
 Schedules in config.toml are synced into the table at start-up, by name; people's come from
 :mod:`bot.core.schedule_control`.

@@ -16,6 +16,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
 
 from bot.core.delegate_tasks import tool_result
+from bot.core.durable_runs import step
 from bot.core.errors import TextRefused
 from bot.core.limits import checked_text
 from bot.core.spawn_policy import SpawnArgs
@@ -137,7 +138,8 @@ async def sessions_spawn(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any
     except ValidationError as exc:
         return _error(_validation_message("sessions_spawn", exc))
     args = SpawnArgs(**parsed.model_dump())
-    return await ctx.deps.control.tool_spawn(ctx.deps.caller, args)
+    # A step of a durable run: a run resumed after a crash gets the child it spawned back, and spawns no other.
+    return await step("sessions_spawn", ctx.deps.control.tool_spawn, ctx.deps.caller, args)
 
 
 async def agents_list(ctx: RunContext[ToolDeps]) -> dict[str, Any]:

@@ -168,10 +168,13 @@ class Settlement:
         after.ended += [run.id for run in subtree]
         return subtree, after
 
-    async def interrupt_leftovers(self) -> AfterCommit:
-        """Runs live when the last process died end as ``interrupted``; the topmost of each chain is routed."""
-        after = AfterCommit()
-        leftovers = [run for run in await self._repos.runs.list_live() if run.status is not RunStatus.AWAITING_APPROVAL]
+    async def interrupt_leftovers(self, resuming: set[str]) -> AfterCommit:
+        """Runs live when the last process died end as ``interrupted`` (but those ``resuming``, and those paused for
+        approval); the topmost of each chain is routed."""
+        after, paused = AfterCommit(), RunStatus.AWAITING_APPROVAL
+        leftovers = [
+            run for run in await self._repos.runs.list_live() if run.status is not paused and run.id not in resuming
+        ]
         live_ids = {run.id for run in leftovers}
         for run in leftovers:
             session = await self._repos.sessions.get(run.session_key)

@@ -1,0 +1,37 @@
+"""A model whose requests are DBOS steps when a run is a workflow: a request that completed is answered from the
+journal when the workflow is recovered, never sent again.
+
+The step wraps the run's whole model (the budget check, then the fallback chain), so nothing about the model has to
+cross the step boundary: DBOS records only a step's output (the response, or the error it raised), and the live
+model object the run built makes the request. pydantic-ai's ``DBOSDurability`` would need every model registered by
+key when the agent is built; ours are built per run (a budget check bound to the run, per-agent keys).
+"""
+
+from __future__ import annotations
+
+from dbos import DBOS
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+MODEL_STEP = "model.request"
+
+
+def in_workflow() -> bool:
+    """Whether this is a DBOS workflow's own code (not a step's, and not code outside any workflow)."""
+    return DBOS.workflow_id is not None and DBOS.step_id is None
+
+
+class JournaledModel(WrapperModel):
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        if not in_workflow():
+            return await self.wrapped.request(messages, model_settings, model_request_parameters)
+        return await DBOS.run_step_async(
+            {"name": MODEL_STEP}, self.wrapped.request, messages, model_settings, model_request_parameters
+        )

@@ -1,0 +1,128 @@
+"""Durable runs (``[durability] resume_interrupted``): a run's body is a DBOS workflow whose id is the run id, so a
+run cut off by a crash, a kill of the process or a restart resumes at the next start from its last completed step.
+
+What the journal holds, in order: the run taken from the queue (``run.start``), each turn's starting point
+(``turn.start``: the run's usage so far and how much of the session's history and of its own transcript was stored),
+every model request (``model.request``, :mod:`bot.agents.journal`), every take of a sub-agent's inbox
+(``inbox.take``) and every ``sessions_spawn``. Recovery replays those from the journal: a completed model request is
+not sent again; a steer or a child's result taken before the crash reaches the model again; a child spawned before it
+is not spawned again. Other tools are not journaled: a tool call the crash cut off, or whose response was not yet
+answered, runs again. Transcript rows and budget spending already stored are
+not stored twice (the ``turn.start`` positions tell them apart).
+
+DBOS is one instance per process, launched on the running loop (``setup_hook``): workflows it recovers run on that
+loop, next to the aiosqlite connection they use. A process recovers only the workflows of its own
+``executor_id`` and ``application_version``; a live run whose workflow it does not recover (another version, none
+at all) is settled ``interrupted`` as before. A workflow is recorded step by step: a deploy that changes which steps a
+run takes, or their order, must change ``application_version`` (its in-flight runs are then reported interrupted,
+not replayed into the wrong steps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import structlog
+from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID
+
+from bot.agents.journal import in_workflow
+from bot.config import DurabilityConfig
+
+log = structlog.get_logger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
+RunBody = Callable[[str], Awaitable[None]]
+WORKFLOW = "threadbound.run"
+
+_body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body
+
+
+@DBOS.workflow(name=WORKFLOW)
+async def _run_workflow(run_id: str) -> None:
+    assert _body is not None, "a run workflow started before DBOS was launched"
+    await _body(run_id)
+
+
+async def step(name: str, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``fn`` as a DBOS step in a run's workflow (on recovery its recorded result comes back), else a plain call."""
+    if not in_workflow():
+        return await fn(*args, **kwargs)
+    return await DBOS.run_step_async({"name": name}, fn, *args, **kwargs)
+
+
+def _prepare(path: Path) -> bool:
+    """Put the file in WAL mode before DBOS opens it (about half the time per checkpoint of SQLite's rollback
+    journal); whether DBOS created its tables in it already."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        return connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'workflow_status'").fetchone() is not None
+    finally:
+        connection.close()
+
+
+class DurableRuns:
+    def __init__(self, config: DurabilityConfig, storage_path: str) -> None:
+        self._config = config
+        self._path = Path(config.system_database or f"{storage_path}.dbos").resolve()
+
+    @property
+    def _url(self) -> str:
+        return f"sqlite:///{self._path}"
+
+    async def launch(self, body: RunBody) -> set[str]:
+        """Launch DBOS on the running loop, with ``body`` as every run's workflow; the ids of the runs whose
+        workflows it recovers (they start once ``body`` lets them)."""
+        global _body
+        recovering = await self._pending() if await asyncio.to_thread(_prepare, self._path) else set()
+        _body = body
+        config: DBOSConfig = {
+            "name": "threadbound",
+            "system_database_url": self._url,
+            "application_version": self._config.application_version,
+            "executor_id": self._config.executor_id,
+            "notification_listener_polling_interval_sec": 0.1,  # also how long a stop waits for that thread
+            "log_level": "WARNING",  # its info lines (a line per schema migration) say less than durable_runs_launched
+        }
+        DBOS(config=config)
+        DBOS.launch()
+        log.info("durable_runs_launched", recovering=len(recovering), executor_id=self._config.executor_id)
+        return recovering
+
+    async def _pending(self) -> set[str]:
+        """The runs whose workflows the launch recovers: pending, of this executor and application version."""
+        client = DBOSClient(system_database_url=self._url)
+        try:
+            pending = await client.list_workflows_async(
+                status="PENDING",
+                name=WORKFLOW,
+                app_version=self._config.application_version,
+                executor_id=self._config.executor_id,
+                load_input=False,
+                load_output=False,
+            )
+        finally:
+            client.destroy()
+        return {workflow.workflow_id for workflow in pending}
+
+    async def run(self, run_id: str) -> None:
+        """Execute a run as its workflow (a run already recorded returns what it returned)."""
+        with SetWorkflowID(run_id):
+            await _run_workflow(run_id)
+
+    async def close(self) -> None:
+        """Stop DBOS; workflows in flight stay pending and are recovered at the next start. DBOS made its executor
+        the loop's default one (``asyncio.to_thread``), and shuts it down: the loop gets a fresh one."""
+        global _body
+        started = time.monotonic()
+        DBOS.destroy()
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())
+        _body = None
+        log.info("durable_runs_stopped", seconds=round(time.monotonic() - started, 3))
