@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import aiosqlite
-
-from storage.db import Database
+from storage.db import Connection, Database
 
 FIELDS = (
     "enabled",
@@ -33,9 +31,7 @@ class GuildSettingsRepository:
         values = {name: row[name] for name in FIELDS if row[name] is not None}
         return {k: bool(v) if k in _BOOLEANS else v for k, v in values.items()}
 
-    async def update(
-        self, tx: aiosqlite.Connection, guild_id: int, changes: dict[str, Any], *, by: int, now: float
-    ) -> None:
+    async def update(self, tx: Connection, guild_id: int, changes: dict[str, Any], *, by: int, now: float) -> None:
         columns = ", ".join(changes)
         placeholders = ", ".join("?" for _ in changes)
         updates = ", ".join(f"{name} = excluded.{name}" for name in changes)

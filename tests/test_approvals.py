@@ -246,9 +246,9 @@ async def test_a_decision_on_a_run_that_ended_another_way_is_refused(tmp_path, c
 
 async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path, calls, monkeypatch):
     """Migration 0010 rebuilds ``runs`` (a CHECK constraint cannot change in place) under foreign keys."""
-    before = storage_db._migrations
+    before = storage_db.migrations
     with monkeypatch.context() as old_bot:  # it had no approvals table, and no budget tables
-        old_bot.setattr(storage_db, "_migrations", lambda: [m for m in before() if m[0] < 10])
+        old_bot.setattr(storage_db, "migrations", lambda folder: [m for m in before(folder) if m[0] < 10])
         old_bot.setattr(Approvals, "start", lambda self: asyncio.sleep(0))
         old_bot.setattr(Budgets, "admit", lambda self, tx, run: asyncio.sleep(0))
         old_bot.setattr(Budgets, "record", lambda self, tx, run, session, messages: asyncio.sleep(0, False))
