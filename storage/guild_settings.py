@@ -39,5 +39,5 @@ class GuildSettingsRepository:
             f"INSERT INTO guild_settings (guild_id, {columns}, updated_by, updated_at) "
             f"VALUES (?, {placeholders}, ?, ?) ON CONFLICT(guild_id) DO UPDATE SET {updates}, "
             "updated_by = excluded.updated_by, updated_at = excluded.updated_at",
-            (guild_id, *changes.values(), by, now),
+            (guild_id, *(int(v) if isinstance(v, bool) else v for v in changes.values()), by, now),
         )

@@ -65,6 +65,14 @@ class UsageRow:
     unpriced_requests: int
 
 
+_ADDED = ("runs", "requests", "input_tokens", "output_tokens", "cost_nanousd", "unpriced_requests")
+_ADD = (
+    f"INSERT INTO usage_daily (day, guild_id, user_id, agent_id, {', '.join(_ADDED)}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(day, guild_id, user_id, agent_id) DO UPDATE SET "
+    + ", ".join(f"{name} = usage_daily.{name} + excluded.{name}" for name in _ADDED)
+)
+
+
 def _key(value: int | None) -> int:
     return value if value is not None else 0
 
@@ -84,13 +92,7 @@ class UsageRepository:
 
     async def add(self, tx: Connection, day: str, payer: Payer, spend: Spend) -> None:
         await tx.execute(
-            "INSERT INTO usage_daily (day, guild_id, user_id, agent_id, runs, requests, input_tokens, output_tokens, "
-            "cost_nanousd, unpriced_requests) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(day, guild_id, user_id, agent_id) DO UPDATE SET runs = runs + excluded.runs, "
-            "requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens, "
-            "output_tokens = output_tokens + excluded.output_tokens, "
-            "cost_nanousd = cost_nanousd + excluded.cost_nanousd, "
-            "unpriced_requests = unpriced_requests + excluded.unpriced_requests",
+            _ADD,
             (
                 day,
                 _key(payer.guild_id),
