@@ -47,6 +47,10 @@ class DatabaseUnreachable(Exception):
     """The configured database cannot be opened (its server is down, the file's folder cannot be made, …)."""
 
 
+def is_postgresql(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
 def migrations(folder: str) -> list[tuple[int, str, str]]:
     """``(version, file name, text)`` of the numbered migrations under ``storage/<folder>``, in order."""
     found = []
@@ -73,7 +77,7 @@ class Database(ABC):
     async def open(url: str, *, migrate: bool = True) -> Database:
         """The database at ``url`` (``postgresql://…``, ``sqlite:///path`` or a bare path), migrated unless told
         not to."""
-        if url.startswith(("postgresql://", "postgres://")):
+        if is_postgresql(url):
             from storage.postgres import PostgresDatabase
 
             database: Database = await PostgresDatabase.connect(url)
@@ -84,6 +88,15 @@ class Database(ABC):
         if migrate:
             await database.migrate()
         return database
+
+    @staticmethod
+    async def probe(url: str) -> None:
+        """Raise ``DatabaseUnreachable`` when the database at ``url`` cannot be reached. A SQLite file has nothing
+        to reach (it is made, with its folder, when first opened)."""
+        if is_postgresql(url):
+            from storage.postgres import probe
+
+            await probe(url)
 
     async def migrate(self) -> list[str]:
         """Apply the migrations not applied yet; their file names."""

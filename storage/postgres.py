@@ -97,6 +97,16 @@ def describe(url: str) -> str:
     )
 
 
+async def probe(url: str) -> None:
+    """Connect once and let go; ``DatabaseUnreachable`` in one line (no password) when that fails."""
+    try:
+        connection = await psycopg.AsyncConnection.connect(url, connect_timeout=10)
+    except psycopg.Error as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise DatabaseUnreachable(f"{describe(url)}: {reason}") from error
+    await connection.close()
+
+
 class PostgresDatabase(Database):
     """A pool of connections: transactions take one (serialised by the lock), reads take another, so reads see
     committed state only."""
@@ -109,12 +119,7 @@ class PostgresDatabase(Database):
 
     @classmethod
     async def connect(cls, url: str, *, max_size: int = 10) -> PostgresDatabase:
-        try:
-            probe = await psycopg.AsyncConnection.connect(url, connect_timeout=10)
-        except psycopg.Error as error:
-            reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
-            raise DatabaseUnreachable(f"{describe(url)}: {reason}") from error
-        await probe.close()
+        await probe(url)
         pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
             url, min_size=1, max_size=max_size, kwargs={"autocommit": True, "row_factory": _records}, open=False
         )
