@@ -81,11 +81,11 @@ class PostgresServer:
         with psycopg.connect(self.url("postgres"), autocommit=True) as connection:
             connection.execute(sql)  # type: ignore[arg-type]
 
-    def database(self, path: Path) -> str:
-        """The database standing for the SQLite file ``path``, created (migrated) on first use."""
+    def database(self, path: Path, *, migrated: bool = True) -> str:
+        """The database standing for the SQLite file ``path``, created on first use: migrated, or empty."""
         name = "t_" + hashlib.sha1(str(path).encode()).hexdigest()[:20]
         if name not in self._known:
-            self._admin(f"CREATE DATABASE {name} TEMPLATE {_TEMPLATE}")
+            self._admin(f"CREATE DATABASE {name} TEMPLATE {_TEMPLATE if migrated else 'template0'}")
             self._known.add(name)
         return self.url(name)
 

@@ -9,6 +9,9 @@ import sys
 
 import pytest
 
+from storage.db import migrations
+from tests import stores
+
 
 def run_bot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k not in ("DISCORD_TOKEN", "OPENAI_API_KEY")}
@@ -76,14 +79,27 @@ def test_check_starts_each_mcp_server_and_names_one_it_cannot(tmp_path):
     assert result.returncode == 0 and "MCP servers: good" in result.stdout, result.stderr
 
 
+def applied(folder: str) -> str:
+    return f"threadbound: applied {', '.join(name for _, name, _ in migrations(folder))}.\n"
+
+
 def test_migrate_applies_the_migrations_once_without_a_discord_token(tmp_path):
     path = tmp_path / "config.toml"
     path.write_text(f'[storage]\npath = "{tmp_path / "data" / "bot.sqlite3"}"\n')
     first = run_bot("migrate", "--config", str(path))
-    assert first.returncode == 0, first.stderr
-    assert (
-        first.stdout.startswith("threadbound: applied 0001_initial.sql, ") and "0013_turns_by_end.sql." in first.stdout
-    )
+    assert (first.returncode, first.stdout) == (0, applied("migrations/sqlite")), first.stderr
+    assert first.stdout.startswith("threadbound: applied 0001_initial.sql, 0002_")
+    again = run_bot("migrate", "--config", str(path))
+    assert (again.returncode, again.stdout) == (0, "threadbound: the database is up to date.\n")
+
+
+@pytest.mark.skipif(not stores.POSTGRESQL, reason="migrates a PostgreSQL database: run with TB_TEST_STORE=postgresql")
+def test_migrate_brings_an_empty_postgresql_database_to_the_baseline(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text(f'[storage]\nurl = "{stores.server().database(tmp_path / "empty", migrated=False)}"\n')
+    first = run_bot("migrate", "--config", str(path))
+    assert (first.returncode, first.stdout) == (0, applied("migrations/postgresql")), first.stderr
+    assert first.stdout.startswith("threadbound: applied 0013_baseline.sql")
     again = run_bot("migrate", "--config", str(path))
     assert (again.returncode, again.stdout) == (0, "threadbound: the database is up to date.\n")
 
