@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 Params = Sequence[Any] | Mapping[str, Any]
 
+_SCHEMA_MIGRATIONS = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT)"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
@@ -99,15 +100,15 @@ class Database(ABC):
             await probe(url)
 
     async def migrate(self) -> list[str]:
-        """Apply the migrations not applied yet; their file names."""
-        async with self.transaction() as tx:
-            await tx.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT)")
-        applied = {row[0] for row in await self.fetch_all("SELECT version FROM schema_migrations")}
+        """Apply the migrations not applied yet; their file names. Each is applied in a transaction that first
+        takes the migration lock, so processes starting together apply each one once."""
         names = []
         for version, name, sql in migrations(self.migrations_folder):
-            if version in applied:
-                continue
             async with self.transaction() as tx:
+                await self._lock_migrations(tx)
+                await tx.execute(_SCHEMA_MIGRATIONS)
+                if await tx.fetch_one("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)):
+                    continue
                 for statement in _split_statements(sql):
                     await tx.execute(statement)
                 await tx.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
@@ -126,6 +127,10 @@ class Database(ABC):
                 await _complete(self._rollback(connection))
                 raise
             await _complete(connection.execute("COMMIT"))
+
+    @abstractmethod
+    async def _lock_migrations(self, connection: Connection) -> None:
+        """Hold other processes' migrations off until this transaction ends."""
 
     @abstractmethod
     def _writer(self) -> AbstractAsyncContextManager[Connection]: ...

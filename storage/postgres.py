@@ -134,6 +134,9 @@ class PostgresDatabase(Database):
     async def _begin(self, connection: Connection) -> None:
         await connection.execute("BEGIN")
 
+    async def _lock_migrations(self, connection: Connection) -> None:
+        await connection.execute("SELECT pg_advisory_xact_lock(hashtext('threadbound migrations'))")
+
     async def _rollback(self, connection: Connection) -> None:
         assert isinstance(connection, PostgresConnection)
         if connection.raw.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):

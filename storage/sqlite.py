@@ -67,6 +67,9 @@ class SqliteDatabase(Database):
     async def _begin(self, connection: Connection) -> None:
         await connection.execute("BEGIN IMMEDIATE")
 
+    async def _lock_migrations(self, connection: Connection) -> None:
+        """Nothing to add: ``BEGIN IMMEDIATE`` already holds every other writer off until the transaction ends."""
+
     async def _rollback(self, connection: Connection) -> None:
         if self._conn.raw.in_transaction:
             await connection.execute("ROLLBACK")

@@ -3,6 +3,8 @@ later migration comes in both folders under one number."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from storage.db import Database, migrations
@@ -49,3 +51,16 @@ async def test_both_dialects_make_the_same_tables_columns_and_indexes(tmp_path):
     sqlite = await _sets(str(tmp_path / "schema.sqlite3"), _SQLITE_COLUMNS, _SQLITE_INDEXES)
     postgresql = await _sets(stores.database(tmp_path / "schema"), _POSTGRESQL_COLUMNS, _POSTGRESQL_INDEXES)
     assert postgresql == sqlite
+
+
+async def test_processes_starting_together_apply_each_migration_once(tmp_path):
+    path = tmp_path / "together.sqlite3"
+    url = stores.server().database(path, migrated=False) if stores.POSTGRESQL else str(path)
+    databases = await asyncio.gather(*(Database.open(url) for _ in range(3)))  # each as a process would: its own
+    try:
+        versions = [row[0] for row in await databases[0].fetch_all("SELECT version FROM schema_migrations ORDER BY 1")]
+    finally:
+        for database in databases:
+            await database.close()
+    folder = "migrations/postgresql" if stores.POSTGRESQL else "migrations/sqlite"
+    assert versions == [version for version, _, _ in migrations(folder)]
