@@ -59,7 +59,7 @@ class ApprovalRepository:
 
     async def get(self, approval_id: str, tx: Connection | None = None) -> Approval | None:
         sql, params = f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)
-        rows = await tx.fetch_all(sql, params) if tx is not None else await self._db.fetch_all(sql, params)
+        rows = await (tx or self._db).fetch_all(sql, params)
         return next((_approval(row) for row in rows), None)
 
     async def decide(

@@ -31,7 +31,8 @@ class Row(Protocol):
 
 
 class Connection(Protocol):
-    """What a repository does with the connection of a transaction (``Database.transaction``)."""
+    """What a repository does with the connection of a transaction (``Database.transaction``). Its reads have the
+    signatures of ``Database``'s: a repository reads ``(tx or db)``, through the transaction when it has one."""
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one statement; the number of rows it changed."""

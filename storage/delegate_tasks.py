@@ -42,12 +42,12 @@ class DelegateTaskRepository:
 
     async def get(self, task_id: str, tx: Connection | None = None) -> DelegateTask | None:
         sql, params = f"SELECT {_COLUMNS} FROM delegate_tasks WHERE task_id = ?", (task_id,)
-        row = await tx.fetch_one(sql, params) if tx else await self._db.fetch_one(sql, params)
+        row = await (tx or self._db).fetch_one(sql, params)
         return _from_row(row) if row else None
 
     async def for_run(self, run_id: str, tx: Connection | None = None) -> DelegateTask | None:
         sql, params = f"SELECT {_COLUMNS} FROM delegate_tasks WHERE run_id = ?", (run_id,)
-        row = await tx.fetch_one(sql, params) if tx else await self._db.fetch_one(sql, params)
+        row = await (tx or self._db).fetch_one(sql, params)
         return _from_row(row) if row else None
 
     async def background_of(self, caller_session_key: str) -> list[DelegateTask]:

@@ -75,10 +75,7 @@ class RunRepository:
 
     async def get(self, run_id: str, tx: Connection | None = None) -> Run | None:
         sql, params = f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)
-        if tx is None:
-            row = await self._db.fetch_one(sql, params)
-        else:
-            row = await tx.fetch_one(sql, params)
+        row = await (tx or self._db).fetch_one(sql, params)
         return _from_row(row) if row else None
 
     async def mark_running(self, tx: Connection, run_id: str, started_at: float) -> bool:
@@ -152,10 +149,7 @@ class RunRepository:
     async def count_unsettled_children(self, run_id: str, tx: Connection | None = None) -> int:
         """Children this run spawned that are still queued, running, or waiting on their own children."""
         sql, params = f"SELECT COUNT(*) FROM runs WHERE parent_run_id = ? AND status IN {LIVE_SQL}", (run_id,)
-        if tx is None:
-            row = await self._db.fetch_one(sql, params)
-        else:
-            row = await tx.fetch_one(sql, params)
+        row = await (tx or self._db).fetch_one(sql, params)
         assert row is not None, "COUNT(*) always returns one row"
         return row[0]
 

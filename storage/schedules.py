@@ -33,7 +33,7 @@ class ScheduleRepository:
 
     async def all(self, tx: Connection | None = None) -> list[Schedule]:
         sql = f"SELECT {_COLUMNS} FROM schedules ORDER BY id"
-        rows = await self._db.fetch_all(sql) if tx is None else await tx.fetch_all(sql)
+        rows = await (tx or self._db).fetch_all(sql)
         return [_from_row(row) for row in rows]
 
     async def get(self, schedule_id: int) -> Schedule | None:

@@ -126,10 +126,7 @@ class UsageRepository:
 
     async def _one(self, tx: Connection | None, sql: str, params: tuple[object, ...]) -> Row:
         """A one-row read through the transaction's connection, or of committed state without one."""
-        if tx is None:
-            row = await self._db.fetch_one(sql, params)
-        else:
-            row = await tx.fetch_one(sql, params)
+        row = await (tx or self._db).fetch_one(sql, params)
         assert row is not None
         return row
 
