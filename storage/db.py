@@ -1,7 +1,7 @@
 """The database every repository talks to: SQLite (the embedded default) or PostgreSQL, chosen by ``[storage] url``.
 
 Repositories write their SQL once, with ``?`` (or ``:name``) placeholders, in the part of SQL both dialects share
-(``ON CONFLICT``, ``RETURNING``, ``IS NOT DISTINCT FROM``, ``WITH RECURSIVE``); the PostgreSQL backend translates
+(``ON CONFLICT``, ``RETURNING``, ``WITH RECURSIVE``; flags are 0/1 integers in both); the PostgreSQL backend translates
 the rest in one place (``storage/postgres.py``). Each dialect has its own numbered migrations; numbers pair up.
 """
 
