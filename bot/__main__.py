@@ -1,4 +1,5 @@
-"""``python -m bot --config FILE [--check]``: validate the config (and start each MCP server once), or run the bot.
+"""``python -m bot [migrate] --config FILE [--check]``: validate the config (start each MCP server once, reach the
+database), apply the database's migrations, or run the bot.
 
 Configuration and environment problems, a rejected token, and a Discord that answers the log-in with an error
 print one line naming what to fix, and exit 1; never a traceback. An unreachable Discord is waited out (see
@@ -17,6 +18,7 @@ from bot.config import Config, ConfigError, check_secrets, load_config, secret_v
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bot", description="Run the threadbound Discord bot.")
+    parser.add_argument("command", nargs="?", choices=["migrate"], help="migrate: apply the migrations, then exit")
     parser.add_argument("--config", default="config.toml", help="path to the TOML config (default: config.toml)")
     parser.add_argument("--check", action="store_true", help="validate the config and environment, then exit")
     return parser.parse_args(argv)
@@ -37,6 +39,32 @@ async def _unreachable_mcp_servers(config: Config) -> list[str]:
     ]
 
 
+async def _unreachable_database(config: Config) -> list[str]:
+    from storage.db import Database, DatabaseUnreachable
+
+    try:
+        await Database.probe(config.storage.database)
+    except DatabaseUnreachable as error:
+        return [_unreachable(error)]
+    return []
+
+
+def _unreachable(error: Exception) -> str:
+    return f"storage cannot be reached: {error}"
+
+
+async def _migrate(config: Config) -> str:
+    """Apply the migrations not applied yet; what was done, in one line."""
+    from storage.db import Database
+
+    database = await Database.open(config.storage.database, migrate=False)
+    try:
+        applied = await database.migrate()
+    finally:
+        await database.close()
+    return f"applied {', '.join(applied)}" if applied else "the database is up to date"
+
+
 async def _run(config, token: str) -> None:
     from bot.app import ThreadboundBot
 
@@ -48,12 +76,23 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
     try:
         config = load_config(args.config)
-        check_secrets(config)
+        if args.command != "migrate":
+            check_secrets(config)
     except ConfigError as error:
         print(f"threadbound: {error}", file=sys.stderr)
         return 1
+    if args.command == "migrate":
+        from storage.db import DatabaseUnreachable
+
+        try:
+            print(f"threadbound: {asyncio.run(_migrate(config))}.")
+        except DatabaseUnreachable as error:
+            print(f"threadbound: {_unreachable(error)}", file=sys.stderr)
+            return 1
+        return 0
     if args.check:
-        if failures := asyncio.run(_unreachable_mcp_servers(config)):
+        failures = asyncio.run(_unreachable_database(config)) + asyncio.run(_unreachable_mcp_servers(config))
+        if failures:
             for line in failures:
                 print(f"threadbound: {line}", file=sys.stderr)
             return 1

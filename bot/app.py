@@ -173,7 +173,7 @@ class ThreadboundBot(commands.Bot):
 
     async def setup_hook(self) -> None:
         self._setup_began = True
-        self._db = await Database.open(self.config.storage.path)
+        self._db = await Database.open(self.config.storage.database)
         models = ModelFactory(self.config.providers, agents=self.config.agents, pricing=self.config.pricing)
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")

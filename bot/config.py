@@ -67,7 +67,30 @@ class DiscordConfig(Section):
 
 
 class StorageConfig(Section):
+    """``[storage]``: a SQLite file (``path``, the default), or ``url``: ``postgresql://user@host:port/dbname``
+    (its password from the environment, ``PGPASSWORD``, or ``~/.pgpass``: never the config file) or
+    ``sqlite:///relative/path`` (``sqlite:////absolute/path``)."""
+
     path: str = "data/threadbound.sqlite3"
+    url: str | None = None
+
+    @model_validator(mode="after")
+    def _one_database(self) -> StorageConfig:
+        if self.url is None:
+            return self
+        if "path" in self.model_fields_set:
+            raise ValueError("set either path (a SQLite file) or url, not both")
+        scheme, _, rest = self.url.partition("://")
+        if scheme not in ("postgresql", "postgres", "sqlite") or not rest:
+            raise ValueError(f"url {self.url!r} is neither postgresql://… nor sqlite:///…")
+        if scheme != "sqlite" and ":" in rest.partition("@")[0] and "@" in rest:
+            raise ValueError("url holds a password; put it in the PGPASSWORD environment variable or ~/.pgpass")
+        return self
+
+    @property
+    def database(self) -> str:
+        """What ``Database.open`` takes."""
+        return self.url or self.path
 
 
 class DurabilityConfig(Section):

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import aiosqlite
-
 from bot.records import Approval, ApprovalStatus
-from storage.db import Database
+from storage.db import Connection, Database, Row
 
 _COLUMNS = (
     "id, run_id, tool_call_id, tool_name, arguments, channel_id, owner_user_id, created_at, deadline, status, "
@@ -15,7 +13,7 @@ _COLUMNS = (
 )
 
 
-def _approval(row: aiosqlite.Row) -> Approval:
+def _approval(row: Row) -> Approval:
     return Approval(
         id=row["id"],
         run_id=row["run_id"],
@@ -39,7 +37,7 @@ class ApprovalRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add(self, tx: aiosqlite.Connection, approvals: Sequence[Approval]) -> None:
+    async def add(self, tx: Connection, approvals: Sequence[Approval]) -> None:
         await tx.executemany(
             "INSERT INTO approvals (id, run_id, tool_call_id, tool_name, arguments, channel_id, owner_user_id, "
             "created_at, deadline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -59,26 +57,26 @@ class ApprovalRepository:
             ],
         )
 
-    async def get(self, approval_id: str, tx: aiosqlite.Connection | None = None) -> Approval | None:
+    async def get(self, approval_id: str, tx: Connection | None = None) -> Approval | None:
         sql, params = f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)
-        rows = await tx.execute_fetchall(sql, params) if tx is not None else await self._db.fetch_all(sql, params)
+        rows = await (tx or self._db).fetch_all(sql, params)
         return next((_approval(row) for row in rows), None)
 
     async def decide(
-        self, tx: aiosqlite.Connection, approval_id: str, status: ApprovalStatus, by: int | None, now: float
+        self, tx: Connection, approval_id: str, status: ApprovalStatus, by: int | None, now: float
     ) -> bool:
         """Settle a pending approval; False if it was no longer pending (decided once, whoever was first)."""
-        cursor = await tx.execute(
+        changed = await tx.execute(
             "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'",
             (status.value, by, now, approval_id),
         )
-        return cursor.rowcount == 1
+        return changed == 1
 
-    async def cancel_for_runs(self, tx: aiosqlite.Connection, run_ids: Sequence[str], now: float) -> list[str]:
+    async def cancel_for_runs(self, tx: Connection, run_ids: Sequence[str], now: float) -> list[str]:
         """The pending approvals of runs that ended, cancelled; their ids."""
         cancelled = []
         for run_id in run_ids:
-            rows = await tx.execute_fetchall(
+            rows = await tx.fetch_all(
                 "UPDATE approvals SET status = 'cancelled', decided_at = ? WHERE run_id = ? AND status = 'pending' "
                 "RETURNING id",
                 (now, run_id),
@@ -86,17 +84,15 @@ class ApprovalRepository:
             cancelled += [row[0] for row in rows]
         return cancelled
 
-    async def count_pending(self, tx: aiosqlite.Connection, run_id: str) -> int:
+    async def count_pending(self, tx: Connection, run_id: str) -> int:
         rows = list(
-            await tx.execute_fetchall(
-                "SELECT COUNT(*) FROM approvals WHERE run_id = ? AND status = 'pending'", (run_id,)
-            )
+            await tx.fetch_all("SELECT COUNT(*) FROM approvals WHERE run_id = ? AND status = 'pending'", (run_id,))
         )
         return int(rows[0][0])
 
-    async def take_decided(self, tx: aiosqlite.Connection, run_id: str) -> list[Approval]:
+    async def take_decided(self, tx: Connection, run_id: str) -> list[Approval]:
         """The run's decisions that have not reached its model yet, now marked as having reached it."""
-        rows = await tx.execute_fetchall(
+        rows = await tx.fetch_all(
             f"SELECT {_COLUMNS} FROM approvals WHERE run_id = ? AND consumed = 0 AND status != 'pending' "
             "ORDER BY created_at, id",
             (run_id,),
@@ -115,9 +111,7 @@ class ApprovalRepository:
         )
         return [_approval(row) for row in rows]
 
-    async def shown_as(
-        self, tx: aiosqlite.Connection, approval_id: str, status: ApprovalStatus, message_id: int | None
-    ) -> None:
+    async def shown_as(self, tx: Connection, approval_id: str, status: ApprovalStatus, message_id: int | None) -> None:
         await tx.execute(
             "UPDATE approvals SET shown = ?, message_id = COALESCE(?, message_id) WHERE id = ?",
             (status.value, message_id, approval_id),

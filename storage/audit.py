@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import aiosqlite
+from storage.db import Connection
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class AuditEntry:
 
 
 class AuditRepository:
-    async def record(self, tx: aiosqlite.Connection, entry: AuditEntry) -> None:
+    async def record(self, tx: Connection, entry: AuditEntry) -> None:
         await tx.execute(
             "INSERT INTO audit_log (guild_id, actor_user_id, target_user_id, action, run_id, detail, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",

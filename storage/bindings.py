@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import aiosqlite
-
 from bot.records import Binding
-from storage.db import Database
+from storage.db import Connection, Database
 
 _COLUMNS = (
     "thread_id, parent_channel_id, guild_id, session_key, bound_by, bound_at, last_activity_at, idle_seconds, "
     "max_age_seconds, ends_with_run_id"
 )
+_REPLACE = ", ".join(f"{name} = excluded.{name}" for name in _COLUMNS.split(", ")[1:])
 
 
 class BindingRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add(self, tx: aiosqlite.Connection, binding: Binding) -> None:
+    async def add(self, tx: Connection, binding: Binding) -> None:
         await tx.execute(
-            f"INSERT OR REPLACE INTO thread_bindings ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO thread_bindings ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"ON CONFLICT (thread_id) DO UPDATE SET {_REPLACE}",
             (
                 binding.thread_id,
                 binding.parent_channel_id,
@@ -49,11 +49,10 @@ class BindingRepository:
     async def all(self) -> list[Binding]:
         return [Binding(*row) for row in await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings")]
 
-    async def touch(self, tx: aiosqlite.Connection, thread_id: int, now: float) -> None:
+    async def touch(self, tx: Connection, thread_id: int, now: float) -> None:
         await tx.execute("UPDATE thread_bindings SET last_activity_at = ? WHERE thread_id = ?", (now, thread_id))
 
-    async def remove(self, tx: aiosqlite.Connection, thread_id: int) -> Binding | None:
+    async def remove(self, tx: Connection, thread_id: int) -> Binding | None:
         """Delete the binding of ``thread_id``; returns it, or ``None`` if there was none."""
-        cursor = await tx.execute(f"DELETE FROM thread_bindings WHERE thread_id = ? RETURNING {_COLUMNS}", (thread_id,))
-        row = await cursor.fetchone()
+        row = await tx.fetch_one(f"DELETE FROM thread_bindings WHERE thread_id = ? RETURNING {_COLUMNS}", (thread_id,))
         return Binding(*row) if row else None

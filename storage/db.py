@@ -1,107 +1,165 @@
-"""The SQLite connection: WAL, foreign keys, numbered ``.sql`` migrations, serialised write transactions."""
+"""The database every repository talks to: SQLite (the embedded default) or PostgreSQL, chosen by ``[storage] url``.
+
+Repositories write their SQL once, with ``?`` (or ``:name``) placeholders, in the part of SQL both dialects share
+(``ON CONFLICT``, ``RETURNING``, ``WITH RECURSIVE``; flags are 0/1 integers in both); the PostgreSQL backend translates
+the rest in one place (``storage/postgres.py``). Each dialect has its own numbered migrations; numbers pair up.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
-from contextlib import asynccontextmanager
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib import resources
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-import aiosqlite
+Params = Sequence[Any] | Mapping[str, Any]
 
+_SCHEMA_MIGRATIONS = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT)"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
-def _migrations() -> list[tuple[int, str, str]]:
-    folder = resources.files("storage") / "migrations"
+class Row(Protocol):
+    """A result row: by position or by column name, and iterable (both backends' rows are)."""
+
+    def __getitem__(self, key: Any, /) -> Any: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __len__(self) -> int: ...
+    def keys(self) -> list[str]: ...
+
+
+class Connection(Protocol):
+    """What a repository does with the connection of a transaction (``Database.transaction``). Its reads have the
+    signatures of ``Database``'s: a repository reads ``(tx or db)``, through the transaction when it has one."""
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; the number of rows it changed."""
+        ...
+
+    async def executemany(self, sql: str, rows: Iterable[Params]) -> None: ...
+
+    async def fetch_all(self, sql: str, params: Params = ()) -> list[Row]: ...
+
+    async def fetch_one(self, sql: str, params: Params = ()) -> Row | None: ...
+
+
+class DatabaseUnreachable(Exception):
+    """The configured database cannot be opened (its server is down, the file's folder cannot be made, …)."""
+
+
+def is_postgresql(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def migrations(folder: str) -> list[tuple[int, str, str]]:
+    """``(version, file name, text)`` of the numbered migrations under ``storage/<folder>``, in order."""
     found = []
-    for entry in folder.iterdir():
+    for entry in (resources.files("storage") / folder).iterdir():
         match = _MIGRATION_NAME.match(entry.name)
         if match:
             found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
     return sorted(found)
 
 
-async def _connect(path: str) -> aiosqlite.Connection:
-    connection = await aiosqlite.connect(path, isolation_level=None)
-    connection.row_factory = aiosqlite.Row
-    for pragma in ("foreign_keys = ON", "synchronous = NORMAL", "busy_timeout = 5000"):
-        await connection.execute_fetchall(f"PRAGMA {pragma}")
-    return connection
+class Database(ABC):
+    """Serialised write transactions on one connection, and plain reads that only see committed state.
 
-
-class Database:
-    """A writer connection for transactions and a reader connection for everything else.
-
-    Transactions are serialised by a lock (two tasks' statements must not interleave on the writer). Plain
-    reads go to the reader, so they only ever see committed state: never half of another task's transaction.
+    Transactions are serialised by a lock: the core's rules read and then write inside one transaction (a
+    children cap, a compare-and-set), which is only safe when no other transaction of this process interleaves.
     """
 
-    def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
-        self._conn = writer
-        self._reader = reader
+    migrations_folder: str
+
+    def __init__(self) -> None:
         self._write_lock = asyncio.Lock()
 
-    @classmethod
-    async def open(cls, path: str) -> Database:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        writer = await _connect(path)
-        await writer.execute_fetchall("PRAGMA journal_mode = WAL")
-        reader = await _connect(path)
-        await reader.execute_fetchall("PRAGMA query_only = ON")
-        database = cls(writer, reader)
-        await database._migrate()
+    @staticmethod
+    async def open(url: str, *, migrate: bool = True) -> Database:
+        """The database at ``url`` (``postgresql://…``, ``sqlite:///path`` or a bare path), migrated unless told
+        not to."""
+        if is_postgresql(url):
+            from storage.postgres import PostgresDatabase
+
+            database: Database = await PostgresDatabase.connect(url)
+        else:
+            from storage.sqlite import SqliteDatabase
+
+            database = await SqliteDatabase.connect(url.removeprefix("sqlite:///"))
+        if migrate:
+            await database.migrate()
         return database
 
-    async def _migrate(self) -> None:
-        await self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT)"
-        )
-        applied = {row[0] for row in await self._conn.execute_fetchall("SELECT version FROM schema_migrations")}
-        for version, name, sql in _migrations():
-            if version in applied:
-                continue
+    @staticmethod
+    async def probe(url: str) -> None:
+        """Raise ``DatabaseUnreachable`` when the database at ``url`` cannot be reached. A SQLite file has nothing
+        to reach (it is made, with its folder, when first opened)."""
+        if is_postgresql(url):
+            from storage.postgres import probe
+
+            await probe(url)
+
+    async def migrate(self) -> list[str]:
+        """Apply the migrations not applied yet; their file names. Each is applied in a transaction that first
+        takes the migration lock, so processes starting together apply each one once."""
+        names = []
+        for version, name, sql in migrations(self.migrations_folder):
             async with self.transaction() as tx:
+                await self._lock_migrations(tx)
+                await tx.execute(_SCHEMA_MIGRATIONS)
+                if await tx.fetch_one("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)):
+                    continue
                 for statement in _split_statements(sql):
                     await tx.execute(statement)
                 await tx.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
+            names.append(name)
+        return names
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """Yield the connection inside ``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on any exception, a
+    async def transaction(self) -> AsyncIterator[Connection]:
+        """Yield a connection inside a transaction, committed at the end (rolled back on any exception, a
         cancellation included)."""
-        async with self._write_lock:
+        async with self._write_lock, self._writer() as connection:
             try:
-                await _complete(self._conn.execute("BEGIN IMMEDIATE"))
-                yield self._conn
+                await _complete(self._begin(connection))
+                yield connection
             except BaseException:
-                if self._conn.in_transaction:
-                    await _complete(self._conn.execute("ROLLBACK"))
+                await _complete(self._rollback(connection))
                 raise
-            await _complete(self._conn.execute("COMMIT"))
+            await _complete(connection.execute("COMMIT"))
 
-    async def fetch_all(self, sql: str, params: Iterable[Any] | Mapping[str, Any] = ()) -> list[aiosqlite.Row]:
+    @abstractmethod
+    async def _lock_migrations(self, connection: Connection) -> None:
+        """Hold other processes' migrations off until this transaction ends."""
+
+    @abstractmethod
+    def _writer(self) -> AbstractAsyncContextManager[Connection]: ...
+
+    @abstractmethod
+    async def _begin(self, connection: Connection) -> None: ...
+
+    @abstractmethod
+    async def _rollback(self, connection: Connection) -> None:
+        """Roll back the transaction if it is still open."""
+
+    @abstractmethod
+    async def fetch_all(self, sql: str, params: Params = ()) -> list[Row]:
         """Committed state only (see the class docstring); inside a transaction, read through its connection.
         ``params`` by position, or by name (``:day``) from a mapping."""
-        bound = params if isinstance(params, Mapping) else tuple(params)
-        return list(await self._reader.execute_fetchall(sql, bound))
 
-    async def fetch_one(self, sql: str, params: Iterable[Any] | Mapping[str, Any] = ()) -> aiosqlite.Row | None:
+    async def fetch_one(self, sql: str, params: Params = ()) -> Row | None:
         rows = await self.fetch_all(sql, params)
         return rows[0] if rows else None
 
-    async def close(self) -> None:
-        await self._reader.close()
-        await self._conn.close()
+    @abstractmethod
+    async def close(self) -> None: ...
 
 
 async def _complete(statement: Awaitable[object]) -> None:
     """Run a statement to its end even when the task awaiting it is cancelled meanwhile (a kill cancels the run's
     task wherever it is), then let the cancellation through: a BEGIN, COMMIT or ROLLBACK abandoned half-way would
-    leave the shared connection inside a transaction that every later one trips over."""
+    leave the connection inside a transaction that every later one trips over."""
     running = asyncio.ensure_future(statement)
     try:
         await asyncio.shield(running)

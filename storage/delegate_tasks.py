@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import aiosqlite
-
 from bot.records import DelegateTask, TaskStatus
-from storage.db import Database
+from storage.db import Connection, Database, Row
 
 _COLUMNS = (
     "task_id, run_id, caller_session_key, agent, header, background, status, output, error, note, started_at, "
@@ -13,7 +11,7 @@ _COLUMNS = (
 )
 
 
-def _from_row(row: aiosqlite.Row) -> DelegateTask:
+def _from_row(row: Row) -> DelegateTask:
     values = dict(zip(row.keys(), row, strict=True))
     return DelegateTask(**{**values, "background": bool(values["background"]), "status": TaskStatus(values["status"])})
 
@@ -22,7 +20,7 @@ class DelegateTaskRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def insert(self, tx: aiosqlite.Connection, task: DelegateTask) -> None:
+    async def insert(self, tx: Connection, task: DelegateTask) -> None:
         await tx.execute(
             f"INSERT INTO delegate_tasks ({_COLUMNS}) VALUES ({', '.join('?' * 13)})",
             (
@@ -42,14 +40,14 @@ class DelegateTaskRepository:
             ),
         )
 
-    async def get(self, task_id: str, tx: aiosqlite.Connection | None = None) -> DelegateTask | None:
+    async def get(self, task_id: str, tx: Connection | None = None) -> DelegateTask | None:
         sql, params = f"SELECT {_COLUMNS} FROM delegate_tasks WHERE task_id = ?", (task_id,)
-        row = await (await tx.execute(sql, params)).fetchone() if tx else await self._db.fetch_one(sql, params)
+        row = await (tx or self._db).fetch_one(sql, params)
         return _from_row(row) if row else None
 
-    async def for_run(self, run_id: str, tx: aiosqlite.Connection | None = None) -> DelegateTask | None:
+    async def for_run(self, run_id: str, tx: Connection | None = None) -> DelegateTask | None:
         sql, params = f"SELECT {_COLUMNS} FROM delegate_tasks WHERE run_id = ?", (run_id,)
-        row = await (await tx.execute(sql, params)).fetchone() if tx else await self._db.fetch_one(sql, params)
+        row = await (tx or self._db).fetch_one(sql, params)
         return _from_row(row) if row else None
 
     async def background_of(self, caller_session_key: str) -> list[DelegateTask]:
@@ -79,7 +77,7 @@ class DelegateTaskRepository:
 
     async def finish(
         self,
-        tx: aiosqlite.Connection,
+        tx: Connection,
         task_id: str,
         status: TaskStatus,
         now: float,
@@ -89,9 +87,9 @@ class DelegateTaskRepository:
         note: str | None = None,
     ) -> bool:
         """Settle a running task; False if it had settled already (the first settlement stands)."""
-        cursor = await tx.execute(
+        changed = await tx.execute(
             "UPDATE delegate_tasks SET status = ?, output = ?, error = ?, note = ?, finished_at = ? "
             "WHERE task_id = ? AND status = 'running'",
             (status, output, error, note, now, task_id),
         )
-        return cursor.rowcount == 1
+        return changed == 1

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import aiosqlite
-
-from storage.db import Database
+from storage.db import Connection, Database
 
 
 class GuildBudgetRepository:
@@ -17,9 +15,7 @@ class GuildBudgetRepository:
         rows = await self._db.fetch_all("SELECT key, value FROM guild_budgets WHERE guild_id = ?", (guild_id,))
         return {row["key"]: Decimal(row["value"]) for row in rows}
 
-    async def set(
-        self, tx: aiosqlite.Connection, guild_id: int, values: dict[str, Decimal], *, by: int, now: float
-    ) -> None:
+    async def set(self, tx: Connection, guild_id: int, values: dict[str, Decimal], *, by: int, now: float) -> None:
         await tx.executemany(
             "INSERT INTO guild_budgets (guild_id, key, value, updated_by, updated_at) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(guild_id, key) DO UPDATE SET value = excluded.value, updated_by = excluded.updated_by, "
@@ -27,5 +23,5 @@ class GuildBudgetRepository:
             [(guild_id, key, str(value), by, now) for key, value in values.items()],
         )
 
-    async def clear(self, tx: aiosqlite.Connection, guild_id: int, key: str) -> None:
+    async def clear(self, tx: Connection, guild_id: int, key: str) -> None:
         await tx.execute("DELETE FROM guild_budgets WHERE guild_id = ? AND key = ?", (guild_id, key))

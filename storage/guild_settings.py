@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import aiosqlite
-
-from storage.db import Database
+from storage.db import Connection, Database
 
 FIELDS = (
     "enabled",
@@ -33,9 +31,7 @@ class GuildSettingsRepository:
         values = {name: row[name] for name in FIELDS if row[name] is not None}
         return {k: bool(v) if k in _BOOLEANS else v for k, v in values.items()}
 
-    async def update(
-        self, tx: aiosqlite.Connection, guild_id: int, changes: dict[str, Any], *, by: int, now: float
-    ) -> None:
+    async def update(self, tx: Connection, guild_id: int, changes: dict[str, Any], *, by: int, now: float) -> None:
         columns = ", ".join(changes)
         placeholders = ", ".join("?" for _ in changes)
         updates = ", ".join(f"{name} = excluded.{name}" for name in changes)
@@ -43,5 +39,5 @@ class GuildSettingsRepository:
             f"INSERT INTO guild_settings (guild_id, {columns}, updated_by, updated_at) "
             f"VALUES (?, {placeholders}, ?, ?) ON CONFLICT(guild_id) DO UPDATE SET {updates}, "
             "updated_by = excluded.updated_by, updated_at = excluded.updated_at",
-            (guild_id, *changes.values(), by, now),
+            (guild_id, *(int(v) if isinstance(v, bool) else v for v in changes.values()), by, now),
         )

@@ -2,44 +2,40 @@
 
 from __future__ import annotations
 
-import aiosqlite
-
+from storage.db import Connection
 from storage.runs import LIVE_SQL
 
 
 class InboxRepository:
-    async def add(self, tx: aiosqlite.Connection, *, run_id: str, source_run_id: str, content: str, now: float) -> None:
+    async def add(self, tx: Connection, *, run_id: str, source_run_id: str, content: str, now: float) -> None:
         await tx.execute(
             "INSERT INTO run_inbox (run_id, source_run_id, content, created_at) VALUES (?, ?, ?, ?)",
             (run_id, source_run_id, content, now),
         )
 
-    async def add_steer(self, tx: aiosqlite.Connection, *, run_id: str, content: str, now: float) -> bool:
+    async def add_steer(self, tx: Connection, *, run_id: str, content: str, now: float) -> bool:
         """A person's (or agent's) message for ``run_id``, only while the run is live; False if it has ended, so
         the message can go elsewhere instead of waiting in an inbox nobody reads."""
-        cursor = await tx.execute(
+        changed = await tx.execute(
             "INSERT INTO run_inbox (run_id, source_run_id, content, created_at) SELECT ?, NULL, ?, ? "
             f"WHERE EXISTS (SELECT 1 FROM runs WHERE id = ? AND status IN {LIVE_SQL})",
             (run_id, content, now, run_id),
         )
-        return cursor.rowcount == 1
+        return changed == 1
 
-    async def take_pending(self, tx: aiosqlite.Connection, run_id: str, now: float) -> list[tuple[str, str]]:
+    async def take_pending(self, tx: Connection, run_id: str, now: float) -> list[tuple[str, str]]:
         """Mark every pending message of ``run_id`` consumed and return them as (source run id, content)."""
-        rows = await (
-            await tx.execute(
-                "SELECT id, source_run_id, content FROM run_inbox WHERE run_id = ? AND status = 'pending' ORDER BY id",
-                (run_id,),
-            )
-        ).fetchall()
+        rows = await tx.fetch_all(
+            "SELECT id, source_run_id, content FROM run_inbox WHERE run_id = ? AND status = 'pending' ORDER BY id",
+            (run_id,),
+        )
         if rows:
             await tx.executemany(
                 "UPDATE run_inbox SET status = 'consumed', consumed_at = ? WHERE id = ?", [(now, r[0]) for r in rows]
             )
         return [(row[1], row[2]) for row in rows]
 
-    async def count_pending(self, tx: aiosqlite.Connection, run_id: str) -> int:
-        cursor = await tx.execute("SELECT COUNT(*) FROM run_inbox WHERE run_id = ? AND status = 'pending'", (run_id,))
-        row = await cursor.fetchone()
+    async def count_pending(self, tx: Connection, run_id: str) -> int:
+        row = await tx.fetch_one("SELECT COUNT(*) FROM run_inbox WHERE run_id = ? AND status = 'pending'", (run_id,))
         assert row is not None, "COUNT(*) always returns one row"
         return row[0]

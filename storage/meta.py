@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import aiosqlite
-
-from storage.db import Database
+from storage.db import Connection, Database
 
 
 class MetaRepository:
@@ -15,7 +13,7 @@ class MetaRepository:
         row = await self._db.fetch_one("SELECT value FROM meta WHERE key = ?", (key,))
         return row[0] if row else None
 
-    async def set(self, tx: aiosqlite.Connection, key: str, value: str) -> None:
+    async def set(self, tx: Connection, key: str, value: str) -> None:
         await tx.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),

@@ -12,9 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-import aiosqlite
-
-from storage.db import Database
+from storage.db import Connection, Database, Row
 
 NoticeVia = Literal["parent_channel", "dm"]
 
@@ -53,7 +51,7 @@ class NewNotice:
     payload_json: str
 
 
-def _from_row(row: aiosqlite.Row) -> OutboxRow:
+def _from_row(row: Row) -> OutboxRow:
     values = {name: value for name, value in zip(row.keys(), row, strict=True) if name != "message_ids_json"}
     return OutboxRow(**values, message_ids=json.loads(row["message_ids_json"]))
 
@@ -64,7 +62,7 @@ class OutboxRepository:
 
     async def enqueue(
         self,
-        tx: aiosqlite.Connection,
+        tx: Connection,
         *,
         key: str,
         run_id: str | None,
@@ -74,12 +72,12 @@ class OutboxRepository:
         notice: NoticeVia | None = None,
     ) -> bool:
         """Add a row unless one with this key exists; returns whether a row was added."""
-        cursor = await tx.execute(
-            "INSERT OR IGNORE INTO outbox (idempotency_key, run_id, channel_id, payload_json, next_attempt_at, "
-            "created_at, notice) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        changed = await tx.execute(
+            "INSERT INTO outbox (idempotency_key, run_id, channel_id, payload_json, next_attempt_at, "
+            "created_at, notice) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (key, run_id, channel_id, payload_json, now, now, notice),
         )
-        return cursor.rowcount == 1
+        return changed == 1
 
     async def heads(self) -> list[tuple[int, float]]:
         """``(channel_id, next_attempt_at)`` of each channel's oldest pending row, the soonest due first."""
@@ -97,24 +95,24 @@ class OutboxRepository:
         )
         return _from_row(row) if row else None
 
-    async def retry_pending_now(self, tx: aiosqlite.Connection, now: float) -> int:
+    async def retry_pending_now(self, tx: Connection, now: float) -> int:
         """Make every undelivered row due at once (a fresh process need not wait out an old backoff)."""
-        cursor = await tx.execute(
+        changed = await tx.execute(
             "UPDATE outbox SET next_attempt_at = ? WHERE status = 'pending' AND next_attempt_at > ?", (now, now)
         )
-        return cursor.rowcount
+        return changed
 
-    async def record_part(self, tx: aiosqlite.Connection, row_id: int, parts_sent: int, message_ids: list[int]) -> None:
+    async def record_part(self, tx: Connection, row_id: int, parts_sent: int, message_ids: list[int]) -> None:
         await tx.execute(
             "UPDATE outbox SET parts_sent = ?, message_ids_json = ? WHERE id = ?",
             (parts_sent, json.dumps(message_ids), row_id),
         )
 
-    async def mark_delivered(self, tx: aiosqlite.Connection, row_id: int, now: float) -> None:
+    async def mark_delivered(self, tx: Connection, row_id: int, now: float) -> None:
         await tx.execute("UPDATE outbox SET status = 'delivered', delivered_at = ? WHERE id = ?", (now, row_id))
 
     async def schedule_retry(
-        self, tx: aiosqlite.Connection, row_id: int, attempts: int, next_attempt_at: float, error: str, now: float
+        self, tx: Connection, row_id: int, attempts: int, next_attempt_at: float, error: str, now: float
     ) -> None:
         """Try again later. The give-up bound counts from the first failure — for the rows waiting behind this
         one in its channel too, so the last of them is not told days after the first."""
@@ -129,7 +127,7 @@ class OutboxRepository:
         )
 
     async def mark_failed(
-        self, tx: aiosqlite.Connection, row: OutboxRow, attempts: int, error: str, notice: NewNotice | None, now: float
+        self, tx: Connection, row: OutboxRow, attempts: int, error: str, notice: NewNotice | None, now: float
     ) -> None:
         """End ``row`` as failed and, in the same transaction, add the notice that tells its requester."""
         await tx.execute(

@@ -110,23 +110,23 @@ class RetentionRepository:
         owners stay for a later call), then the owners themselves."""
         deleted: Counter[str] = Counter()
         async with self._db.transaction() as tx:
-            rows = await tx.execute_fetchall(select, {"cutoff": cutoff, "limit": limit})
+            rows = await tx.fetch_all(select, {"cutoff": cutoff, "limit": limit})
             if not rows:
                 return deleted
             keys = json.dumps([row[0] for row in rows])
             budget = limit
             for table, belongs in dependents:
-                cursor = await tx.execute(
+                changed = await tx.execute(
                     f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} WHERE {belongs} LIMIT :limit)",
                     {"keys": keys, "limit": budget},
                 )
-                deleted[table] += cursor.rowcount
-                budget -= cursor.rowcount
+                deleted[table] += changed
+                budget -= changed
                 if budget == 0:
                     return deleted
             for table, belongs in owners:
-                cursor = await tx.execute(f"DELETE FROM {table} WHERE {belongs}", {"keys": keys})
-                deleted[table] += cursor.rowcount
+                changed = await tx.execute(f"DELETE FROM {table} WHERE {belongs}", {"keys": keys})
+                deleted[table] += changed
         return deleted
 
     async def prune_transcripts(self, cutoff: float, limit: int) -> Counter[str]:
@@ -140,5 +140,7 @@ class RetentionRepository:
 
     async def _delete(self, table: str, select: str, cutoff: float, limit: int) -> Counter[str]:
         async with self._db.transaction() as tx:
-            cursor = await tx.execute(f"DELETE FROM {table} WHERE id IN ({select})", {"cutoff": cutoff, "limit": limit})
-        return Counter({table: cursor.rowcount})
+            changed = await tx.execute(
+                f"DELETE FROM {table} WHERE id IN ({select})", {"cutoff": cutoff, "limit": limit}
+            )
+        return Counter({table: changed})

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-import aiosqlite
-
 from bot.records import LIVE_STATUSES, Run, RunKind, RunStatus, Usage
-from storage.db import Database
+from storage.db import Connection, Database, Row
 
 _COLUMNS = (
     "id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, requester_user_id, "
@@ -17,7 +15,7 @@ _COLUMNS = (
 LIVE_SQL = "('" + "', '".join(sorted(status.value for status in LIVE_STATUSES)) + "')"  # for `status IN ...`
 
 
-def _from_row(row: aiosqlite.Row) -> Run:
+def _from_row(row: Row) -> Run:
     return Run(
         id=row["id"],
         session_key=row["session_key"],
@@ -52,7 +50,7 @@ class RunRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def insert(self, tx: aiosqlite.Connection, run: Run) -> None:
+    async def insert(self, tx: Connection, run: Run) -> None:
         await tx.execute(
             "INSERT INTO runs (id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, "
             "requester_user_id, guild_id, channel_id, source_message_id, created_at) "
@@ -75,25 +73,22 @@ class RunRepository:
             ),
         )
 
-    async def get(self, run_id: str, tx: aiosqlite.Connection | None = None) -> Run | None:
+    async def get(self, run_id: str, tx: Connection | None = None) -> Run | None:
         sql, params = f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)
-        if tx is None:
-            row = await self._db.fetch_one(sql, params)
-        else:
-            row = await (await tx.execute(sql, params)).fetchone()
+        row = await (tx or self._db).fetch_one(sql, params)
         return _from_row(row) if row else None
 
-    async def mark_running(self, tx: aiosqlite.Connection, run_id: str, started_at: float) -> bool:
+    async def mark_running(self, tx: Connection, run_id: str, started_at: float) -> bool:
         """queued → running; False if the run was settled meanwhile (e.g. killed while it waited for the lane)."""
-        cursor = await tx.execute(
+        changed = await tx.execute(
             "UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'",
             (started_at, run_id),
         )
-        return cursor.rowcount == 1
+        return changed == 1
 
     async def set_status(
         self,
-        tx: aiosqlite.Connection,
+        tx: Connection,
         run_id: str,
         expected: RunStatus,
         status: RunStatus,
@@ -101,15 +96,15 @@ class RunRepository:
         result_text: str | None = None,
     ) -> bool:
         """A guarded live-state change (running ⇄ waiting_children); False if the run was not in ``expected``."""
-        cursor = await tx.execute(
+        changed = await tx.execute(
             "UPDATE runs SET status = ?, result_text = COALESCE(?, result_text) WHERE id = ? AND status = ?",
             (status.value, result_text, run_id, expected.value),
         )
-        return cursor.rowcount == 1
+        return changed == 1
 
     async def finish(
         self,
-        tx: aiosqlite.Connection,
+        tx: Connection,
         run_id: str,
         status: RunStatus,
         ended_at: float,
@@ -119,14 +114,14 @@ class RunRepository:
     ) -> bool:
         """Move a live run to a terminal state; False if it was already terminal (so nothing is announced twice).
         Its usage is left as recorded: what a run spent stays counted however it ends."""
-        cursor = await tx.execute(
+        changed = await tx.execute(
             "UPDATE runs SET status = ?, ended_at = ?, result_text = COALESCE(?, result_text), error = ? "
             f"WHERE id = ? AND status IN {LIVE_SQL}",
             (status.value, ended_at, result_text, error, run_id),
         )
-        return cursor.rowcount == 1
+        return changed == 1
 
-    async def record_usage(self, tx: aiosqlite.Connection, run_id: str, usage: Usage) -> None:
+    async def record_usage(self, tx: Connection, run_id: str, usage: Usage) -> None:
         """The run's usage so far, over all its turns (written as it is spent, at every step)."""
         await tx.execute(
             "UPDATE runs SET input_tokens = ?, output_tokens = ?, requests = ?, tool_calls = ?, cost = ? WHERE id = ?",
@@ -140,25 +135,21 @@ class RunRepository:
             ),
         )
 
-    async def record_served_model(self, tx: aiosqlite.Connection, run_id: str, reference: str) -> None:
+    async def record_served_model(self, tx: Connection, run_id: str, reference: str) -> None:
         """The configured model that gave the run's latest answer."""
         await tx.execute("UPDATE runs SET served_model = ? WHERE id = ?", (reference, run_id))
 
-    async def is_live(self, tx: aiosqlite.Connection, run_id: str) -> bool:
-        cursor = await tx.execute(f"SELECT 1 FROM runs WHERE id = ? AND status IN {LIVE_SQL}", (run_id,))
-        return await cursor.fetchone() is not None
+    async def is_live(self, tx: Connection, run_id: str) -> bool:
+        return await tx.fetch_one(f"SELECT 1 FROM runs WHERE id = ? AND status IN {LIVE_SQL}", (run_id,)) is not None
 
     async def list_live(self) -> list[Run]:
         rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM runs WHERE status IN {LIVE_SQL} ORDER BY created_at")
         return [_from_row(row) for row in rows]
 
-    async def count_unsettled_children(self, run_id: str, tx: aiosqlite.Connection | None = None) -> int:
+    async def count_unsettled_children(self, run_id: str, tx: Connection | None = None) -> int:
         """Children this run spawned that are still queued, running, or waiting on their own children."""
         sql, params = f"SELECT COUNT(*) FROM runs WHERE parent_run_id = ? AND status IN {LIVE_SQL}", (run_id,)
-        if tx is None:
-            row = await self._db.fetch_one(sql, params)
-        else:
-            row = await (await tx.execute(sql, params)).fetchone()
+        row = await (tx or self._db).fetch_one(sql, params)
         assert row is not None, "COUNT(*) always returns one row"
         return row[0]
 
@@ -214,28 +205,26 @@ class RunRepository:
         )
         return [row[0] for row in rows]
 
-    async def running_in(self, tx: aiosqlite.Connection, session_key: str) -> Run | None:
+    async def running_in(self, tx: Connection, session_key: str) -> Run | None:
         """The session's run in progress, if any (a main session runs one turn at a time)."""
-        row = await (
-            await tx.execute(
-                f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? AND status = 'running' ORDER BY created_at LIMIT 1",
-                (session_key,),
-            )
-        ).fetchone()
+        row = await tx.fetch_one(
+            f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? AND status = 'running' ORDER BY created_at LIMIT 1",
+            (session_key,),
+        )
         return _from_row(row) if row else None
 
-    async def live_delegated_children(self, tx: aiosqlite.Connection, run_id: str) -> list[Run]:
+    async def live_delegated_children(self, tx: Connection, run_id: str) -> list[Run]:
         """Live blocking delegated children of ``run_id`` (``spawn_subagent``, synchronous ``delegate``: their
         caller's tool call waits for them); background delegate tasks are not among them."""
         columns = ", ".join("runs." + column.strip() for column in _COLUMNS.split(","))
-        cursor = await tx.execute(
+        rows = await tx.fetch_all(
             f"SELECT {columns} FROM runs JOIN sessions ON sessions.key = runs.session_key "
             f"WHERE runs.parent_run_id = ? AND runs.status IN {LIVE_SQL} AND sessions.delegation IS NOT NULL "
             "AND NOT EXISTS (SELECT 1 FROM delegate_tasks WHERE delegate_tasks.run_id = runs.id "
             "AND delegate_tasks.background = 1)",
             (run_id,),
         )
-        return [_from_row(row) for row in await cursor.fetchall()]
+        return [_from_row(row) for row in rows]
 
     async def live_subtree(self, run_id: str) -> list[Run]:
         """Live runs descending from ``run_id`` (itself included), deepest first: the order a cascade stops them."""

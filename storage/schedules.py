@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import aiosqlite
-
 from bot.records import Schedule, ScheduleSource, ScheduleSpec
-from storage.db import Database
+from storage.db import Connection, Database, Row
 
 _SPEC = "name, cron, timezone, agent_id, prompt, channel_id"
 _COLUMNS = f"id, {_SPEC}, source, guild_id, created_by, created_at, claimed_through, last_fired_at, last_run_id"
 
 
-def _from_row(row: aiosqlite.Row) -> Schedule:
+def _from_row(row: Row) -> Schedule:
     return Schedule(
         id=row["id"],
         spec=ScheduleSpec(*(row[name] for name in _SPEC.split(", "))),
@@ -33,9 +31,9 @@ class ScheduleRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def all(self, tx: aiosqlite.Connection | None = None) -> list[Schedule]:
+    async def all(self, tx: Connection | None = None) -> list[Schedule]:
         sql = f"SELECT {_COLUMNS} FROM schedules ORDER BY id"
-        rows = await self._db.fetch_all(sql) if tx is None else await tx.execute_fetchall(sql)
+        rows = await (tx or self._db).fetch_all(sql)
         return [_from_row(row) for row in rows]
 
     async def get(self, schedule_id: int) -> Schedule | None:
@@ -44,7 +42,7 @@ class ScheduleRepository:
 
     async def add(
         self,
-        tx: aiosqlite.Connection,
+        tx: Connection,
         spec: ScheduleSpec,
         *,
         source: ScheduleSource,
@@ -53,38 +51,34 @@ class ScheduleRepository:
         now: float,
     ) -> int:
         """A new schedule; its first slot is the first one after ``now``."""
-        cursor = await tx.execute(
+        row = await tx.fetch_one(
             f"INSERT INTO schedules ({_SPEC}, source, guild_id, created_by, created_at, claimed_through) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (*_spec_values(spec), source.value, guild_id, created_by, now, now),
         )
-        assert cursor.lastrowid is not None, "an INSERT names its row"
-        return cursor.lastrowid
+        assert row is not None, "an INSERT … RETURNING returns its row"
+        return int(row[0])
 
-    async def redefine(
-        self, tx: aiosqlite.Connection, schedule_id: int, spec: ScheduleSpec, claimed_through: float
-    ) -> None:
+    async def redefine(self, tx: Connection, schedule_id: int, spec: ScheduleSpec, claimed_through: float) -> None:
         await tx.execute(
             "UPDATE schedules SET name = ?, cron = ?, timezone = ?, agent_id = ?, prompt = ?, channel_id = ?, "
             "claimed_through = ? WHERE id = ?",
             (*_spec_values(spec), claimed_through, schedule_id),
         )
 
-    async def remove(self, tx: aiosqlite.Connection, schedule_id: int) -> bool:
-        cursor = await tx.execute("DELETE FROM schedules WHERE id = ?", (schedule_id,))
-        return cursor.rowcount == 1
+    async def remove(self, tx: Connection, schedule_id: int) -> bool:
+        changed = await tx.execute("DELETE FROM schedules WHERE id = ?", (schedule_id,))
+        return changed == 1
 
-    async def claim(
-        self, tx: aiosqlite.Connection, schedule_id: int, through: float, *, run_id: str | None = None
-    ) -> bool:
+    async def claim(self, tx: Connection, schedule_id: int, through: float, *, run_id: str | None = None) -> bool:
         """Move ``claimed_through`` forward to ``through`` — a slot fired by ``run_id``, or (without one) the end
         of slots skipped — if nobody has claimed that far yet. False: the slot is already taken."""
         fired = run_id is not None
-        cursor = await tx.execute(
+        changed = await tx.execute(
             "UPDATE schedules SET claimed_through = :through, "
             "last_fired_at = CASE WHEN :fired THEN :through ELSE last_fired_at END, "
             "last_run_id = CASE WHEN :fired THEN :run_id ELSE last_run_id END "
             "WHERE id = :id AND claimed_through < :through",
             {"through": through, "fired": fired, "run_id": run_id, "id": schedule_id},
         )
-        return cursor.rowcount == 1
+        return changed == 1

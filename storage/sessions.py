@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import aiosqlite
-
 from bot.records import (
     Cleanup,
     ControlScope,
@@ -14,7 +12,7 @@ from bot.records import (
     SessionRole,
     SpawnSite,
 )
-from storage.db import Database
+from storage.db import Connection, Database, Row
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
@@ -22,7 +20,7 @@ _COLUMNS = (
 )
 
 
-def _from_row(row: aiosqlite.Row) -> Session:
+def _from_row(row: Row) -> Session:
     values = dict(zip(row.keys(), row, strict=True))
     return Session(
         **{
@@ -43,10 +41,10 @@ class SessionRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def insert(self, tx: aiosqlite.Connection, session: Session, *, if_missing: bool = False) -> None:
-        verb = "INSERT OR IGNORE" if if_missing else "INSERT"
+    async def insert(self, tx: Connection, session: Session, *, if_missing: bool = False) -> None:
         await tx.execute(
-            f"{verb} INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 22)})",
+            f"INSERT INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 22)})"
+            + (" ON CONFLICT DO NOTHING" if if_missing else ""),
             (
                 session.key,
                 session.agent_id,
@@ -77,10 +75,10 @@ class SessionRepository:
         row = await self._db.fetch_one(f"SELECT {_COLUMNS} FROM sessions WHERE key = ?", (key,))
         return _from_row(row) if row else None
 
-    async def set_archive_at(self, tx: aiosqlite.Connection, key: str, archive_at: float | None) -> None:
+    async def set_archive_at(self, tx: Connection, key: str, archive_at: float | None) -> None:
         await tx.execute("UPDATE sessions SET archive_at = ? WHERE key = ? AND archived_at IS NULL", (archive_at, key))
 
-    async def set_model(self, tx: aiosqlite.Connection, key: str, model: str | None) -> None:
+    async def set_model(self, tx: Connection, key: str, model: str | None) -> None:
         await tx.execute("UPDATE sessions SET model = ? WHERE key = ?", (model, key))
 
     async def charged_since(self, budget_key: str, since: float) -> int:
@@ -91,16 +89,16 @@ class SessionRepository:
         assert row is not None
         return int(row[0])
 
-    async def archived_at(self, tx: aiosqlite.Connection, key: str) -> float | None:
-        row = await (await tx.execute("SELECT archived_at FROM sessions WHERE key = ?", (key,))).fetchone()
+    async def archived_at(self, tx: Connection, key: str) -> float | None:
+        row = await tx.fetch_one("SELECT archived_at FROM sessions WHERE key = ?", (key,))
         return row[0] if row else None
 
-    async def archive(self, tx: aiosqlite.Connection, key: str, now: float) -> bool:
-        cursor = await tx.execute(
+    async def archive(self, tx: Connection, key: str, now: float) -> bool:
+        changed = await tx.execute(
             "UPDATE sessions SET archived_at = ?, archive_at = NULL WHERE key = ? AND archived_at IS NULL",
             (now, key),
         )
-        return cursor.rowcount == 1
+        return changed == 1
 
     async def archive_schedule(self) -> list[tuple[str, float]]:
         """Sessions waiting to be archived, with when (the timers are rebuilt from this at start-up)."""

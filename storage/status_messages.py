@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import aiosqlite
-
-from storage.db import Database
+from storage.db import Connection, Database
 
 
 @dataclass(frozen=True)
@@ -27,13 +25,13 @@ class StatusMessageRepository:
         )
         return StatusMessage(row[0], row[1], row[2], bool(row[3])) if row else None
 
-    async def add(self, tx: aiosqlite.Connection, run_id: str, channel_id: int, message_id: int) -> None:
+    async def add(self, tx: Connection, run_id: str, channel_id: int, message_id: int) -> None:
         await tx.execute(
-            "INSERT OR IGNORE INTO status_messages (run_id, channel_id, message_id) VALUES (?, ?, ?)",
+            "INSERT INTO status_messages (run_id, channel_id, message_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             (run_id, channel_id, message_id),
         )
 
-    async def mark_final(self, tx: aiosqlite.Connection, run_id: str) -> None:
+    async def mark_final(self, tx: Connection, run_id: str) -> None:
         await tx.execute("UPDATE status_messages SET final = 1 WHERE run_id = ?", (run_id,))
 
     async def unfinished(self) -> list[str]:

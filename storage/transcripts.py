@@ -5,13 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-import aiosqlite
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
-from storage.db import Database
+from storage.db import Connection, Database, Row
 
 
-def _load(rows: Sequence[aiosqlite.Row]) -> list[ModelMessage]:
+def _load(rows: Sequence[Row]) -> list[ModelMessage]:
     if not rows:
         return []
     return ModelMessagesTypeAdapter.validate_json("[" + ",".join(row[0] for row in rows) + "]")
@@ -26,7 +25,7 @@ class TranscriptRepository:
         self._db = db
 
     async def append(
-        self, tx: aiosqlite.Connection, session_key: str, run_id: str | None, messages: Sequence[ModelMessage]
+        self, tx: Connection, session_key: str, run_id: str | None, messages: Sequence[ModelMessage]
     ) -> None:
         """Add messages to a session's history; ``run_id`` is ``None`` for context that no run of it produced."""
         now = time.time()

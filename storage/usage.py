@@ -11,9 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-import aiosqlite
-
-from storage.db import Database
+from storage.db import Connection, Database, Row
 from storage.runs import LIVE_SQL
 
 NANO_USD = Decimal(1_000_000_000)
@@ -84,8 +82,21 @@ class UsageRow:
     spend: Spend
 
 
+_ADDED = ("runs", "requests", "input_tokens", "output_tokens", "cost_nanousd", "unpriced_requests")
+_ADD = (
+    f"INSERT INTO usage_daily (day, guild_id, user_id, agent_id, {', '.join(_ADDED)}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(day, guild_id, user_id, agent_id) DO UPDATE SET "
+    + ", ".join(f"{name} = usage_daily.{name} + excluded.{name}" for name in _ADDED)
+)
+
+
 def _key(value: int | None) -> int:
     return value if value is not None else 0
+
+
+def _in_server(guild_id: int | None) -> tuple[str, tuple[int, ...]]:
+    """Runs in this server (none: in DMs), as a condition both dialects answer from the runs' guild indexes."""
+    return ("guild_id = ?", (guild_id,)) if guild_id is not None else ("guild_id IS NULL", ())
 
 
 def _usd(nano: int | None) -> Decimal:
@@ -96,15 +107,9 @@ class UsageRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add(self, tx: aiosqlite.Connection, day: str, payer: Payer, spend: Spend) -> None:
+    async def add(self, tx: Connection, day: str, payer: Payer, spend: Spend) -> None:
         await tx.execute(
-            "INSERT INTO usage_daily (day, guild_id, user_id, agent_id, runs, requests, input_tokens, output_tokens, "
-            "cost_nanousd, unpriced_requests) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(day, guild_id, user_id, agent_id) DO UPDATE SET runs = runs + excluded.runs, "
-            "requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens, "
-            "output_tokens = output_tokens + excluded.output_tokens, "
-            "cost_nanousd = cost_nanousd + excluded.cost_nanousd, "
-            "unpriced_requests = unpriced_requests + excluded.unpriced_requests",
+            _ADD,
             (
                 day,
                 _key(payer.guild_id),
@@ -133,51 +138,51 @@ class UsageRepository:
             (guild, user, guild, user, guild, guild, agent_id, agent_id, day, guild, agent_id),
         )
         values = list(row) if row is not None else [None] * 6
-        member, server, agent = (Spent(values[i] or 0, _usd(values[i + 1])) for i in (0, 2, 4))
+        member, server, agent = (Spent(int(values[i] or 0), _usd(values[i + 1])) for i in (0, 2, 4))
         return DaySpent(member=member, server=server, agent=agent)
 
-    async def _one(self, tx: aiosqlite.Connection | None, sql: str, params: tuple[object, ...]) -> aiosqlite.Row:
+    async def _one(self, tx: Connection | None, sql: str, params: tuple[object, ...]) -> Row:
         """A one-row read through the transaction's connection, or of committed state without one."""
-        if tx is None:
-            row = await self._db.fetch_one(sql, params)
-        else:
-            row = await (await tx.execute(sql, params)).fetchone()
+        row = await (tx or self._db).fetch_one(sql, params)
         assert row is not None
         return row
 
-    async def agent_of(self, tx: aiosqlite.Connection, session_key: str) -> str:
+    async def agent_of(self, tx: Connection, session_key: str) -> str:
         """The agent of a session (perhaps inserted by this very transaction)."""
         return (await self._one(tx, "SELECT agent_id FROM sessions WHERE key = ?", (session_key,)))[0]
 
     async def runs_since(
-        self, tx: aiosqlite.Connection | None, since: float, *, guild_id: int | None, user_id: int | None = None
+        self, tx: Connection | None, since: float, *, guild_id: int | None, user_id: int | None = None
     ) -> tuple[int, float | None]:
         """Runs created after ``since`` in a server (by one member, when given), and when the oldest was."""
+        server, server_params = _in_server(guild_id)
         member = " AND requester_user_id = ?" if user_id is not None else ""
         row = await self._one(
             tx,
-            f"SELECT COUNT(*), MIN(created_at) FROM runs WHERE guild_id IS ?{member} AND created_at > ?",
-            (guild_id, *([user_id] if user_id is not None else []), since),
+            f"SELECT COUNT(*), MIN(created_at) FROM runs WHERE {server}{member} AND created_at > ?",
+            (*server_params, *([user_id] if user_id is not None else []), since),
         )
         return row[0], row[1]
 
-    async def live_top_level(self, tx: aiosqlite.Connection | None, *, guild_id: int | None, user_id: int) -> int:
+    async def live_top_level(self, tx: Connection | None, *, guild_id: int | None, user_id: int) -> int:
         """A member's live runs that they started themselves (their agents' children run inside those)."""
+        server, server_params = _in_server(guild_id)
         sql = (
-            "SELECT COUNT(*) FROM runs WHERE guild_id IS ? AND requester_user_id = ? AND parent_run_id IS NULL "
+            f"SELECT COUNT(*) FROM runs WHERE {server} AND requester_user_id = ? AND parent_run_id IS NULL "
             f"AND status IN {LIVE_SQL}"
         )
-        return int((await self._one(tx, sql, (guild_id, user_id)))[0])
+        return int((await self._one(tx, sql, (*server_params, user_id)))[0])
 
     async def warn_once(
-        self, tx: aiosqlite.Connection, *, day: str, guild_id: int | None, user_id: int, cap: str, now: float
+        self, tx: Connection, *, day: str, guild_id: int | None, user_id: int, cap: str, now: float
     ) -> bool:
         """Record that a member is warned about ``cap`` today; ``False`` when they already were."""
-        cursor = await tx.execute(
-            "INSERT OR IGNORE INTO budget_warnings (day, guild_id, user_id, cap, created_at) VALUES (?, ?, ?, ?, ?)",
+        changed = await tx.execute(
+            "INSERT INTO budget_warnings (day, guild_id, user_id, cap, created_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
             (day, _key(guild_id), user_id, cap, now),
         )
-        return cursor.rowcount == 1
+        return changed == 1
 
     async def member_days(self, *, guild_id: int | None, user_id: int, since_day: str) -> list[UsageRow]:
         """A member's rows in a server from ``since_day`` on, by day and agent (for ``/usage``)."""

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import aiosqlite
-
-from storage.db import Database
+from storage.db import Connection, Database
 
 
 class WebhookRepository:
@@ -17,11 +15,12 @@ class WebhookRepository:
         )
         return (row[0], row[1]) if row else None
 
-    async def put(self, tx: aiosqlite.Connection, channel_id: int, webhook_id: int, token: str) -> None:
+    async def put(self, tx: Connection, channel_id: int, webhook_id: int, token: str) -> None:
         await tx.execute(
-            "INSERT OR REPLACE INTO channel_webhooks (channel_id, webhook_id, token) VALUES (?, ?, ?)",
+            "INSERT INTO channel_webhooks (channel_id, webhook_id, token) VALUES (?, ?, ?) ON CONFLICT (channel_id) "
+            "DO UPDATE SET webhook_id = excluded.webhook_id, token = excluded.token",
             (channel_id, webhook_id, token),
         )
 
-    async def forget(self, tx: aiosqlite.Connection, channel_id: int) -> None:
+    async def forget(self, tx: Connection, channel_id: int) -> None:
         await tx.execute("DELETE FROM channel_webhooks WHERE channel_id = ?", (channel_id,))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ import structlog
 
 from bot.app import ThreadboundBot
 from bot.config import Config, parse_config
+from tests import stores
 from tests.fakes.discord_server import FakeDiscord, FakeUser
 from tests.fakes.openai_server import FakeOpenAI
 from tests.polling import eventually
@@ -33,6 +33,25 @@ structlog.configure(
         structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback),
     ]
 )
+
+
+def pytest_collection_modifyitems(config, items):
+    """With ``TB_TEST_STORE=postgresql``, skip what only SQLite does, and everything when there is no PostgreSQL."""
+    if not stores.POSTGRESQL:
+        return
+    if stores.postgres_bindir() is None:
+        missing = pytest.mark.skip(reason="TB_TEST_STORE=postgresql, but no initdb/pg_ctl here (set TB_PG_BINDIR)")
+        for item in items:
+            item.add_marker(missing)
+        return
+    stores.server()  # started here, outside any test's event loop
+    for item in items:
+        if (marker := item.get_closest_marker("sqlite_only")) is not None:
+            item.add_marker(pytest.mark.skip(reason=f"SQLite only: {marker.args[0]}"))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    stores.stop_server()
 
 
 @pytest.fixture(autouse=True)
@@ -107,7 +126,7 @@ status_messages = {str(self.status_messages).lower()}
 moderator_role_ids = {self.moderator_role_ids}
 {self.discord_extra}
 [storage]
-path = "{self.db_path}"
+{"url" if stores.POSTGRESQL else "path"} = "{stores.database(self.db_path)}"
 [logging]
 format = "json"
 {"" if self.offline else self.provider_config}
@@ -169,8 +188,7 @@ api_key_env = "TB_TEST_API_KEY"
         self.bots.remove(bot)
 
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        with contextlib.closing(sqlite3.connect(self.db_path)) as connection:
-            return connection.execute(sql, params).fetchall()
+        return stores.query(self.db_path, sql, params)
 
     async def until(self, sql: str, expected: list[tuple], timeout: float = 5.0) -> None:
         """Wait until ``sql`` returns ``expected`` in the bot's database."""

@@ -25,6 +25,7 @@ from bot.core.orchestrator import Orchestrator
 from bot.core.requests import ChatRequest
 from bot.records import Origin
 from storage.db import Database
+from tests import stores
 from tests.polling import eventually
 
 ORIGIN = Origin(user_id=7, channel_id=100, conversation="discord:channel:100", guild_id=1, message_id=55)
@@ -90,8 +91,8 @@ def user_texts(message: ModelRequest) -> list[str]:
 
 @asynccontextmanager
 async def running_core(tmp_path, models: ModelFactory, config_text: str):
-    """An orchestrator on a SQLite file in ``tmp_path``; reopening the same path is a restart."""
-    db = await Database.open(str(tmp_path / "core.sqlite3"))
+    """An orchestrator on a database of ``tmp_path`` (see ``tests/stores.py``); reopening the same path is a restart."""
+    db = await Database.open(stores.database(tmp_path / "core.sqlite3"))
     orchestrator = Orchestrator(parse_config(config_text), db, models)
     await orchestrator.start()
     try:

@@ -6,7 +6,6 @@ read-only agent's calls that act are refused in ZeroClaw's words."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 
 import pytest
 
@@ -17,6 +16,7 @@ from bot.core.budgets import Budgets
 from bot.core.errors import UserError
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
+from tests import stores
 from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, running_core, settle, text
 from tests.test_mcp_tools import CONFIG, MCP, ToolUser, recorded
 
@@ -244,11 +244,12 @@ async def test_a_decision_on_a_run_that_ended_another_way_is_refused(tmp_path, c
     assert recorded(calls) == []
 
 
+@pytest.mark.sqlite_only("upgrades through SQLite's migrations 0001-0009; PostgreSQL's start at the 0013 baseline")
 async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path, calls, monkeypatch):
     """Migration 0010 rebuilds ``runs`` (a CHECK constraint cannot change in place) under foreign keys."""
-    before = storage_db._migrations
+    before = storage_db.migrations
     with monkeypatch.context() as old_bot:  # it had no approvals table, and no budget tables
-        old_bot.setattr(storage_db, "_migrations", lambda: [m for m in before() if m[0] < 10])
+        old_bot.setattr(storage_db, "migrations", lambda folder: [m for m in before(folder) if m[0] < 10])
         old_bot.setattr(Approvals, "start", lambda self: asyncio.sleep(0))
         old_bot.setattr(Budgets, "admit", lambda self, tx, run: asyncio.sleep(0))
         old_bot.setattr(Budgets, "record", lambda self, tx, run, session, messages: asyncio.sleep(0, False))
@@ -274,8 +275,7 @@ async def test_a_deadline_that_passed_while_the_bot_was_down_denies_at_start_up(
     user = ToolUser(("calc__shout", {"text": "hi"}))
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
         run_id = await paused_chat(core)
-    with sqlite3.connect(tmp_path / "core.sqlite3") as db:  # the bot stayed down past the deadline
-        db.execute("UPDATE approvals SET deadline = 0")
+    stores.query(tmp_path / "core.sqlite3", "UPDATE approvals SET deadline = 0")  # the bot stayed down past it
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
         run = await finished(core, run_id)
         [decided] = await pending_of(core, run_id)

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 import time
 
 from bot.core.requests import SpawnRequest
+from tests import stores
 from tests.core_support import (
     ORIGIN,
     Script,
@@ -59,16 +58,18 @@ async def test_archive_deadline_survives_a_restart(tmp_path):
     async with running_core(tmp_path, MODELS, config) as core:
         accepted = await spawned_and_done(core)
     assert await _archived_now(tmp_path, accepted.session_key) is None
-    with contextlib.closing(sqlite3.connect(tmp_path / "core.sqlite3")) as db, db:  # time passes while it is down
-        db.execute("UPDATE sessions SET archive_at = archive_at - 60 WHERE key = ?", (accepted.session_key,))
+    stores.query(  # time passes while it is down
+        tmp_path / "core.sqlite3",
+        "UPDATE sessions SET archive_at = archive_at - 60 WHERE key = ?",
+        (accepted.session_key,),
+    )
 
     async with running_core(tmp_path, MODELS, config) as core:
         await settle(core, lambda: archived_at(core, accepted.session_key), timeout=3)
 
 
 async def _archived_now(tmp_path, key):
-    with sqlite3.connect(tmp_path / "core.sqlite3") as connection:
-        return connection.execute("SELECT archived_at FROM sessions WHERE key = ?", (key,)).fetchone()[0]
+    return stores.query(tmp_path / "core.sqlite3", "SELECT archived_at FROM sessions WHERE key = ?", (key,))[0][0]
 
 
 async def test_zero_means_never(tmp_path):

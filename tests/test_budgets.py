@@ -5,7 +5,6 @@ warning, per-server values and ZeroClaw's cost budget."""
 from __future__ import annotations
 
 import re
-import sqlite3
 from decimal import Decimal
 
 import pytest
@@ -15,6 +14,7 @@ from pydantic_ai.usage import RequestUsage
 from bot.core.budgets import OverBudget
 from bot.core.requests import ChatRequest, SpawnRequest
 from bot.records import RunStatus
+from tests import stores
 from tests.core_support import ORIGIN, Gate, Script, ScriptedModels, outbox_payloads, running_core, settle, text
 
 BASE = """
@@ -126,10 +126,8 @@ async def test_a_member_is_warned_once_a_day_at_80_percent_of_a_daily_cap(tmp_pa
         "<@7> ⚠️ You have used 80% of your tokens today on this server: 800 of 1,000 tokens "
         "(member_tokens_per_day). It resets at 00:00 UTC, in "
     )
-    with sqlite3.connect(tmp_path / "core.sqlite3") as db:
-        assert db.execute("SELECT channel_id FROM outbox WHERE idempotency_key LIKE 'budget-warning:%'").fetchall() == [
-            (100,)
-        ]
+    warnings = "SELECT channel_id FROM outbox WHERE idempotency_key LIKE 'budget-warning:%'"
+    assert stores.query(tmp_path / "core.sqlite3", warnings) == [(100,)]
 
 
 async def test_a_members_concurrent_runs_cap_counts_their_own_runs_not_their_agents_children(tmp_path):

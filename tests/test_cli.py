@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 
 import pytest
+
+from storage.db import migrations
+from tests import stores
 
 
 def run_bot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -73,3 +77,44 @@ def test_check_starts_each_mcp_server_and_names_one_it_cannot(tmp_path):
     path.write_text(f'[mcp.servers.good]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n')
     result = run_bot("--check", "--config", str(path), env={"DISCORD_TOKEN": "x"})
     assert result.returncode == 0 and "MCP servers: good" in result.stdout, result.stderr
+
+
+def applied(folder: str) -> str:
+    return f"threadbound: applied {', '.join(name for _, name, _ in migrations(folder))}.\n"
+
+
+def test_migrate_applies_the_migrations_once_without_a_discord_token(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text(f'[storage]\npath = "{tmp_path / "data" / "bot.sqlite3"}"\n')
+    first = run_bot("migrate", "--config", str(path))
+    assert (first.returncode, first.stdout) == (0, applied("migrations/sqlite")), first.stderr
+    assert first.stdout.startswith("threadbound: applied 0001_initial.sql, 0002_")
+    again = run_bot("migrate", "--config", str(path))
+    assert (again.returncode, again.stdout) == (0, "threadbound: the database is up to date.\n")
+
+
+@pytest.mark.skipif(not stores.POSTGRESQL, reason="migrates a PostgreSQL database: run with TB_TEST_STORE=postgresql")
+def test_migrate_brings_an_empty_postgresql_database_to_the_baseline(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text(f'[storage]\nurl = "{stores.server().database(tmp_path / "empty", migrated=False)}"\n')
+    first = run_bot("migrate", "--config", str(path))
+    assert (first.returncode, first.stdout) == (0, applied("migrations/postgresql")), first.stderr
+    assert first.stdout.startswith("threadbound: applied 0013_baseline.sql")
+    again = run_bot("migrate", "--config", str(path))
+    assert (again.returncode, again.stdout) == (0, "threadbound: the database is up to date.\n")
+
+
+def test_an_unreachable_database_is_one_clear_line(tmp_path):
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    path = tmp_path / "config.toml"
+    path.write_text(f'[storage]\nurl = "postgresql://tb@127.0.0.1:{port}/threadbound"\n')
+    for args in (("--check", "--config", str(path)), ("migrate", "--config", str(path))):
+        result = run_bot(*args, env={"DISCORD_TOKEN": "x"})
+        assert result.returncode == 1
+        assert result.stderr.startswith(
+            f"threadbound: storage cannot be reached: PostgreSQL database threadbound at 127.0.0.1:{port}: "
+        )
+        assert "Connection refused" in result.stderr
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr

@@ -18,6 +18,7 @@ from bot.core.errors import CallerEnded
 from bot.core.requests import ChatRequest
 from bot.records import Delegation, RunStatus, SpawnSite
 from storage.db import Database
+from tests import stores
 from tests.core_support import (
     ORIGIN,
     ScriptedModels,
@@ -426,7 +427,8 @@ async def test_a_running_task_is_lost_after_a_restart_and_timed_out_past_its_dea
         await asyncio.wait_for(held.started.wait(), 10)
         running = await core._db.fetch_all("SELECT status FROM delegate_tasks")
     first, second = (task_id_of(result) for result in caller.results)
-    db = await Database.open(str(tmp_path / "core.sqlite3"))  # the second one's deadline passes while the bot is down
+    # the second one's deadline passes while the bot is down:
+    db = await Database.open(stores.database(tmp_path / "core.sqlite3"))
     async with db.transaction() as tx:
         await tx.execute("UPDATE delegate_tasks SET deadline = 0 WHERE task_id = ?", (second,))
     await db.close()

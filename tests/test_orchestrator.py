@@ -14,6 +14,7 @@ from bot.core.orchestrator import Orchestrator
 from bot.core.requests import ChatRequest, SpawnRequest
 from bot.records import Origin, RunStatus
 from storage.db import Database
+from tests import stores
 from tests.core_support import ORIGIN, Gate, ScriptedModels, text
 
 CONFIG = """
@@ -27,7 +28,7 @@ max_concurrent = 1
 
 
 async def make(tmp_path, models, config_text=CONFIG):
-    db = await Database.open(str(tmp_path / "t.sqlite3"))
+    db = await Database.open(stores.database(tmp_path / "t.sqlite3"))
     orchestrator = Orchestrator(parse_config(config_text), db, models)
     woke = asyncio.Event()
     orchestrator.add_outbox_listener(woke.set)

@@ -17,6 +17,7 @@ from bot.core.signals import Signals
 from bot.core.timers import Timers
 from storage.db import Database
 from storage.retention import RetentionRepository
+from tests import stores
 from tests.core_support import ScriptedModels
 from tests.polling import eventually
 from tests.retention_data import DAY, KEY_COLUMNS, NOW, OLD, RECENT, Rows, busy
@@ -25,7 +26,7 @@ CUTOFF = NOW - 30 * DAY
 
 
 async def filled(tmp_path, rows: Rows) -> Database:
-    db = await Database.open(str(tmp_path / "retention.sqlite3"))
+    db = await Database.open(stores.database(tmp_path / "retention.sqlite3"))
     await rows.write(db)
     return db
 
@@ -72,7 +73,7 @@ async def test_a_pass_over_100k_old_rows_deletes_what_the_policy_says_and_nothin
         }
         audit = await db.fetch_all("SELECT run_id FROM audit_log WHERE run_id NOT IN (SELECT id FROM runs)")
         assert len(audit) == 2000  # the kills of pruned runs still name them
-        assert await db.fetch_all("PRAGMA foreign_key_check") == []
+        assert await stores.foreign_key_violations(db) == []
         assert (await retention(db).prune()).deleted == Counter()
     finally:
         await db.close()

@@ -3,20 +3,19 @@ names are unique among config.toml's schedules and within a server's."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from bot.records import ScheduleSource, ScheduleSpec
 from storage.db import Database
 from storage.repositories import Repositories
+from tests import stores
 
 SPEC = ScheduleSpec("digest", "0 * * * *", "UTC", "main", "Summarise", 42)
 
 
 @pytest.fixture
 async def repos(tmp_path):
-    db = await Database.open(str(tmp_path / "s.sqlite3"))
+    db = await Database.open(stores.database(tmp_path / "s.sqlite3"))
     yield Repositories.over(db)
     await db.close()
 
@@ -68,7 +67,7 @@ async def test_names_are_unique_in_config_and_within_a_server(repos):
     await add(repos, guild_id=1)
     await add(repos, guild_id=2)
     for source, guild_id in ((ScheduleSource.CONFIG, None), (ScheduleSource.SLASH, 1)):
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(stores.INTEGRITY_ERRORS):
             await add(repos, source=source, guild_id=guild_id)
     assert [(s.source, s.guild_id) for s in await repos.schedules.all()] == [
         (ScheduleSource.CONFIG, None),

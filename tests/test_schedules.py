@@ -20,6 +20,7 @@ from bot.core.orchestrator import Orchestrator
 from bot.core.schedules import MISSED_SLOT_GRACE_SECONDS
 from bot.records import RunStatus, SessionKind, SessionRole, SpawnSite
 from storage.db import Database
+from tests import stores
 from tests.core_support import Gate, ScriptedModels, outbox_payloads, user_texts
 from tests.test_spawn_subagent import Agent
 
@@ -67,7 +68,7 @@ class Researcher:
 @contextlib.asynccontextmanager
 async def core(tmp_path, clock: Clock, model, config: str = HOURLY) -> AsyncIterator[Orchestrator]:
     """A started core on ``tmp_path``'s database; opening it again is a restart."""
-    db = await Database.open(str(tmp_path / "core.sqlite3"))
+    db = await Database.open(stores.database(tmp_path / "core.sqlite3"))
     orchestrator = Orchestrator(parse_config(config), db, ScriptedModels(main=model, researcher=model), clock=clock)
     await orchestrator.start()
     try:

@@ -8,12 +8,13 @@ from decimal import Decimal
 from storage.db import Database
 from storage.repositories import Repositories
 from storage.usage import DaySpent, Payer, Spend, Spent
+from tests import stores
 
 DAY = "2026-12-01"
 
 
 async def test_day_spent_sums_the_members_the_servers_and_the_agents_rows_of_the_day(tmp_path):
-    db = await Database.open(str(tmp_path / "usage.sqlite3"))
+    db = await Database.open(stores.database(tmp_path / "usage.sqlite3"))
     repos = Repositories.over(db)
     rows = [
         (DAY, Payer(10, 7, "researcher"), Spend(input_tokens=100, output_tokens=20, cost=Decimal("0.5"))),

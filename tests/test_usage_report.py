@@ -16,6 +16,7 @@ from bot.core.usage_report import Period, UsageReports
 from storage.db import Database
 from storage.repositories import Repositories
 from storage.usage import Payer, Spend
+from tests import stores
 
 NOW = datetime(2026, 12, 1, 15, 30, tzinfo=UTC).timestamp()
 GUILD, ALICE, BOB = 10, 7, 8
@@ -35,7 +36,7 @@ server_cost_per_day_usd = 1
 
 @pytest.fixture
 async def ledger(tmp_path):
-    db = await Database.open(str(tmp_path / "usage.sqlite3"))
+    db = await Database.open(stores.database(tmp_path / "usage.sqlite3"))
     repos = Repositories.over(db)
     config = parse_config(CONFIG)
     clock = lambda: NOW  # noqa: E731

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-
 import discord
 
 from tests.conftest import announcement_for, spawned_run_id
@@ -278,10 +275,9 @@ async def test_an_older_session_still_resolves_by_its_session_key_or_run_id(worl
     await world.discord.wait_for_message(world.channel, announcement_for(run_id))
     await world.quiescent()
     # the run ended an hour ago, out of the numbered list's 30 minutes:
-    with contextlib.closing(sqlite3.connect(world.db_path)) as db, db:
-        db.execute(
-            "UPDATE runs SET created_at = created_at - 3600, started_at = started_at - 3600, ended_at = ended_at - 3600"
-        )
+    world.rows(
+        "UPDATE runs SET created_at = created_at - 3600, started_at = started_at - 3600, ended_at = ended_at - 3600"
+    )
     session_key = world.rows("SELECT key FROM sessions WHERE kind = 'subagent'")[0][0]
 
     assert "recent subagents (last 30m):\n-----\n(none)" in await command(world, world.alice, "subagents list")
@@ -303,12 +299,10 @@ async def test_an_archived_session_from_hours_ago_can_be_read_but_takes_no_more_
     await world.start_bot()
     run_id = await spawn(world, task="Ancient job")
     await world.until("SELECT archived_at IS NOT NULL FROM sessions WHERE kind = 'subagent'", [(1,)])
-    with contextlib.closing(sqlite3.connect(world.db_path)) as db, db:  # it all happened three hours ago
-        db.execute(
-            "UPDATE runs SET created_at = created_at - 10800, started_at = started_at - 10800, "
-            "ended_at = ended_at - 10800"
-        )
-        db.execute("UPDATE sessions SET archived_at = archived_at - 7200")
+    world.rows(  # it all happened three hours ago
+        "UPDATE runs SET created_at = created_at - 10800, started_at = started_at - 10800, ended_at = ended_at - 10800"
+    )
+    world.rows("UPDATE sessions SET archived_at = archived_at - 7200")
     session_key = world.rows("SELECT key FROM sessions WHERE kind = 'subagent'")[0][0]
 
     assert f"Run: {run_id_full(world, run_id)}" in await command(world, world.alice, "subagents info", target=run_id)

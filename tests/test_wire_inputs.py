@@ -93,6 +93,7 @@ async def test_durations_past_365_days_are_refused_with_the_bound_and_change_not
     assert world.rows("SELECT idle_seconds FROM thread_bindings") == [(365 * 86400.0,)]
 
 
+@pytest.mark.sqlite_only("writes text into a REAL column, which only SQLite's dynamic typing takes")
 async def test_a_corrupt_deadline_row_is_logged_and_the_bot_starts_anyway(world):
     thread = await focused_thread(world, "Plan E")
     other = world.discord.add_thread(world.channel, "other")

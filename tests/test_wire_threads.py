@@ -3,9 +3,6 @@ mention, and bindings that end by themselves (idle deadline, archive, delete) â€
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-
 import discord
 
 from tests.conftest import announcement_for, answer_to
@@ -133,8 +130,7 @@ async def test_binding_and_its_deadline_survive_a_restart(world):
     _, thread = await spawn_into_thread(world)
     await world.quiescent()
     await world.stop_bot(bot)
-    with contextlib.closing(sqlite3.connect(world.db_path)) as db, db:  # the deadline passes while the bot is down
-        db.execute("UPDATE thread_bindings SET last_activity_at = last_activity_at - idle_seconds - 1")
+    world.rows("UPDATE thread_bindings SET last_activity_at = last_activity_at - idle_seconds - 1")  # while it is down
 
     await world.start_bot()
     farewell = await world.discord.wait_for_message(thread, lambda m: "Session ended" in m["content"], timeout=5)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import aiosqlite
 import structlog
 
 from bot.config import Config
 from bot.core.timers import Timers, skipped_if_bad
 from bot.records import Cleanup, Session, SessionKind, SpawnSite
+from storage.db import Connection
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -36,7 +36,7 @@ class Archiving:
             with skipped_if_bad("archive_deadline", session_key=key, archive_at=when):
                 self.schedule(key, when)
 
-    async def mark_deadline(self, tx: aiosqlite.Connection, session: Session, now: float) -> float | None:
+    async def mark_deadline(self, tx: Connection, session: Session, now: float) -> float | None:
         """Write the deadline of a sub-agent session whose run just ended (inside the caller's transaction); a
         session bound to a thread gets its deadline only when the binding ends."""
         if not _archivable(session) or session.cleanup != Cleanup.KEEP or self._minutes <= 0:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 
-import aiosqlite
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from bot.agents.metering import SpendCheck
@@ -24,6 +23,7 @@ from bot.core.budget_caps import HOUR, Cap, Unit, Window, day_of, exhausted, fir
 from bot.core.budget_limits import BudgetLimits, Limits
 from bot.core.errors import UserError
 from bot.records import Run, Session
+from storage.db import Connection
 from storage.repositories import Repositories
 from storage.usage import DaySpent, Payer, Spend, Spent
 
@@ -59,7 +59,7 @@ class Budgets:
         """Refuse early (before a thread is opened for it) a run the admission would refuse."""
         await self._refuse_over(await self._admission_caps(None, payer, top_level))
 
-    async def admit(self, tx: aiosqlite.Connection, run: Run) -> None:
+    async def admit(self, tx: Connection, run: Run) -> None:
         """Refuse ``run`` over any cap (:class:`OverBudget`), else count it in today's usage; inside the
         transaction that persists it, so runs that arrive together cannot all pass a cap."""
         payer = Payer(run.guild_id, run.requester_user_id, await self._repos.usage.agent_of(tx, run.session_key))
@@ -76,9 +76,7 @@ class Budgets:
 
         return check
 
-    async def record(
-        self, tx: aiosqlite.Connection, run: Run, session: Session, messages: Sequence[ModelMessage]
-    ) -> bool:
+    async def record(self, tx: Connection, run: Run, session: Session, messages: Sequence[ModelMessage]) -> bool:
         """Add a step's responses to today's usage; queue the day's 80% warning of a member's daily cap the step
         crossed. True when an outbox row was added."""
         spend = spend_of(messages)
@@ -121,14 +119,12 @@ class Budgets:
     async def _spent(self, payer: Payer) -> DaySpent:
         return await self._repos.usage.day_spent(day_of(self._clock()), payer)
 
-    async def _admission_caps(self, tx: aiosqlite.Connection | None, payer: Payer, top_level: bool) -> list[Cap]:
+    async def _admission_caps(self, tx: Connection | None, payer: Payer, top_level: bool) -> list[Cap]:
         limits = await self._limits.effective(payer.guild_id)
         caps = await self._run_caps(tx, payer, limits, top_level)
         return caps + await self._daily_caps(payer, limits)
 
-    async def _run_caps(
-        self, tx: aiosqlite.Connection | None, payer: Payer, limits: Limits, top_level: bool
-    ) -> list[Cap]:
+    async def _run_caps(self, tx: Connection | None, payer: Payer, limits: Limits, top_level: bool) -> list[Cap]:
         """The hourly run caps, and (for a run a member starts themselves) the cap on their runs in progress."""
         usage, values, since = self._repos.usage, limits.values, self._clock() - HOUR
         caps = []

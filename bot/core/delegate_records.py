@@ -12,10 +12,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import aiosqlite
-
 from bot.agents.runner import final_text
 from bot.records import DelegateTask, Run, RunStatus, TaskStatus
+from storage.db import Connection
 from storage.repositories import Repositories
 
 CANCELLED_BY_USER = "Cancelled by user request"
@@ -94,7 +93,7 @@ class DelegateRecords:
         self._clock = clock
 
     async def settle(
-        self, tx: aiosqlite.Connection, run: Run, now: float, *, killed_directly: bool = False
+        self, tx: Connection, run: Run, now: float, *, killed_directly: bool = False
     ) -> DelegateTask | None:
         """Record how ``run`` ended on its task (nothing if it is no delegation or its task has settled); returns
         the task it settled."""

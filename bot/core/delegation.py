@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import aiosqlite
 import structlog
 
 from bot.config import Config
@@ -39,6 +38,7 @@ from bot.records import (
     SpawnSite,
     TaskStatus,
 )
+from storage.db import Connection
 from storage.repositories import Repositories
 
 ACTIONS = ("delegate", "check_result", "list_results", "cancel_task", "await_sessions")
@@ -240,7 +240,7 @@ class Delegating:
             deadline=now + timeout + DEADLINE_GRACE,
         )
 
-        async def record(tx: aiosqlite.Connection) -> None:
+        async def record(tx: Connection) -> None:
             await self._repos.delegate_tasks.insert(tx, task)
 
         await self._spawning.persist_and_queue(run, None, child, also=record)

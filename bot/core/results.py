@@ -3,13 +3,13 @@ an internal completion event for a requesting run, or context of the conversatio
 
 from __future__ import annotations
 
-import aiosqlite
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from bot.core import internal_context
 from bot.core.announcements import Announcement, announcement_for, idempotency_key, status_line
 from bot.core.stats import stats_line
 from bot.records import Run, Session, SessionKind
+from storage.db import Connection
 from storage.repositories import Repositories
 
 
@@ -31,7 +31,7 @@ class Results:
         )
 
     async def announce(
-        self, tx: aiosqlite.Connection, run: Run, session: Session, requester: Session | None, ended: float
+        self, tx: Connection, run: Run, session: Session, requester: Session | None, ended: float
     ) -> Announcement:
         """The announcement, with the conversation's own channel to fall back on when the run answers in a
         thread (should the thread be gone by then)."""
@@ -48,14 +48,14 @@ class Results:
         )
         return announcement
 
-    async def tell_run(self, tx: aiosqlite.Connection, target: Run, run: Run, session: Session, now: float) -> None:
+    async def tell_run(self, tx: Connection, target: Run, run: Run, session: Session, now: float) -> None:
         """A child's result for the live run that requested it, read at its next step or when it wakes."""
         await self._repos.inbox.add(
             tx, run_id=target.id, source_run_id=run.id, content=self.completion_event(run, session, now), now=now
         )
 
     async def tell_main_agent(
-        self, tx: aiosqlite.Connection, run: Run, session: Session, requester: Session | None, now: float
+        self, tx: Connection, run: Run, session: Session, requester: Session | None, now: float
     ) -> None:
         """A sub-agent's result that was posted for people also becomes context of the conversation's main
         agent, for its next turn, without starting one: it joins the main session's history now, or — while a
@@ -70,13 +70,13 @@ class Results:
         else:  # a queued turn loads the history when it starts, so it sees this
             await self._remember(tx, requester.key, [event])
 
-    async def keep_unread(self, tx: aiosqlite.Connection, run_id: str, session_key: str, now: float) -> None:
+    async def keep_unread(self, tx: Connection, run_id: str, session_key: str, now: float) -> None:
         """Results that arrived while a main turn ran are added to the session's history after that turn, however
         it ends (settled, killed, or interrupted by a restart)."""
         events = [content for source, content in await self._repos.inbox.take_pending(tx, run_id, now) if source]
         if events:
             await self._remember(tx, session_key, events)
 
-    async def _remember(self, tx: aiosqlite.Connection, session_key: str, events: list[str]) -> None:
+    async def _remember(self, tx: Connection, session_key: str, events: list[str]) -> None:
         context = ModelRequest(parts=[UserPromptPart(internal_context.wrap(events))])
         await self._repos.transcripts.append(tx, session_key, None, [context])

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-import aiosqlite
 import structlog
 
 from bot.agents.models import ModelFactory, UnknownModelError
@@ -43,6 +42,7 @@ from bot.records import (
     SpawnSite,
 )
 from bot.text import quoted
+from storage.db import Connection
 from storage.repositories import Repositories
 
 MISSED_SLOT_GRACE_SECONDS = 24 * 3600  # a slot missed for longer than this is skipped, not fired
@@ -177,7 +177,7 @@ class Schedules:
         conversation = self._conversation_of(schedule, now)
         session, run = self._firing(schedule, now, conversation.key if conversation else None)
 
-        async def claim(tx: aiosqlite.Connection) -> None:
+        async def claim(tx: Connection) -> None:
             if not await self._repos.schedules.claim(tx, schedule.id, slot, run_id=run.id):
                 raise SlotTaken()
 

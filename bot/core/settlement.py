@@ -43,7 +43,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-import aiosqlite
 import structlog
 
 from bot.agents.runner import INTERRUPTED_BEFORE, KILLED_BEFORE, RunOutcome, partial_result
@@ -53,6 +52,7 @@ from bot.core.archiving import Archiving
 from bot.core.delegate_records import DelegateRecords
 from bot.core.results import Results
 from bot.records import LIVE_STATUSES, Cleanup, Run, RunKind, RunStatus, Session, SessionKind
+from storage.db import Connection
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -211,7 +211,7 @@ class Settlement:
         after.changed.append(run.id)
         return after
 
-    async def _stop_abandoned(self, tx: aiosqlite.Connection, run_id: str, now: float, after: AfterCommit) -> None:
+    async def _stop_abandoned(self, tx: Connection, run_id: str, now: float, after: AfterCommit) -> None:
         """A turn that ended while a blocking child (``spawn_subagent``, a synchronous ``delegate``) still ran (its
         tool call was cancelled by a timeout or a failing sibling) leaves nobody waiting for that child: it is
         stopped and archived."""
@@ -229,9 +229,7 @@ class Settlement:
         session = await self._repos.sessions.get(session_key)
         return [session_key] if session is not None and session.delegation is not None else []
 
-    async def _route(
-        self, tx: aiosqlite.Connection, run: Run, session: Session, now: float, after: AfterCommit
-    ) -> None:
+    async def _route(self, tx: Connection, run: Run, session: Session, now: float, after: AfterCommit) -> None:
         """Deliver a finished run's result to its direct requester, exactly once (inside the caller's transaction)."""
         if session.delegation is not None:  # its caller reads the result from the run or its task record
             after.archive_now.append(session.key)
@@ -278,9 +276,7 @@ class Settlement:
                 return
             target_id = target.parent_run_id
 
-    async def _child_settled(
-        self, tx: aiosqlite.Connection, parent_run_id: str, now: float, after: AfterCommit
-    ) -> None:
+    async def _child_settled(self, tx: Connection, parent_run_id: str, now: float, after: AfterCommit) -> None:
         """A child of ``parent_run_id`` settled: if the parent waits and nothing is left, wake it or end it."""
         runs = self._repos.runs
         parent = await runs.get(parent_run_id, tx)

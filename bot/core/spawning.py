@@ -10,7 +10,6 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-import aiosqlite
 import structlog
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
@@ -46,6 +45,7 @@ from bot.records import (
     SessionRole,
     SpawnSite,
 )
+from storage.db import Connection
 from storage.repositories import Repositories
 from storage.usage import Payer
 
@@ -239,7 +239,7 @@ class Spawning:
         child: Session | None = None,
         binding: Binding | None = None,
         *,
-        also: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
+        also: Callable[[Connection], Awaitable[None]] | None = None,
     ) -> None:
         """One transaction: the conversation's main session (if new), a new child session, the queued run (admitted
         by the budgets), the child's thread binding, and whatever else the caller records with them (``also``: a

@@ -1,7 +1,8 @@
 """A background task that does a round of Discord work each time it is woken (at most one round per ``interval``).
 
 Closing lets a round in progress finish, for a few seconds: a message it posted must be recorded, or a restart would
-post it again."""
+post it again. A round that fails (its database unreachable for a while, say) is logged, and the next one tries
+again."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
+import structlog
+
 CLOSE_WAIT_SECONDS = 5
+
+log = structlog.get_logger(__name__)
 
 
 class Rounds:
@@ -46,6 +51,9 @@ class Rounds:
             self._wake.clear()
             if self._stop.is_set():
                 return
-            await self._work()
+            try:
+                await self._work()
+            except Exception:
+                log.exception("round_failed", rounds=self._name)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), self._interval)
