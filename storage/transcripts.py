@@ -36,9 +36,9 @@ class TranscriptRepository:
 
     async def history(self, session_key: str, first: int | None = None) -> list[ModelMessage]:
         """The session's messages in order; with ``first``, only that many (the history a turn started with)."""
+        limit = "" if first is None else f" LIMIT {int(first)}"
         rows = await self._db.fetch_all(
-            "SELECT message_json FROM transcript_messages WHERE session_key = ? ORDER BY id LIMIT ?",
-            (session_key, -1 if first is None else first),
+            f"SELECT message_json FROM transcript_messages WHERE session_key = ? ORDER BY id{limit}", (session_key,)
         )
         return _load(rows)
 

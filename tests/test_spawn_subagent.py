@@ -341,7 +341,7 @@ async def test_parallel_tools_lets_two_children_run_together_and_by_default_they
 
     assert await run_with("") == ["child: a started", "child: a ended", "child: b started", "child: b ended"]
     together = await run_with("[runtime_profiles.fast]\nparallel_tools = true\n")
-    assert together[:2] == ["child: a started", "child: b started"]
+    assert sorted(together[:2]) == ["child: a started", "child: b started"]  # both before either ended
 
 
 async def test_a_running_child_does_not_count_against_the_members_cap(tmp_path):
