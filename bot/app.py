@@ -187,7 +187,7 @@ class ThreadboundBot(commands.Bot):
             clock=self._clock,
             repos=repos,
             channel_conversation=channel_conversation,
-            durable=DurableRuns(durability, self.config.storage.path) if durability.resume_interrupted else None,
+            durable=DurableRuns(durability, self.config.storage.local_file) if durability.resume_interrupted else None,
         )
         self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
         self._delivery = DeliveryWorker(

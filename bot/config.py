@@ -92,10 +92,18 @@ class StorageConfig(Section):
         """What ``Database.open`` takes."""
         return self.url or self.path
 
+    @property
+    def local_file(self) -> str:
+        """The SQLite file, or for PostgreSQL the default file path: where local files such as the durable-runs
+        journal go by default."""
+        if self.url is None:
+            return self.path
+        return self.url.removeprefix("sqlite:///") if self.url.startswith("sqlite:///") else self.path
+
 
 class DurabilityConfig(Section):
     """``[durability]``: runs as DBOS workflows, so a run cut off by a crash or a restart resumes from its last
-    completed step. ``system_database``: DBOS's SQLite file (default: ``[storage] path`` + ``.dbos``);
+    completed step. ``system_database``: DBOS's SQLite file (default: the SQLite store's file + ``.dbos``);
     ``application_version``: the version DBOS recovers (a process recovers only its own version's workflows);
     ``executor_id``: this process's stable id (a process recovers only its own id's workflows)."""
 

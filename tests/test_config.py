@@ -253,3 +253,15 @@ def test_retention_keeps_30_days_by_default_and_checks_its_ranges():
     assert "retention.interval_minutes" in error_for("[retention]\ninterval_minutes = 0")
     assert "retention.outbox_days" in error_for('[retention]\noutbox_days = "30d"')
     assert "retention.delivered_outbox_days" in error_for("[retention]\ndelivered_outbox_days = 30")
+
+
+@pytest.mark.parametrize(
+    ("storage", "local"),
+    [
+        ('path = "data/x.sqlite3"', "data/x.sqlite3"),
+        ('url = "sqlite:///var/tb.sqlite3"', "var/tb.sqlite3"),
+        ('url = "postgresql://bot@db:5432/tb"', "data/threadbound.sqlite3"),
+    ],
+)
+def test_local_files_go_next_to_the_sqlite_store_wherever_it_is_named(storage, local):
+    assert parse_config(f"[storage]\n{storage}").storage.local_file == local
