@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,6 +30,9 @@ class SqliteConnection:
         return await (await self.raw.execute(sql, params)).fetchone()
 
 
+_WAL_ATTEMPTS = 50  # 5 s, as busy_timeout
+
+
 async def _connect(path: str) -> SqliteConnection:
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -39,6 +43,19 @@ async def _connect(path: str) -> SqliteConnection:
     for pragma in ("foreign_keys = ON", "synchronous = NORMAL", "busy_timeout = 5000"):
         await connection.execute_fetchall(f"PRAGMA {pragma}")
     return SqliteConnection(connection)
+
+
+async def _wal(connection: SqliteConnection) -> None:
+    """Switch the file to WAL. The switch takes the file for a moment and ``busy_timeout`` does not cover it, so a
+    process opening a new file at the same instant as another (which may be migrating it) waits its turn."""
+    for attempt in range(_WAL_ATTEMPTS):
+        try:
+            await connection.fetch_all("PRAGMA journal_mode = WAL")
+            return
+        except aiosqlite.OperationalError as error:
+            if "locked" not in str(error) or attempt == _WAL_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(0.1)
 
 
 class SqliteDatabase(Database):
@@ -55,7 +72,7 @@ class SqliteDatabase(Database):
     @classmethod
     async def connect(cls, path: str) -> SqliteDatabase:
         writer = await _connect(path)
-        await writer.fetch_all("PRAGMA journal_mode = WAL")
+        await _wal(writer)
         reader = await _connect(path)
         await reader.fetch_all("PRAGMA query_only = ON")
         return cls(writer, reader)
