@@ -28,6 +28,7 @@ from storage.postgres import translate
 POSTGRESQL = os.environ.get("TB_TEST_STORE", "sqlite") == "postgresql"
 INTEGRITY_ERRORS = (sqlite3.IntegrityError, psycopg.IntegrityError)
 _TEMPLATE = "tb_template"
+_OWNER = "owner.pid"
 
 
 def postgres_bindir() -> Path | None:
@@ -38,6 +39,16 @@ def postgres_bindir() -> Path | None:
         if (Path(candidate) / "initdb").exists() and (Path(candidate) / "pg_ctl").exists():
             return Path(candidate)
     return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid > 0
 
 
 def _free_port() -> int:
@@ -52,6 +63,7 @@ class PostgresServer:
     def __init__(self, bindir: Path) -> None:
         self._bindir = bindir
         self._root = Path(tempfile.mkdtemp(prefix="tb-pg-"))
+        (self._root / _OWNER).write_text(str(os.getpid()))
         self._port = _free_port()
         self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         self._known: set[str] = set()
@@ -76,6 +88,19 @@ class PostgresServer:
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self._root / "data"), "-m", "immediate", "stop")
         shutil.rmtree(self._root, ignore_errors=True)
+
+    def reap_orphans(self) -> None:
+        """Stop and delete the servers of test sessions that died without stopping theirs (a killed pytest)."""
+        for root in Path(tempfile.gettempdir()).glob("tb-pg-*"):
+            owner = root / _OWNER
+            if root == self._root or not owner.exists() or _alive(int(owner.read_text() or 0)):
+                continue
+            if (root / "data" / "postmaster.pid").exists():
+                subprocess.run(
+                    [*self._as, str(self._bindir / "pg_ctl"), "-D", str(root / "data"), "-m", "immediate", "stop"],
+                    capture_output=True,
+                )
+            shutil.rmtree(root, ignore_errors=True)
 
     def _admin(self, sql: str) -> None:
         with psycopg.connect(self.url("postgres"), autocommit=True) as connection:
@@ -104,6 +129,7 @@ def server() -> PostgresServer:
         bindir = postgres_bindir()
         assert bindir is not None, "conftest skips every test when there is none"
         _server = PostgresServer(bindir)
+        _server.reap_orphans()
         _server.start()
     return _server
 
