@@ -23,7 +23,7 @@ from bot.discord_adapter.delivery import MAX_CHANNELS, DeliveryWorker
 from bot.discord_adapter.render import render
 from bot.records import RunStatus
 from storage.db import Database
-from storage.outbox import OutboxRepository
+from storage.outbox import OutboxRepository, OutboxRow
 from tests import stores
 from tests.conftest import BOT_TOKEN
 from tests.polling import eventually
@@ -146,31 +146,30 @@ async def test_a_process_killed_mid_delivery_leaves_its_row_to_another_after_the
     long = announcement("long", "\n".join(paragraphs))
     parts = [message.content for message in render(long)]
     assert len(parts) == 3
-    await enqueue(url, [(channel.id, long)])
     # Discord creates the first part but its answer is a 429 asking to wait a minute: A sits in discord.py's wait
     fake_discord.inject_failure("POST", rf"^/channels/{channel.id}/messages$", 429, after_commit=True, retry_after=60)
     row = "SELECT status, claimed_by, parts_sent, claim_until FROM outbox"
 
-    async with process(fake_discord, url, "a") as a:
+    async with process(fake_discord, url, "a") as a, process(fake_discord, url, "b") as b:
+        await enqueue(url, [(channel.id, long)])  # a fresh row for both processes: neither reads back for it as such
         await a.worker.start()
         await eventually(lambda: contents(fake_discord, channel) == parts[:1], timeout=10, describe="part 1 posted")
-        async with process(fake_discord, url, "b") as b:
-            await b.worker.start()
-            await asyncio.sleep(3 * LEASE)  # A is alive and renews its claim: B must leave the row alone
-            [(status, claimed_by, parts_sent, held_until)] = stores.query(tmp_path / "shared.sqlite3", row)
-            assert (status, claimed_by, parts_sent) == ("pending", "a", 0)
-            assert held_until > time.time()
-            assert contents(fake_discord, channel) == parts[:1]
+        await b.worker.start()
+        await asyncio.sleep(3 * LEASE)  # A is alive and renews its claim: B must leave the row alone
+        [(status, claimed_by, parts_sent, held_until)] = stores.query(tmp_path / "shared.sqlite3", row)
+        assert (status, claimed_by, parts_sent) == ("pending", "a", 0)
+        assert held_until > time.time()
+        assert contents(fake_discord, channel) == parts[:1]
 
-            await a.worker.close()  # A dies: its claim is not released, it runs out
-            killed_at = time.time()
-            [(_, _, _, claim_until)] = stores.query(tmp_path / "shared.sqlite3", row)
-            await eventually(
-                lambda: stores.query(tmp_path / "shared.sqlite3", row)[0][:2] == ("delivered", "b"),
-                timeout=10,
-                describe="B to deliver the row",
-            )
-            [(delivered_at,)] = stores.query(tmp_path / "shared.sqlite3", "SELECT delivered_at FROM outbox")
+        await a.worker.close()  # A dies: its claim is not released, it runs out
+        killed_at = time.time()
+        [(_, _, _, claim_until)] = stores.query(tmp_path / "shared.sqlite3", row)
+        await eventually(
+            lambda: stores.query(tmp_path / "shared.sqlite3", row)[0][:2] == ("delivered", "b"),
+            timeout=10,
+            describe="B to deliver the row",
+        )
+        [(delivered_at,)] = stores.query(tmp_path / "shared.sqlite3", "SELECT delivered_at FROM outbox")
 
     assert claim_until <= killed_at + LEASE
     assert delivered_at >= claim_until  # B took it over only once A's lease had run out
@@ -178,3 +177,27 @@ async def test_a_process_killed_mid_delivery_leaves_its_row_to_another_after_the
     [(parts_sent, message_ids)] = stores.query(tmp_path / "shared.sqlite3", "SELECT parts_sent, message_ids_json FROM outbox")
     assert parts_sent == 3
     assert json.loads(message_ids) == [int(message["id"]) for message in fake_discord.channel_messages(channel)]
+
+
+async def test_processes_claiming_a_channel_at_once_one_takes_its_head_and_another_only_after_the_lease(tmp_path):
+    url = stores.database(tmp_path / "shared.sqlite3")
+    channel_id = 42
+    await enqueue(url, [(channel_id, announcement(f"r{n}", f"answer {n}")) for n in range(2)])
+    databases = await asyncio.gather(*(Database.open(url) for _ in range(4)))
+    try:
+
+        async def claims(prefix: str, now: float) -> list[tuple[str, OutboxRow]]:
+            taken = await asyncio.gather(
+                *(OutboxRepository(db).claim_head(channel_id, f"{prefix}{i}", now, now + 60) for i, db in enumerate(databases))
+            )
+            return [(f"{prefix}{i}", row) for i, row in enumerate(taken) if row is not None]
+
+        now = time.time()
+        [(holder, first)] = await claims("p", now)
+        assert first.id == 1 and first.claimed_by is None  # the head, and nobody had held it
+        assert await claims("q", now + 59) == []  # the head is held, and the row behind it waits for it
+        [(_, again)] = await claims("r", now + 61)  # the lease ran out: one process takes the row over
+        assert again.id == 1 and again.claimed_by == holder
+    finally:
+        for db in databases:
+            await db.close()
