@@ -108,7 +108,9 @@ class OutboxRepository:
             )
             if row is None:
                 return None
-            await tx.execute("UPDATE outbox SET claimed_by = ?, claim_until = ? WHERE id = ?", (owner, until, row["id"]))
+            await tx.execute(
+                "UPDATE outbox SET claimed_by = ?, claim_until = ? WHERE id = ?", (owner, until, row["id"])
+            )
         return _from_row(row)
 
     async def renew(self, row_id: int, owner: str, held_until: float, until: float) -> bool:

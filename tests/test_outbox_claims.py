@@ -103,6 +103,11 @@ def guild(fake_discord):
     return fake_discord.add_guild("Shared Guild")
 
 
+def shared(tmp_path, sql: str) -> list[tuple]:
+    """Rows of ``sql`` on the database both processes use."""
+    return stores.query(tmp_path / "shared.sqlite3", sql)
+
+
 def contents(fake_discord, channel) -> list[str]:
     return [message["content"] for message in fake_discord.channel_messages(channel)]
 
@@ -120,8 +125,7 @@ async def test_two_processes_post_each_announcement_once_in_channel_order(fake_d
     async with process(fake_discord, url, "a") as a, process(fake_discord, url, "b") as b:
         await asyncio.gather(a.worker.start(), b.worker.start())
         await eventually(
-            lambda: stores.query(tmp_path / "shared.sqlite3", "SELECT COUNT(*) FROM outbox WHERE status = 'pending'")
-            == [(0,)],
+            lambda: shared(tmp_path, "SELECT COUNT(*) FROM outbox WHERE status = 'pending'") == [(0,)],
             timeout=20,
             describe="every row delivered",
         )
@@ -130,9 +134,9 @@ async def test_two_processes_post_each_announcement_once_in_channel_order(fake_d
         assert contents(fake_discord, channel) == [f"{channel.name} answer {n}" for n in range(4)]
     posts = fake_discord.requests_matching("POST", r"^/channels/\d+/messages$")
     assert len(posts) == len(rows) + len(channels)  # each row once, and each channel's first post once more
-    delivered_by = stores.query(tmp_path / "shared.sqlite3", "SELECT DISTINCT claimed_by FROM outbox")
+    delivered_by = shared(tmp_path, "SELECT DISTINCT claimed_by FROM outbox")
     assert sorted(delivered_by) == [("a",), ("b",)]  # both processes delivered: they did compete
-    assert stores.query(tmp_path / "shared.sqlite3", "SELECT COUNT(*) FROM outbox WHERE claim_until IS NOT NULL") == [
+    assert shared(tmp_path, "SELECT COUNT(*) FROM outbox WHERE claim_until IS NOT NULL") == [
         (0,)
     ]  # every claim released
 
@@ -156,25 +160,25 @@ async def test_a_process_killed_mid_delivery_leaves_its_row_to_another_after_the
         await eventually(lambda: contents(fake_discord, channel) == parts[:1], timeout=10, describe="part 1 posted")
         await b.worker.start()
         await asyncio.sleep(3 * LEASE)  # A is alive and renews its claim: B must leave the row alone
-        [(status, claimed_by, parts_sent, held_until)] = stores.query(tmp_path / "shared.sqlite3", row)
+        [(status, claimed_by, parts_sent, held_until)] = shared(tmp_path, row)
         assert (status, claimed_by, parts_sent) == ("pending", "a", 0)
         assert held_until > time.time()
         assert contents(fake_discord, channel) == parts[:1]
 
         await a.worker.close()  # A dies: its claim is not released, it runs out
         killed_at = time.time()
-        [(_, _, _, claim_until)] = stores.query(tmp_path / "shared.sqlite3", row)
+        [(_, _, _, claim_until)] = shared(tmp_path, row)
         await eventually(
-            lambda: stores.query(tmp_path / "shared.sqlite3", row)[0][:2] == ("delivered", "b"),
+            lambda: shared(tmp_path, row)[0][:2] == ("delivered", "b"),
             timeout=10,
             describe="B to deliver the row",
         )
-        [(delivered_at,)] = stores.query(tmp_path / "shared.sqlite3", "SELECT delivered_at FROM outbox")
+        [(delivered_at,)] = shared(tmp_path, "SELECT delivered_at FROM outbox")
 
     assert claim_until <= killed_at + LEASE
     assert delivered_at >= claim_until  # B took it over only once A's lease had run out
     assert contents(fake_discord, channel) == parts  # part 1 read back, not posted again; the rest once
-    [(parts_sent, message_ids)] = stores.query(tmp_path / "shared.sqlite3", "SELECT parts_sent, message_ids_json FROM outbox")
+    [(parts_sent, message_ids)] = shared(tmp_path, "SELECT parts_sent, message_ids_json FROM outbox")
     assert parts_sent == 3
     assert json.loads(message_ids) == [int(message["id"]) for message in fake_discord.channel_messages(channel)]
 
@@ -188,7 +192,10 @@ async def test_processes_claiming_a_channel_at_once_one_takes_its_head_and_anoth
 
         async def claims(prefix: str, now: float) -> list[tuple[str, OutboxRow]]:
             taken = await asyncio.gather(
-                *(OutboxRepository(db).claim_head(channel_id, f"{prefix}{i}", now, now + 60) for i, db in enumerate(databases))
+                *(
+                    OutboxRepository(db).claim_head(channel_id, f"{prefix}{i}", now, now + 60)
+                    for i, db in enumerate(databases)
+                )
             )
             return [(f"{prefix}{i}", row) for i, row in enumerate(taken) if row is not None]
 
