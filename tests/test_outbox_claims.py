@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import discord
 import pytest
+from structlog.testing import capture_logs
 
 from bot.core.announcements import Announcement
 from bot.discord_adapter.delivery import MAX_CHANNELS, DeliveryWorker
@@ -208,3 +209,30 @@ async def test_processes_claiming_a_channel_at_once_one_takes_its_head_and_anoth
     finally:
         for db in databases:
             await db.close()
+
+
+async def test_a_process_whose_lapsed_claim_was_taken_over_posts_nothing_more(fake_discord, guild, tmp_path):
+    url = stores.database(tmp_path / "shared.sqlite3")
+    channel = fake_discord.add_text_channel(guild, "long")
+    long = announcement("long", "\n".join(f"paragraph {n}: " + "word " * 150 for n in range(6)))
+    parts = [message.content for message in render(long)]
+    # the first part is created, and A waits 2 s in discord.py before sending it again (a stall, as far as the
+    # other processes can tell)
+    fake_discord.inject_failure("POST", rf"^/channels/{channel.id}/messages$", 429, after_commit=True, retry_after=2)
+    with capture_logs() as logs:
+        async with process(fake_discord, url, "a") as a:
+            await enqueue(url, [(channel.id, long)])
+            await a.worker.start()
+            await eventually(lambda: contents(fake_discord, channel) == parts[:1], timeout=10, describe="part 1")
+            # meanwhile A's lease ran out and B took the row over (B's own delivery is not the point here)
+            shared(tmp_path, f"UPDATE outbox SET claimed_by = 'b', claim_until = {time.time() + 60}")
+            await eventually(
+                lambda: any(line["event"] == "delivery_claim_lost" for line in logs),
+                timeout=10,
+                describe="A to find its claim gone",
+            )
+            await asyncio.sleep(3)  # past the 2 s A was waiting to send part 1 again
+
+    assert contents(fake_discord, channel) == parts[:1]  # A sent neither part 1 again nor the next parts
+    assert len(fake_discord.requests_matching("POST", rf"^/channels/{channel.id}/messages$")) == 1
+    assert shared(tmp_path, "SELECT status, claimed_by, parts_sent FROM outbox") == [("pending", "b", 0)]
