@@ -1,7 +1,8 @@
 """Two processes on one database each rebuild every deadline's timer from it, so each deadline fires in both; what
 it does happens once: one farewell and one archive of an idle binding's thread, one archiving of a finished
 session, one timeout of an approval (one notice, one resumed turn), one run per schedule slot; two retention passes
-at once delete each row once and count it once.
+at once delete each row once and count it once. A delegate task's deadline has a timer only in the process that
+started the delegation (it is not rebuilt at start-up); were two to expire it at once, one would stop it.
 
 Each "process" is a core with its own database connections (and, for threads, its own discord.py client logged in
 over REST to the fake Discord); a second core started after the first rebuilds the same timers from the database.
@@ -20,19 +21,23 @@ from structlog.testing import capture_logs
 
 from bot.agents.tool_gate import TIMED_OUT
 from bot.config import parse_config
+from bot.core.delegate_records import DelegateRecords
 from bot.core.orchestrator import Orchestrator
 from bot.core.threads import ThreadPort
 from bot.discord_adapter.threads import DiscordThreads
-from bot.records import ApprovalStatus, Binding, RunStatus
+from bot.records import ApprovalStatus, Binding, RunStatus, TaskStatus
 from storage.db import Database
+from storage.repositories import Repositories
 from storage.retention import RetentionRepository
 from tests import stores
 from tests.conftest import BOT_TOKEN
-from tests.core_support import ModelFactory, ScriptedModels, text
+from tests.core_support import ModelFactory, ScriptedModels, chat_and_wait, running_core, text
 from tests.polling import eventually
 from tests.retention_data import KEY_COLUMNS, busy
 from tests.test_approvals import ASKING, finished, paused_chat, pending_of
 from tests.test_archive import spawned_and_done
+from tests.test_delegate import CONFIG as DELEGATING
+from tests.test_delegate import Caller, Held, delegate, models
 from tests.test_mcp_tools import ToolUser, recorded
 from tests.test_retention import due, keys, retention
 from tests.test_schedules import Clock, Researcher, core, cron_runs
@@ -179,3 +184,23 @@ async def test_two_retention_passes_at_once_delete_each_row_once_and_count_it_on
     finally:
         await first.close()
         await second.close()
+
+
+async def test_a_delegate_task_expired_by_two_processes_at_once_is_timed_out_and_stopped_by_one(tmp_path):
+    held = Held()
+    caller = Caller(delegate(agent="researcher", prompt="long job", background=True))
+    async with running_core(tmp_path, models(caller, researcher=held), DELEGATING) as a:
+        await chat_and_wait(a)
+        await held.started.wait()
+        [(task_id,)] = await a._db.fetch_all("SELECT task_id FROM delegate_tasks")
+        other = await Database.open(stores.database(tmp_path / "core.sqlite3"))
+        try:
+            expired = await asyncio.gather(
+                *(DelegateRecords(Repositories.over(db), time.time).expire(task_id, 30) for db in (a._db, other))
+            )
+        finally:
+            await other.close()
+        [(status,)] = await a._db.fetch_all("SELECT status FROM delegate_tasks")
+        held.release.set()
+    assert len([task for task in expired if task is not None]) == 1  # only that process goes on to stop its run
+    assert status == TaskStatus.TIMED_OUT
