@@ -236,3 +236,23 @@ async def test_a_process_whose_lapsed_claim_was_taken_over_posts_nothing_more(fa
     assert contents(fake_discord, channel) == parts[:1]  # A sent neither part 1 again nor the next parts
     assert len(fake_discord.requests_matching("POST", rf"^/channels/{channel.id}/messages$")) == 1
     assert shared(tmp_path, "SELECT status, claimed_by, parts_sent FROM outbox") == [("pending", "b", 0)]
+
+
+async def test_a_process_restarted_under_its_executor_id_takes_its_row_back_at_once(fake_discord, guild, tmp_path):
+    url = stores.database(tmp_path / "shared.sqlite3")
+    channel = fake_discord.add_text_channel(guild, "long")
+    long = announcement("long", "\n".join(f"paragraph {n}: " + "word " * 150 for n in range(6)))
+    parts = [message.content for message in render(long)]
+    fake_discord.inject_failure("POST", rf"^/channels/{channel.id}/messages$", 429, after_commit=True, retry_after=60)
+    await enqueue(url, [(channel.id, long)])
+    async with process(fake_discord, url, "a", lease=3600) as a:
+        await a.worker.start()
+        await eventually(lambda: contents(fake_discord, channel) == parts[:1], timeout=10, describe="part 1")
+    assert shared(tmp_path, "SELECT status, claimed_by FROM outbox") == [("pending", "a")]  # it died holding it
+
+    async with process(fake_discord, url, "a", lease=3600) as again:
+        await again.worker.start()  # its claim was its own previous life's: no waiting out the hour's lease
+        await eventually(
+            lambda: shared(tmp_path, "SELECT status FROM outbox") == [("delivered",)], timeout=10, describe="delivery"
+        )
+    assert contents(fake_discord, channel) == parts  # part 1 read back, the rest posted once

@@ -96,8 +96,10 @@ class DeliveryWorker:
         self._wake.set()
 
     async def start(self) -> None:
-        """Retry what a previous process left undelivered right away, then keep delivering."""
+        """Retry what a previous process left undelivered right away — what this one's previous life (same executor
+        id) held when it stopped too, without waiting out its leases — then keep delivering."""
         async with self._db.transaction() as tx:
+            await self._outbox.release_claims(tx, self._executor_id)
             await self._outbox.retry_pending_now(tx, self._clock())
         self._task = asyncio.create_task(self._loop(), name="outbox-delivery")
 
