@@ -52,6 +52,9 @@ def announcement(label: str, body: str) -> Announcement:
     )
 
 
+LONG = announcement("long", "\n".join(f"paragraph {n}: " + "word " * 150 for n in range(6)))  # 3 parts
+
+
 @contextlib.asynccontextmanager
 async def process(fake_discord, url: str, name: str, lease: float = LEASE) -> AsyncIterator[Process]:
     """A delivery worker as one bot process runs it, with ``name`` as its executor id."""
@@ -119,9 +122,10 @@ async def test_two_processes_post_each_announcement_once_in_channel_order(fake_d
     rows = [(channel.id, announcement(f"{channel.name}-{n}", f"{channel.name} answer {n}")) for n in range(4)
             for channel in channels]  # fmt: skip
     await enqueue(url, rows)
-    for channel in channels:  # a channel's first post waits out a 429: whoever claims it holds it for a while,
-        fake_discord.inject_failure("POST", rf"^/channels/{channel.id}/messages$", 429, retry_after=1.0)  # while
-    # the other process looks for rows (a worker delivers MAX_CHANNELS channels at once, so neither takes them all)
+    # A channel's first post waits out a 429, so whoever claims it holds it a while the other process looks for
+    # rows; and a worker delivers MAX_CHANNELS channels at once: neither process can take them all.
+    for channel in channels:
+        fake_discord.inject_failure("POST", rf"^/channels/{channel.id}/messages$", 429, retry_after=1.0)
 
     async with process(fake_discord, url, "a") as a, process(fake_discord, url, "b") as b:
         await asyncio.gather(a.worker.start(), b.worker.start())
@@ -137,9 +141,8 @@ async def test_two_processes_post_each_announcement_once_in_channel_order(fake_d
     assert len(posts) == len(rows) + len(channels)  # each row once, and each channel's first post once more
     delivered_by = shared(tmp_path, "SELECT DISTINCT claimed_by FROM outbox")
     assert sorted(delivered_by) == [("a",), ("b",)]  # both processes delivered: they did compete
-    assert shared(tmp_path, "SELECT COUNT(*) FROM outbox WHERE claim_until IS NOT NULL") == [
-        (0,)
-    ]  # every claim released
+    released = "SELECT COUNT(*) FROM outbox WHERE claim_until IS NOT NULL"
+    assert shared(tmp_path, released) == [(0,)]
 
 
 async def test_a_process_killed_mid_delivery_leaves_its_row_to_another_after_the_lease_once(
@@ -147,16 +150,14 @@ async def test_a_process_killed_mid_delivery_leaves_its_row_to_another_after_the
 ):
     url = stores.database(tmp_path / "shared.sqlite3")
     channel = fake_discord.add_text_channel(guild, "long")
-    paragraphs = [f"paragraph {n}: " + "word " * 150 for n in range(6)]  # three parts of up to 2000 characters
-    long = announcement("long", "\n".join(paragraphs))
-    parts = [message.content for message in render(long)]
+    parts = [message.content for message in render(LONG)]
     assert len(parts) == 3
     # Discord creates the first part but its answer is a 429 asking to wait a minute: A sits in discord.py's wait
     fake_discord.inject_failure("POST", rf"^/channels/{channel.id}/messages$", 429, after_commit=True, retry_after=60)
     row = "SELECT status, claimed_by, parts_sent, claim_until FROM outbox"
 
     async with process(fake_discord, url, "a") as a, process(fake_discord, url, "b") as b:
-        await enqueue(url, [(channel.id, long)])  # a fresh row for both processes: neither reads back for it as such
+        await enqueue(url, [(channel.id, LONG)])  # a fresh row for both processes: neither reads back for it as such
         await a.worker.start()
         await eventually(lambda: contents(fake_discord, channel) == parts[:1], timeout=10, describe="part 1 posted")
         await b.worker.start()
@@ -214,14 +215,13 @@ async def test_processes_claiming_a_channel_at_once_one_takes_its_head_and_anoth
 async def test_a_process_whose_lapsed_claim_was_taken_over_posts_nothing_more(fake_discord, guild, tmp_path):
     url = stores.database(tmp_path / "shared.sqlite3")
     channel = fake_discord.add_text_channel(guild, "long")
-    long = announcement("long", "\n".join(f"paragraph {n}: " + "word " * 150 for n in range(6)))
-    parts = [message.content for message in render(long)]
+    parts = [message.content for message in render(LONG)]
     # the first part is created, and A waits 2 s in discord.py before sending it again (a stall, as far as the
     # other processes can tell)
     fake_discord.inject_failure("POST", rf"^/channels/{channel.id}/messages$", 429, after_commit=True, retry_after=2)
     with capture_logs() as logs:
         async with process(fake_discord, url, "a") as a:
-            await enqueue(url, [(channel.id, long)])
+            await enqueue(url, [(channel.id, LONG)])
             await a.worker.start()
             await eventually(lambda: contents(fake_discord, channel) == parts[:1], timeout=10, describe="part 1")
             # meanwhile A's lease ran out and B took the row over (B's own delivery is not the point here)
@@ -241,10 +241,9 @@ async def test_a_process_whose_lapsed_claim_was_taken_over_posts_nothing_more(fa
 async def test_a_process_restarted_under_its_executor_id_takes_its_row_back_at_once(fake_discord, guild, tmp_path):
     url = stores.database(tmp_path / "shared.sqlite3")
     channel = fake_discord.add_text_channel(guild, "long")
-    long = announcement("long", "\n".join(f"paragraph {n}: " + "word " * 150 for n in range(6)))
-    parts = [message.content for message in render(long)]
+    parts = [message.content for message in render(LONG)]
     fake_discord.inject_failure("POST", rf"^/channels/{channel.id}/messages$", 429, after_commit=True, retry_after=60)
-    await enqueue(url, [(channel.id, long)])
+    await enqueue(url, [(channel.id, LONG)])
     async with process(fake_discord, url, "a", lease=3600) as a:
         await a.worker.start()
         await eventually(lambda: contents(fake_discord, channel) == parts[:1], timeout=10, describe="part 1")
