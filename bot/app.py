@@ -197,6 +197,8 @@ class ThreadboundBot(commands.Bot):
             on_delivered=self._orchestrator.announcement_delivered,
             on_failed=self._orchestrator.announcement_delivered,
             give_up_after=self.config.discord.delivery_give_up_after,
+            executor_id=self.config.durability.executor_id,
+            lease=self.config.discord.delivery_lease,
             persona=self._persona,
             base_delay=self._retry_base_delay,
         )

@@ -64,6 +64,7 @@ class DiscordConfig(Section):
     route_bot_messages: bool = False
     max_active_runs_per_member: Annotated[int, Field(ge=0)] = 5
     delivery_give_up_after: Duration = 24 * 3600.0
+    delivery_lease: Duration = 60.0
 
 
 class StorageConfig(Section):

@@ -52,7 +52,16 @@ class BindingRepository:
     async def touch(self, tx: Connection, thread_id: int, now: float) -> None:
         await tx.execute("UPDATE thread_bindings SET last_activity_at = ? WHERE thread_id = ?", (now, thread_id))
 
-    async def remove(self, tx: Connection, thread_id: int) -> Binding | None:
-        """Delete the binding of ``thread_id``; returns it, or ``None`` if there was none."""
-        row = await tx.fetch_one(f"DELETE FROM thread_bindings WHERE thread_id = ? RETURNING {_COLUMNS}", (thread_id,))
+    async def remove(
+        self, tx: Connection, thread_id: int, *, unless_changed_from: Binding | None = None
+    ) -> Binding | None:
+        """Delete the binding of ``thread_id`` — with ``unless_changed_from``, only while it is still that binding
+        with no activity since (a deadline seen due still is: compare-and-set, so of several processes whose timers
+        fire, one ends it); returns it, or ``None`` if there was none (or it changed)."""
+        where = "thread_id = ?"
+        params: tuple[int | float, ...] = (thread_id,)
+        if unless_changed_from is not None:
+            where += " AND bound_at = ? AND last_activity_at = ?"
+            params += (unless_changed_from.bound_at, unless_changed_from.last_activity_at)
+        row = await tx.fetch_one(f"DELETE FROM thread_bindings WHERE {where} RETURNING {_COLUMNS}", params)
         return Binding(*row) if row else None

@@ -71,6 +71,9 @@ class Database(ABC):
     """
 
     migrations_folder: str
+    skip_locked = ""
+    """Appended to a ``SELECT`` that claims rows inside a transaction: with row locks (PostgreSQL), rows another
+    transaction holds are skipped rather than waited for; SQLite serialises writers, so it needs nothing."""
 
     def __init__(self) -> None:
         self._write_lock = asyncio.Lock()

@@ -1,7 +1,10 @@
 """Outbox repository: durable rows for everything that must reach Discord, delivered at least once by the
 worker and made exactly-once by the idempotency key (unique here, and sent to Discord as the message nonce).
 
-Rows of one channel are delivered oldest first; different channels independently. A row that cannot be
+Rows of one channel are delivered oldest first; different channels independently. Several processes may share the
+outbox: a process delivers a row only once it has claimed it (``claimed_by`` its executor id, until ``claim_until``,
+a lease it renews while delivering); the others leave the row, and so its channel, alone until the lease runs out —
+a process that died mid-delivery leaves a claim that expires, and another takes the row over. A row that cannot be
 delivered ends ``failed`` in the same transaction that adds the notice telling its requester (``notice`` says
 where that row goes), so a crash can neither lose the notice nor send it twice.
 """
@@ -18,7 +21,7 @@ NoticeVia = Literal["parent_channel", "dm"]
 
 _COLUMNS = (
     "id, idempotency_key, run_id, channel_id, payload_json, status, parts_sent, message_ids_json, attempts, "
-    "next_attempt_at, last_error, created_at, delivered_at, first_failed_at, notice"
+    "next_attempt_at, last_error, created_at, delivered_at, first_failed_at, notice, claimed_by, claim_until"
 )
 
 
@@ -39,6 +42,8 @@ class OutboxRow:
     delivered_at: float | None
     first_failed_at: float | None
     notice: NoticeVia | None  # None: an announcement; else a notice that another row failed, and where
+    claimed_by: str | None  # the process delivering it; on a pending row just claimed: one that let go unfinished
+    claim_until: float | None  # the claim's lease; None once released
 
 
 @dataclass(frozen=True)
@@ -80,20 +85,54 @@ class OutboxRepository:
         return changed == 1
 
     async def heads(self) -> list[tuple[int, float]]:
-        """``(channel_id, next_attempt_at)`` of each channel's oldest pending row, the soonest due first."""
+        """``(channel_id, when it can be taken)`` of each channel's oldest pending row, the soonest first: when it
+        is due, or, while a process holds it, when that claim's lease runs out."""
         rows = await self._db.fetch_all(
-            "SELECT channel_id, next_attempt_at FROM outbox WHERE id IN "
-            "(SELECT MIN(id) FROM outbox WHERE status = 'pending' GROUP BY channel_id) ORDER BY next_attempt_at"
+            "SELECT channel_id, CASE WHEN claim_until > next_attempt_at THEN claim_until ELSE next_attempt_at END "
+            "AS takeable_at FROM outbox WHERE id IN "
+            "(SELECT MIN(id) FROM outbox WHERE status = 'pending' GROUP BY channel_id) ORDER BY takeable_at"
         )
         return [(row[0], row[1]) for row in rows]
 
-    async def head(self, channel_id: int) -> OutboxRow | None:
-        """The channel's oldest pending row: later rows of the channel wait for it."""
-        row = await self._db.fetch_one(
-            f"SELECT {_COLUMNS} FROM outbox WHERE status = 'pending' AND channel_id = ? ORDER BY id LIMIT 1",
-            (channel_id,),
+    async def claim_head(self, channel_id: int, owner: str, now: float, until: float) -> OutboxRow | None:
+        """Claim the channel's oldest pending row (later rows of the channel wait for it) for ``owner`` until
+        ``until``, if it is due and no claim on it is alive; the row as it was before, so its ``claimed_by`` tells
+        whether a process that held it let go unfinished. ``None``: nothing to take now."""
+        async with self._db.transaction() as tx:
+            row = await tx.fetch_one(
+                f"SELECT {_COLUMNS} FROM outbox WHERE id = "
+                "(SELECT MIN(id) FROM outbox WHERE status = 'pending' AND channel_id = ?) "
+                "AND status = 'pending' AND next_attempt_at <= ? AND (claim_until IS NULL OR claim_until <= ?)"
+                f"{self._db.skip_locked}",
+                (channel_id, now, now),
+            )
+            if row is None:
+                return None
+            await tx.execute(
+                "UPDATE outbox SET claimed_by = ?, claim_until = ? WHERE id = ?", (owner, until, row["id"])
+            )
+        return _from_row(row)
+
+    async def renew(self, row_id: int, owner: str, held_until: float, until: float) -> bool:
+        """Extend ``owner``'s claim (the one that ran until ``held_until``) to ``until``; False: the claim is gone
+        — it lapsed and another process took the row over."""
+        async with self._db.transaction() as tx:
+            changed = await tx.execute(
+                "UPDATE outbox SET claim_until = ? WHERE id = ? AND status = 'pending' AND claimed_by = ? "
+                "AND claim_until = ?",
+                (until, row_id, owner, held_until),
+            )
+        return changed == 1
+
+    async def release_claims(self, tx: Connection, owner: str) -> int:
+        """End ``owner``'s claims (its previous life died holding them) without waiting out their leases; who takes
+        such a row next still sees who held it, and reads back what may already be posted."""
+        changed = await tx.execute(
+            "UPDATE outbox SET claim_until = NULL WHERE claimed_by = ? AND status = 'pending' "
+            "AND claim_until IS NOT NULL",
+            (owner,),
         )
-        return _from_row(row) if row else None
+        return changed
 
     async def retry_pending_now(self, tx: Connection, now: float) -> int:
         """Make every undelivered row due at once (a fresh process need not wait out an old backoff)."""
@@ -109,15 +148,19 @@ class OutboxRepository:
         )
 
     async def mark_delivered(self, tx: Connection, row_id: int, now: float) -> None:
-        await tx.execute("UPDATE outbox SET status = 'delivered', delivered_at = ? WHERE id = ?", (now, row_id))
+        await tx.execute(
+            "UPDATE outbox SET status = 'delivered', delivered_at = ?, claim_until = NULL WHERE id = ?", (now, row_id)
+        )
 
     async def schedule_retry(
         self, tx: Connection, row_id: int, attempts: int, next_attempt_at: float, error: str, now: float
     ) -> None:
-        """Try again later. The give-up bound counts from the first failure — for the rows waiting behind this
-        one in its channel too, so the last of them is not told days after the first."""
+        """Try again later, releasing the claim (any process may take the retry). The give-up bound counts from the
+        first failure — for the rows waiting behind this one in its channel too, so the last of them is not told
+        days after the first."""
         await tx.execute(
-            "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?",
+            "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, claimed_by = NULL, "
+            "claim_until = NULL WHERE id = ?",
             (attempts, next_attempt_at, error, row_id),
         )
         await tx.execute(
@@ -132,7 +175,7 @@ class OutboxRepository:
         """End ``row`` as failed and, in the same transaction, add the notice that tells its requester."""
         await tx.execute(
             "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, "
-            "first_failed_at = COALESCE(first_failed_at, ?) WHERE id = ?",
+            "first_failed_at = COALESCE(first_failed_at, ?), claim_until = NULL WHERE id = ?",
             (attempts, error, now, row.id),
         )
         if notice is not None:

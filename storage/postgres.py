@@ -112,6 +112,7 @@ class PostgresDatabase(Database):
     committed state only."""
 
     migrations_folder = "migrations/postgresql"
+    skip_locked = " FOR UPDATE SKIP LOCKED"
 
     def __init__(self, pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]]) -> None:
         super().__init__()

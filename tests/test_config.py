@@ -155,6 +155,14 @@ def test_delivery_give_up_after_rejects_what_is_not_a_positive_duration(value, m
     )
 
 
+def test_delivery_lease_is_a_positive_duration_defaulting_to_a_minute():
+    assert parse_config("").discord.delivery_lease == 60
+    assert parse_config('[discord]\ndelivery_lease = "5s"\n').discord.delivery_lease == 5
+    assert error_for("[discord]\ndelivery_lease = 60\n") == (
+        'config.toml: \'discord.delivery_lease\': must be a duration in quotes such as "24h", "90m" or "1d", not 60'
+    )
+
+
 FAKE_PROVIDER = '[providers.fake]\ntype = "openai"\napi_key_env = "TB_FAKE_KEY"\n[agents.defaults]\nmodel = "fake/a"\n'
 
 

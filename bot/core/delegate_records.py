@@ -127,7 +127,8 @@ class DelegateRecords:
             if task is None or task.status is not TaskStatus.RUNNING:
                 return None
             error = timed_out(task.agent, timeout_seconds)
-            await self._repos.delegate_tasks.finish(
+            # compare-and-set: on PostgreSQL another process may have read it running too, and finished it first
+            finished = await self._repos.delegate_tasks.finish(
                 tx, task_id, TaskStatus.TIMED_OUT, self._clock(), error=error, note=RECONCILED_NOTE
             )
-        return task
+        return task if finished else None

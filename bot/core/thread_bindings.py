@@ -1,7 +1,8 @@
 """A session's Discord thread: open it, introduce it, route what people write in it, bind and unbind, expire
 bindings at their idle or max-age deadline, and reconcile with threads closed while the bot was down.
 
-Bindings live in SQLite; their deadline timers are rebuilt from it at start-up.
+Bindings live in the database; their deadline timers are rebuilt from it at start-up, and every process sharing it
+sets them: a deadline ends its binding by compare-and-set, so one process says farewell.
 """
 
 from __future__ import annotations
@@ -158,14 +159,19 @@ class ThreadBindings:
             await self._sessions.follow_up(session, message, latest, origin=origin)
         return True
 
-    async def unbind(self, thread_id: int, *, farewell: str | None = None) -> bool:
-        """End a binding (the thread itself is left alone); ``farewell`` is posted into it when given. A
-        session left with no thread is archived in due course, like any other that has finished."""
+    async def unbind(
+        self, thread_id: int, *, farewell: str | None = None, unless_changed_from: Binding | None = None
+    ) -> bool:
+        """End a binding (the thread itself is left alone) — with ``unless_changed_from``, only if it is still that
+        one (so of processes racing to end it, one does); ``farewell`` is posted into it when given. A session left
+        with no thread is archived in due course, like any other that has finished."""
         async with self._repos.db.transaction() as tx:
-            removed = await self._repos.bindings.remove(tx, thread_id)
-        self._timers.cancel(f"binding:{thread_id}")
+            removed = await self._repos.bindings.remove(tx, thread_id, unless_changed_from=unless_changed_from)
         if removed is None:
+            if unless_changed_from is None:
+                self._timers.cancel(f"binding:{thread_id}")
             return False
+        self._timers.cancel(f"binding:{thread_id}")
         log.info("thread_unbound", thread_id=thread_id, farewell=farewell is not None)
         if farewell and self._threads is not None:
             with contextlib.suppress(ThreadUnavailable):
@@ -204,7 +210,11 @@ class ThreadBindings:
             self._schedule_deadline(binding)  # activity moved it meanwhile
             return
         seconds = binding.idle_seconds if reason == "idle" else binding.max_age_seconds
-        await self.unbind(thread_id, farewell=farewell_text(reason, seconds))
+        if not await self.unbind(thread_id, farewell=farewell_text(reason, seconds), unless_changed_from=binding):
+            current = await self._repos.bindings.get(thread_id)  # another process ended it first, or activity
+            if current is not None:  # moved its deadline meanwhile
+                self._schedule_deadline(current)
+            return
         settings = (await self._guild_settings.effective(binding.guild_id)).thread_bindings
         if settings.archive_on_expiry and binding.guild_id is not None and self._threads is not None:
             try:

@@ -8,6 +8,11 @@ because the nonce de-duplicates for a few minutes only. Parts sent are recorded,
 delivery stopped. Transient failures (5xx, 429, network) are retried with exponential backoff until
 ``give_up_after`` has passed since the first one; then, or at once on a permanent failure (unknown channel,
 missing access, bad request), the row ends failed and its requester is told (``notices``).
+
+Several processes may deliver from one database: each row is delivered by the process that claimed it, under a
+lease (``[discord] delivery_lease``) renewed while its parts go out. A process whose claim lapsed stops before its
+next part; one that died leaves a claim that runs out, and whoever takes the row over reads the channel back first,
+like any row that may have been partly posted. Rows other processes add are noticed within a lease.
 """
 
 from __future__ import annotations
@@ -61,6 +66,8 @@ class DeliveryWorker:
         *,
         on_delivered: Callable[[str], Awaitable[None]],
         give_up_after: float,
+        executor_id: str,
+        lease: float,
         on_failed: Callable[[str], Awaitable[None]] | None = None,
         persona: WebhookPersona | None = None,
         clock: Callable[[], float] = time.time,
@@ -73,6 +80,8 @@ class DeliveryWorker:
         self._on_delivered = on_delivered
         self._on_failed = on_failed
         self._give_up_after = give_up_after
+        self._executor_id = executor_id
+        self._lease = lease
         self._persona = persona
         self._notices = FailureNotices(client)
         self._started_at = clock()
@@ -87,8 +96,10 @@ class DeliveryWorker:
         self._wake.set()
 
     async def start(self) -> None:
-        """Retry what a previous process left undelivered right away, then keep delivering."""
+        """Retry what a previous process left undelivered right away — what this one's previous life (same executor
+        id) held when it stopped too, without waiting out its leases — then keep delivering."""
         async with self._db.transaction() as tx:
+            await self._outbox.release_claims(tx, self._executor_id)
             await self._outbox.retry_pending_now(tx, self._clock())
         self._task = asyncio.create_task(self._loop(), name="outbox-delivery")
 
@@ -109,7 +120,8 @@ class DeliveryWorker:
             except Exception:
                 log.exception("outbox_loop_failed")
                 next_at = self._clock() + self._base_delay
-            timeout = None if next_at is None else max(0.0, next_at - self._clock())
+            # look again within a lease even with nothing due here: other processes add rows, and may die
+            timeout = self._lease if next_at is None else min(self._lease, max(0.0, next_at - self._clock()))
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
 
@@ -134,13 +146,38 @@ class DeliveryWorker:
         self._wake.set()
 
     async def _drain(self, channel_id: int) -> None:
-        """Deliver the channel's rows oldest first, until none is left or the oldest must wait (backoff)."""
+        """Deliver the channel's rows oldest first, each once claimed, until none is left, the oldest must wait
+        (backoff), or another process holds it."""
         try:
-            while (row := await self._outbox.head(channel_id)) is not None and row.next_attempt_at <= self._clock():
-                await self._deliver(row)
+            while (claimed := await self._claim(channel_id)) is not None:
+                await self._deliver_leased(*claimed)
         except Exception:
             log.exception("outbox_channel_failed", channel_id=channel_id)
             await asyncio.sleep(self._base_delay)  # then the loop starts this channel again
+
+    async def _claim(self, channel_id: int) -> tuple[OutboxRow, float] | None:
+        """The channel's oldest row, claimed, and until when."""
+        now = self._clock()
+        until = now + self._lease
+        row = await self._outbox.claim_head(channel_id, self._executor_id, now, until)
+        return None if row is None else (row, until)
+
+    async def _deliver_leased(self, row: OutboxRow, held_until: float) -> None:
+        """Deliver ``row``, renewing its claim every third of the lease; if the claim turns out lost (this process
+        stalled past its lease and another took the row over), stop before posting anything more."""
+        delivering = asyncio.create_task(self._deliver(row), name=f"outbox-row-{row.id}")
+        try:
+            while not (await asyncio.wait({delivering}, timeout=self._lease / 3))[0]:
+                until = self._clock() + self._lease
+                if not await self._outbox.renew(row.id, self._executor_id, held_until, until):
+                    log.warning("delivery_claim_lost", outbox_id=row.id, channel_id=row.channel_id)
+                    return
+                held_until = until
+            delivering.result()
+        finally:
+            delivering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await delivering
 
     async def _deliver(self, row: OutboxRow) -> None:
         bound = log.bind(outbox_id=row.id, run_id=row.run_id, channel_id=row.channel_id)
@@ -202,7 +239,7 @@ class DeliveryWorker:
     async def _post(self, row: OutboxRow, announcement: Announcement, message: OutgoingMessage, index: int) -> int:
         """Post one part — unless it may already exist and the channel shows it does — as the sub-agent's
         persona in a bound thread when possible, else as the bot."""
-        may_exist = row.attempts > 0 or row.created_at < self._started_at
+        may_exist = row.attempts > 0 or row.created_at < self._started_at or row.claimed_by is not None
         if may_exist:
             taken = await self._outbox.posted_in_channel(row.channel_id, since=row.created_at - CLOCK_SKEW_SECONDS)
             reply_to = announcement.reply_to_message_id if index == 0 else None
