@@ -3,7 +3,8 @@
 It does the delivery worker's database work for each announcement (``bot/discord_adapter/delivery.py``: wake on the
 core's outbox signal, each channel's oldest pending row first, record the part sent, mark it delivered, tell the
 core) and leaves out only the post to Discord. ``delivered(run_id)`` waits for a run's announcement and returns when
-it was marked delivered (``time.perf_counter``).
+it was marked delivered (``time.perf_counter``). Processes sharing a store each deliver their own channels only
+(``channels``, as a shard owns its guilds'): today nothing stops two delivery workers from taking the same row.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from storage.outbox import OutboxRepository, OutboxRow
 
 
 class DeliverySink:
-    def __init__(self, core: Orchestrator, db: Database) -> None:
+    def __init__(self, core: Orchestrator, db: Database, channels: set[int] | None = None) -> None:
         self._core = core
+        self._channels = channels
         self._db = db
         self._outbox = OutboxRepository(db)
         self._wake = asyncio.Event()
@@ -47,6 +49,8 @@ class DeliverySink:
             await self._wake.wait()
             self._wake.clear()
             for channel_id, _due in await self._outbox.heads():
+                if self._channels is not None and channel_id not in self._channels:
+                    continue
                 while (row := await self._outbox.head(channel_id)) is not None:
                     await self._deliver(row)
 

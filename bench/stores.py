@@ -4,6 +4,8 @@ fsync, each database a copy of a migrated template) — for every measurement, s
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -35,18 +37,17 @@ def bench_stores(wanted: Sequence[str]) -> Iterator[tuple[BenchStores, list[str]
     if unknown:
         raise SystemExit(f"unknown store {', '.join(sorted(unknown))}: choose from {', '.join(STORES)}")
     usable = list(wanted)
-    postgres = None
-    if "postgresql" in wanted:
-        bindir = postgres_bindir()
-        if bindir is None:
-            print("postgresql: skipped, no initdb/pg_ctl found (set TB_PG_BINDIR)")
-            usable.remove("postgresql")
-        else:
-            postgres = PostgresServer(bindir)
-            postgres.start()
+    bindir = postgres_bindir() if "postgresql" in wanted else None
+    if "postgresql" in wanted and bindir is None:
+        print("postgresql: skipped, no initdb/pg_ctl found (set TB_PG_BINDIR)")
+        usable.remove("postgresql")
+    postgres = PostgresServer(bindir) if bindir is not None else None
     try:
+        if postgres is not None:
+            postgres.start()
         with tempfile.TemporaryDirectory(prefix="tb-bench-") as folder:
             yield BenchStores(Path(folder), postgres), usable
     finally:
         if postgres is not None:
-            postgres.stop()
+            with contextlib.suppress(subprocess.CalledProcessError):  # it failed to start: nothing to stop
+                postgres.stop()
