@@ -31,7 +31,10 @@ from storage.postgres import translate
 Statement = tuple[str, Sequence[Any]]
 CHANNEL_ID = 2
 _PAYLOAD = json.dumps({"agent_label": "main", "status": "completed", "text": "done", "channel_id": CHANNEL_ID})
-_MESSAGES = (b'{"kind":"request","parts":[{"content":"task"}]}', b'{"kind":"response","parts":[{"content":"done"}]}')
+_MESSAGES: tuple[str, ...] = (
+    '{"kind":"request","parts":[{"content":"task"}]}',
+    '{"kind":"response","parts":[{"content":"done"}]}',
+)
 
 
 class _Connection(Protocol):
@@ -75,7 +78,7 @@ class _Postgres:
     async def transaction(self, statements: Sequence[Statement]) -> None:
         async with self._lock, self._connection.transaction():
             for sql, params in statements:
-                await self._connection.execute(translate(sql), params)  # type: ignore[arg-type]
+                await self._connection.execute(translate(sql), params)
 
     async def close(self) -> None:
         await self._connection.close()
@@ -124,9 +127,10 @@ class Floor:
         messages = _MESSAGES
         if self._agent is not None:
             result = await self._agent.run(task)
-            messages = tuple(ModelMessagesTypeAdapter.dump_json([message]) for message in result.new_messages())
+            # one JSON object per row, as the transcript repository stores a message
+            messages = tuple(ModelMessagesTypeAdapter.dump_json([m]).decode()[1:-1] for m in result.new_messages())
         append = "INSERT INTO transcript_messages (session_key, run_id, message_json, created_at) VALUES (?, ?, ?, ?)"
-        await transaction([(append, (session_key, run_id, message.decode(), time.time())) for message in messages])
+        await transaction([(append, (session_key, run_id, message, time.time())) for message in messages])
         await transaction(
             [
                 (
