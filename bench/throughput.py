@@ -1,19 +1,24 @@
 """Runs per second with one process and with two sharing one store, when the model's latency dominates.
 
-Run by hand from the repository's root: ``.venv/bin/python -m bench.throughput [--runs 120] [--latency 0.2]
-[--lane 4] [--repeats 2] [--stores postgresql,sqlite] [--durability on|off]``. The goal (issue 13): two processes
-do at least 1.7× the runs/s of one on a 2-core machine.
+Run by hand from the repository's root: ``.venv/bin/python -m bench.throughput [--runs 100] [--latency 0.5]
+[--lane 5] [--repeats 2] [--stores sqlite,postgresql] [--durability on|off] [--journals shared|own]``. The goal
+(issue 13): two processes do at least 1.7× the runs/s of one on a 2-core machine.
 
 This process serves the model: the tests' fake OpenAI-compatible server (``tests/fakes/openai_server.py``), every
-request answered ``--latency`` seconds after it arrives. Each worker is an OS process of its own
-(``--worker``) running the real orchestrator and agent runtime — config parsed as the bot's, the model reached over
-HTTP through the provider — on the shared store, with the outbox delivered by ``bench/sink.py``; there is no Discord.
-Processes differ by ``[durability] executor_id`` (two on one id would take over each other's workflows) and share
-the durable-runs journal file, as two processes on one host do by default. The workload is ``--runs`` spawns split
-evenly; each process runs the spawns it admitted (today a run executes in the process that queued it), at most
-``--lane`` at once (``[agents.defaults.subagents] max_concurrent``, a per-process lane): one process's ideal is
-``lane / latency`` runs/s, so the model's latency, not the CPU, is the bound as long as the lane stays small. The
-clock runs from the moment every worker is ready (started, warmed up) to the last announcement delivered.
+request answered ``--latency`` seconds after it arrives. Each worker is an OS process of its own (``--worker``)
+running the real orchestrator and agent runtime — config parsed as the bot's, the model reached over HTTP through the
+provider — on the shared store, with the outbox delivered by ``bench/sink.py``, each process its own channel (there
+is no Discord: the bench measures what the processes share, the store and the journal, not a gateway). Processes
+differ by ``[durability] executor_id`` (two on one id would take over each other's workflows) and share the
+durable-runs journal file, as two processes on one host do by default (``--journals own``: one each). They start one
+at a time, each warmed up and idle before the next: a process starting today settles the live runs it does not
+resume, other processes' included. The workload is ``--runs`` spawns split evenly; each process runs the spawns it
+admitted (today a run executes in the process that queued it), at most ``--lane`` at once (``[agents.defaults.
+subagents] max_concurrent``, a per-process lane), so one process's ideal is ``lane / latency`` runs/s. The clock runs
+from the moment every worker is ready to the last announcement delivered; every run is then checked completed and
+announced once. ``cpu ms/run`` is the workers' CPU time per run (all threads); ``busiest`` is the busiest worker's
+CPU time over the wall time: the model is the bound only while the machine's cores are far from busy — two processes
+of 20 runs/s each at ~45 ms of CPU per durable run need most of two shared cores, hence the defaults.
 """
 
 from __future__ import annotations
@@ -93,9 +98,11 @@ async def worker(args: argparse.Namespace) -> None:
         await core.wait_idle()
         print("ready", flush=True)
         if await asyncio.to_thread(sys.stdin.readline):  # nothing: the bench went away
+            cpu = time.process_time()
             delivered = await asyncio.gather(*(lifecycle(f"task {i}") for i in range(args.runs)))
             await core.wait_idle()
-            print(json.dumps({"runs": args.runs, "last_delivered": max(delivered)}), flush=True)
+            report = {"runs": args.runs, "last_delivered": max(delivered), "cpu": time.process_time() - cpu}
+            print(json.dumps(report), flush=True)
     finally:
         await sink.close()
         await core.close()
@@ -104,8 +111,9 @@ async def worker(args: argparse.Namespace) -> None:
 
 @dataclass(frozen=True)
 class Measured:
-    processes: int
     runs_per_second: float
+    cpu_per_run: float  # seconds of CPU the workers spent per run, all threads
+    busiest: float  # the busiest worker's CPU time over the wall time: near 1, the CPU is the bound, not the model
     split: list[int]
 
 
@@ -133,14 +141,17 @@ async def measure(args: argparse.Namespace, model_url: str, url: str, journal: P
                 process.kill()
                 await process.wait()
     await check_all_delivered(url, args.runs + WARMUP * processes)
-    ended = max(report["last_delivered"] for report in reports)
-    return Measured(processes, args.runs / (ended - started), [report["runs"] for report in reports])
+    wall = max(report["last_delivered"] for report in reports) - started
+    cpu = [report["cpu"] for report in reports]
+    return Measured(args.runs / wall, sum(cpu) / args.runs, max(cpu) / wall, [report["runs"] for report in reports])
 
 
 async def started_worker(
     args: argparse.Namespace, model_url: str, url: str, journal: Path, index: int, share: int
 ) -> asyncio.subprocess.Process:
     """A worker process for ``share`` runs, once it says it is ready."""
+    own = journal.with_name(f"{journal.stem}-{index + 1}.dbos")
+    journal = own if args.journals == "own" else journal
     command = [sys.executable, "-m", "bench.throughput", "--worker", "--store", url, "--journal", str(journal)]
     command += ["--model-url", model_url, "--runs", str(share), "--lane", str(args.lane), "--channel", str(100 + index)]
     command += ["--executor", f"bench-{index + 1}", "--durability", args.durability]
@@ -174,40 +185,52 @@ async def check_all_delivered(url: str, expected: int) -> None:
         raise SystemExit(f"expected {expected} runs completed and announced once: {completed[0]}, {tuple(delivered)}")
 
 
+def summary(store: str, results: dict[int, list[Measured]], ideal: float) -> list[str]:
+    """A line per number of processes (medians of the repeats), then the ratio two / one against the goal."""
+    medians = {n: statistics.median(m.runs_per_second for m in measured) for n, measured in results.items()}
+    lines = []
+    for n, measured in results.items():
+        cpu = statistics.median(m.cpu_per_run for m in measured) * 1000
+        busiest = statistics.median(m.busiest for m in measured)
+        split = "/".join(str(share) for share in measured[-1].split)
+        of_ideal = medians[n] / (ideal * n)
+        lines.append(f"{store:<11}{n:>10}{medians[n]:9.1f}{of_ideal:10.0%}{cpu:12.1f}{busiest:9.0%}{split:>9}")
+    ratio = medians[2] / medians[1]
+    lines.append(f"{store:<11}two / one {ratio:6.2f}x  {'PASS' if ratio >= GOAL else 'FAIL'} (goal ≥ {GOAL}x)")
+    return lines
+
+
 async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str]) -> None:
     configure_logging("warning", "console", ())
     ideal = args.lane / args.latency
     latency = f"{args.latency * 1000:.0f} ms"
-    print(f"runs={args.runs} latency={latency} lane={args.lane} per process, durability {args.durability}")
+    print(f"runs={args.runs} latency={latency} lane={args.lane} per process, durability {args.durability}", end="")
+    print(f", {args.journals} journal file{'s' if args.journals == 'own' else ''}" if args.durability == "on" else "")
     print(f"repeats={args.repeats}; ideal {ideal:.1f} runs/s per process (lane / latency)")
-    print(f"{'store':<11}{'processes':>10}{'runs/s':>9}{'of ideal':>10}{'split':>10}")
+    print(f"{'store':<11}{'processes':>10}{'runs/s':>9}{'of ideal':>10}{'cpu ms/run':>12}{'busiest':>9}{'split':>9}")
     async with FakeOpenAI(default=lambda body: Step.reply("done", delay=args.latency)) as model:
         for store in usable:
             results: dict[int, list[Measured]] = {1: [], 2: []}
             for repeat in range(args.repeats):
                 for processes in results:
                     name = f"throughput-{store}-{processes}-{repeat}"
-                    url = stores.fresh(store, name)
-                    results[processes].append(
-                        await measure(args, model.base_url, url, stores.folder / f"{name}.dbos", processes)
-                    )
-            medians = {n: statistics.median(m.runs_per_second for m in measured) for n, measured in results.items()}
-            for n, measured in results.items():
-                split = "/".join(str(share) for share in measured[-1].split)
-                print(f"{store:<11}{n:>10}{medians[n]:9.1f}{medians[n] / (ideal * n):9.0%}{split:>10}")
-            ratio = medians[2] / medians[1]
-            verdict = "PASS" if ratio >= GOAL else "FAIL"
-            print(f"{store:<11}two / one {ratio:6.2f}x  {verdict} (goal ≥ {GOAL}x)", flush=True)
+                    url, journal = stores.fresh(store, name), stores.folder / f"{name}.dbos"
+                    results[processes].append(await measure(args, model.base_url, url, journal, processes))
+            for line in summary(store, results, ideal):
+                print(line, flush=True)
 
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.throughput", description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=120, help="spawns in all, split across the processes")
-    parser.add_argument("--latency", type=float, default=0.2, help="seconds the model takes to answer")
-    parser.add_argument("--lane", type=int, default=4, help="runs at once per process (max_concurrent, 1-64)")
+    parser.add_argument("--runs", type=int, default=100, help="spawns in all, split across the processes")
+    parser.add_argument("--latency", type=float, default=0.5, help="seconds the model takes to answer")
+    parser.add_argument("--lane", type=int, default=5, help="runs at once per process (max_concurrent, 1-64)")
     parser.add_argument("--repeats", type=int, default=2, help="repeats; medians are printed")
     parser.add_argument("--stores", type=lambda text: text.split(","), default=list(STORES))
     parser.add_argument("--durability", choices=("on", "off"), default="on")
+    parser.add_argument(
+        "--journals", choices=("shared", "own"), default="shared", help="one durable-runs journal file, or one each"
+    )
     worker_only = parser.add_argument_group("worker (started by the bench itself)")
     worker_only.add_argument("--worker", action="store_true")
     for option in ("--store", "--journal", "--model-url", "--executor"):
