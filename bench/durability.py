@@ -1,0 +1,189 @@
+"""What durable runs cost per run: a spawn → delivered announcement with an instant model, four ways in one process.
+
+Run by hand from the repository's root: ``.venv/bin/python -m bench.durability [--runs 50] [--concurrent 200]
+[--repeats 3] [--stores sqlite,postgresql]``. Each repeat measures, on a fresh database of each store:
+
+- ``floor``: the bare lifecycle doing the same durable writes (``bench/floor.py``, issue 14's definition);
+- ``floor+agent``: the same with a bare pydantic-ai run of the same model inside;
+- ``off``: the orchestrator, ``core.spawn`` until the announcement is delivered (``bench/sink.py`` does the delivery
+  worker's database work; nothing is posted), with ``[durability] resume_interrupted = false``;
+- ``on``: the same with durable runs (the default): each run is a DBOS workflow journaled in ``<file>.dbos``, a
+  SQLite file whichever the store (as the bot does today).
+
+``--runs`` runs one after another (``sequential``), then ``--concurrent`` runs started at once (the orchestrator's
+lane at its largest, 64). Latency is from a run's spawn (sequential) or from the start of the batch (concurrent) to
+its delivery. Printed: the median over repeats of each repeat's p50, p99 and wall time per run. Ratios compare
+p50s when sequential and wall time per run when concurrent (the cost of a batch). The model is a FunctionModel that
+answers at once, so everything measured is overhead. The machine is shared: compare ratios, not times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+
+from pydantic_ai import Agent
+from pydantic_ai.models.function import FunctionModel
+
+from bench.floor import CHANNEL_ID, Floor
+from bench.orchestrator_overhead import InstantModels, answer
+from bench.sink import DeliverySink
+from bench.stores import STORES, BenchStores, bench_stores
+from bot.config import DurabilityConfig, parse_config
+from bot.core.durable_runs import DurableRuns
+from bot.core.orchestrator import Orchestrator
+from bot.core.requests import SpawnRequest
+from bot.logging_setup import configure_logging
+from bot.records import Origin
+from storage.db import Database
+
+PATHS = ("floor", "floor+agent", "off", "on")
+ORIGIN = Origin(user_id=1, channel_id=CHANNEL_ID, conversation="bench:1", guild_id=3)
+Lifecycle = Callable[[str], Awaitable[float]]  # runs a task to its delivered announcement; when (perf_counter)
+
+
+def config_text(queued: int) -> str:
+    """No cap on a member's live runs; the sub-agent lane at its largest; room in its queue for every run."""
+    return (
+        '[discord]\nmax_active_runs_per_member = 0\n[agents.defaults]\nmodel = "bench/instant"\n'
+        f"[agents.defaults.subagents]\nmax_concurrent = 64\nmax_queued = {queued}\n"
+    )
+
+
+@dataclass(frozen=True)
+class Sample:
+    latencies: list[float]
+    wall: float
+
+    def quantile(self, q: int) -> float:
+        return statistics.quantiles(self.latencies, n=100, method="inclusive")[q - 1]
+
+    def cost(self, *, at_once: bool) -> float:
+        """What ratios compare: the p50 of runs one after another, the wall time per run of a batch."""
+        return self.wall / len(self.latencies) if at_once else self.quantile(50)
+
+
+async def timed(lifecycle: Lifecycle, runs: int, *, concurrent: bool) -> Sample:
+    started = time.perf_counter()
+    if concurrent:
+        ends = await asyncio.gather(*(lifecycle(f"task {i}") for i in range(runs)))
+        return Sample([end - started for end in ends], max(ends) - started)
+    latencies = []
+    for i in range(runs):
+        spawned = time.perf_counter()
+        latencies.append(await lifecycle(f"task {i}") - spawned)
+    return Sample(latencies, time.perf_counter() - started)
+
+
+@asynccontextmanager
+async def floor_path(url: str, *, agent: bool) -> AsyncIterator[Lifecycle]:
+    async with Floor.open(url, Agent(FunctionModel(answer, model_name="instant")) if agent else None) as floor:
+
+        async def lifecycle(task: str) -> float:
+            await floor.run(task)
+            return time.perf_counter()
+
+        yield lifecycle
+
+
+@asynccontextmanager
+async def core_path(url: str, journal: str | None, queued: int) -> AsyncIterator[Lifecycle]:
+    """The orchestrator on ``url``; with ``journal`` (a path) its runs are durable, journaled in ``journal.dbos``."""
+    db = await Database.open(url)
+    durable = DurableRuns(DurabilityConfig(), journal) if journal is not None else None
+    core = Orchestrator(parse_config(config_text(queued)), db, InstantModels(), durable=durable)
+    sink = DeliverySink(core, db)
+    await core.start()
+    sink.start()
+
+    async def lifecycle(task: str) -> float:
+        accepted = await core.spawn(SpawnRequest(agent_id="main", task=task, origin=ORIGIN))
+        return await sink.delivered(accepted.run_id)
+
+    try:
+        yield lifecycle
+        await core.wait_idle()  # a workflow still records its end after its announcement is out
+    finally:
+        await sink.close()
+        await core.close()
+        await db.close()
+
+
+def lifecycle_of(
+    path: str, stores: BenchStores, store: str, name: str, queued: int
+) -> AbstractAsyncContextManager[Lifecycle]:
+    url = stores.fresh(store, name)
+    if path == "floor":
+        return floor_path(url, agent=False)
+    if path == "floor+agent":
+        return floor_path(url, agent=True)
+    return core_path(url, str(stores.folder / name) if path == "on" else None, queued)
+
+
+async def measure(args: argparse.Namespace, stores: BenchStores, store: str) -> dict[tuple[str, str], list[Sample]]:
+    loads = (("sequential", args.runs, False), (f"{args.concurrent} at once", args.concurrent, True))
+    samples: dict[tuple[str, str], list[Sample]] = {}
+    for repeat in range(args.repeats):
+        for load, runs, concurrent in loads:
+            for path in PATHS:
+                name = f"{store}-{path}-{concurrent}-{repeat}"
+                async with lifecycle_of(path, stores, store, name, runs + args.warmup) as lifecycle:
+                    for i in range(args.warmup):
+                        await lifecycle(f"warm-up {i}")
+                    samples.setdefault((load, path), []).append(await timed(lifecycle, runs, concurrent=concurrent))
+    return samples
+
+
+RATIOS = {"on": ("off", "floor", "floor+agent"), "off": ("floor", "floor+agent"), "floor+agent": ("floor",)}
+
+
+def table(store: str, samples: dict[tuple[str, str], list[Sample]]) -> list[str]:
+    lines = []
+    for (load, path), repeats in samples.items():
+        p50 = statistics.median(s.quantile(50) for s in repeats) * 1000
+        p99 = statistics.median(s.quantile(99) for s in repeats) * 1000
+        per_run = statistics.median(s.wall / len(s.latencies) for s in repeats) * 1000
+
+        def basis(of: str, load: str = load) -> float:
+            return statistics.median(s.cost(at_once="at once" in load) for s in samples[(load, of)])
+
+        cells = "".join(
+            f"{basis(path) / basis(other):9.2f}x" if other in RATIOS.get(path, ()) else " " * 10
+            for other in ("off", "floor", "floor+agent")
+        )
+        lines.append(f"{store:<11}{load:<14}{path:<12}{p50:9.2f}{p99:9.2f}{per_run:9.2f}{cells}")
+    return lines
+
+
+async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str]) -> None:
+    configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
+    print(f"runs={args.runs} at once={args.concurrent} repeats={args.repeats} warm-up={args.warmup}")
+    header = f"{'store':<11}{'load':<14}{'path':<12}{'p50 ms':>9}{'p99 ms':>9}{'ms/run':>9}"
+    print(header + f"{'× off':>10}{'× floor':>10}{'× fl+agt':>10}")
+    for store in usable:
+        for line in table(store, await measure(args, stores, store)):
+            print(line, flush=True)
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.durability", description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=50, help="runs one after another (default 50)")
+    parser.add_argument("--concurrent", type=int, default=200, help="runs started at once (default 200)")
+    parser.add_argument("--repeats", type=int, default=3, help="repeats of everything; medians are printed")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs before each measurement")
+    parser.add_argument("--stores", type=lambda text: text.split(","), default=list(STORES))
+    args = parser.parse_args()
+    if min(args.runs, args.concurrent) < 2 or args.repeats < 1 or args.warmup < 0:
+        parser.error("--runs and --concurrent take at least 2 (a p99 needs two runs), --repeats 1, --warmup 0")
+    return args
+
+
+if __name__ == "__main__":
+    options = arguments()
+    with bench_stores(options.stores) as (bench, usable):  # a PostgreSQL server starts outside the loop
+        asyncio.run(main(options, bench, usable))

@@ -1,0 +1,64 @@
+"""An in-process delivery sink, so a bench can time spawn → delivered announcement without Discord.
+
+It does the delivery worker's database work for each announcement (``bot/discord_adapter/delivery.py``: wake on the
+core's outbox signal, each channel's oldest pending row first, record the part sent, mark it delivered, tell the
+core) and leaves out only the post to Discord. ``delivered(run_id)`` waits for a run's announcement and returns when
+it was marked delivered (``time.perf_counter``). Processes sharing a store each deliver their own channels only
+(``channels``, as a shard owns its guilds'): today nothing stops two delivery workers from taking the same row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+from bot.core.orchestrator import Orchestrator
+from storage.db import Database
+from storage.outbox import OutboxRepository, OutboxRow
+
+
+class DeliverySink:
+    def __init__(self, core: Orchestrator, db: Database, channels: set[int] | None = None) -> None:
+        self._core = core
+        self._channels = channels
+        self._db = db
+        self._outbox = OutboxRepository(db)
+        self._wake = asyncio.Event()
+        self._announced: dict[str, asyncio.Future[float]] = {}
+        self._task: asyncio.Task[None] | None = None
+        core.add_outbox_listener(self._wake.set)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name="bench-delivery-sink")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def delivered(self, run_id: str) -> float:
+        return await self._announcement(run_id)
+
+    def _announcement(self, run_id: str) -> asyncio.Future[float]:
+        return self._announced.setdefault(run_id, asyncio.get_running_loop().create_future())
+
+    async def _loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            for channel_id, _due in await self._outbox.heads():
+                if self._channels is not None and channel_id not in self._channels:
+                    continue
+                while (row := await self._outbox.head(channel_id)) is not None:
+                    await self._deliver(row)
+
+    async def _deliver(self, row: OutboxRow) -> None:
+        async with self._db.transaction() as tx:
+            await self._outbox.record_part(tx, row.id, 1, [row.id])
+        async with self._db.transaction() as tx:
+            await self._outbox.mark_delivered(tx, row.id, time.time())
+        if row.run_id is not None:
+            await self._core.announcement_delivered(row.run_id)
+            self._announcement(row.run_id).set_result(time.perf_counter())

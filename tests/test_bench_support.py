@@ -1,0 +1,56 @@
+"""The parts of ``bench/`` its numbers rest on (not timings): the floor does a delivered run's durable writes into the
+real schema, on either store; the delivery sink delivers a run's announcement, and only in its own channels, so
+processes sharing a store do not take each other's (a worker would wait forever for one taken elsewhere)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+
+from pydantic_ai import Agent
+from pydantic_ai.models.function import FunctionModel
+
+from bench.floor import Floor
+from bench.sink import DeliverySink
+from bot.core.requests import SpawnRequest
+from tests import stores
+from tests.core_support import ORIGIN, ScriptedModels, running_core, settle, text
+
+CONFIG = '[agents.defaults]\nmodel = "test/instant"\n'
+
+
+async def test_the_floor_leaves_each_run_completed_with_its_two_messages_and_its_announcement_delivered(tmp_path):
+    path = tmp_path / "floor.sqlite3"
+    async with Floor.open(stores.database(path), Agent(FunctionModel(text("the answer")))) as floor:
+        await asyncio.gather(floor.run("first task"), floor.run("second task"))
+
+    rows = stores.query(
+        path,
+        "SELECT r.task, r.status, o.status, (SELECT COUNT(*) FROM transcript_messages t WHERE t.run_id = r.id) "
+        "FROM runs r JOIN outbox o ON o.run_id = r.id ORDER BY r.task",
+    )
+    assert rows == [("first task", "completed", "delivered", 2), ("second task", "completed", "delivered", 2)]
+    messages = [json.loads(row[0]) for row in stores.query(path, "SELECT message_json FROM transcript_messages")]
+    assert sorted(message["kind"] for message in messages) == ["request", "request", "response", "response"]
+    answers = [part["content"] for message in messages if message["kind"] == "response" for part in message["parts"]]
+    assert answers == ["the answer", "the answer"]
+
+
+async def test_the_sink_delivers_announcements_in_its_own_channels_and_leaves_the_others(tmp_path):
+    elsewhere_origin = replace(ORIGIN, channel_id=200, conversation="discord:channel:200")
+    async with running_core(tmp_path, ScriptedModels(instant=text("done")), CONFIG) as core:
+        sink = DeliverySink(core, core._db, channels={ORIGIN.channel_id})
+        sink.start()
+        elsewhere = await core.spawn(SpawnRequest(agent_id="main", task="not mine", origin=elsewhere_origin))
+
+        async def announced_elsewhere() -> bool:
+            return bool(await core._db.fetch_all("SELECT 1 FROM outbox WHERE run_id = ?", (elsewhere.run_id,)))
+
+        await settle(core, announced_elsewhere)
+        here = await core.spawn(SpawnRequest(agent_id="main", task="mine", origin=ORIGIN))
+        await asyncio.wait_for(sink.delivered(here.run_id), timeout=10)
+        await sink.close()
+        rows = await core._db.fetch_all("SELECT run_id, channel_id, status FROM outbox ORDER BY id")
+
+    assert [tuple(row) for row in rows] == [(elsewhere.run_id, 200, "pending"), (here.run_id, 100, "delivered")]
