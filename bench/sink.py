@@ -3,8 +3,9 @@
 It does the delivery worker's database work for each announcement (``bot/discord_adapter/delivery.py``: wake on the
 core's outbox signal, each channel's oldest pending row first, record the part sent, mark it delivered, tell the
 core) and leaves out only the post to Discord. ``delivered(run_id)`` waits for a run's announcement and returns when
-it was marked delivered (``time.perf_counter``). Processes sharing a store each deliver their own channels only
-(``channels``, as a shard owns its guilds'): today nothing stops two delivery workers from taking the same row.
+it was marked delivered (``time.perf_counter``). Rows are claimed as the worker claims them (``owner``, the
+process's executor id); processes sharing a store each deliver their own channels only (``channels``), so each
+process's ``delivered`` hears of its own runs.
 """
 
 from __future__ import annotations
@@ -17,10 +18,15 @@ from bot.core.orchestrator import Orchestrator
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
 
+CLAIM_SECONDS = 60.0
+
 
 class DeliverySink:
-    def __init__(self, core: Orchestrator, db: Database, channels: set[int] | None = None) -> None:
+    def __init__(
+        self, core: Orchestrator, db: Database, channels: set[int] | None = None, *, owner: str = "local"
+    ) -> None:
         self._core = core
+        self._owner = owner
         self._channels = channels
         self._db = db
         self._outbox = OutboxRepository(db)
@@ -51,8 +57,12 @@ class DeliverySink:
             for channel_id, _due in await self._outbox.heads():
                 if self._channels is not None and channel_id not in self._channels:
                     continue
-                while (row := await self._outbox.head(channel_id)) is not None:
+                while (row := await self._claim(channel_id)) is not None:
                     await self._deliver(row)
+
+    async def _claim(self, channel_id: int) -> OutboxRow | None:
+        now = time.time()
+        return await self._outbox.claim_head(channel_id, self._owner, now, now + CLAIM_SECONDS)
 
     async def _deliver(self, row: OutboxRow) -> None:
         async with self._db.transaction() as tx:

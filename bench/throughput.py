@@ -83,7 +83,7 @@ async def worker(args: argparse.Namespace) -> None:
     models = ModelFactory(config.providers, agents=config.agents, pricing=config.pricing)
     durable = DurableRuns(durability, config.storage.local_file) if durability.resume_interrupted else None
     core = Orchestrator(config, db, models, durable=durable)
-    sink = DeliverySink(core, db, channels={args.channel})
+    sink = DeliverySink(core, db, channels={args.channel}, owner=args.executor)
     origin = Origin(user_id=1, channel_id=args.channel, conversation=f"bench:{args.executor}", guild_id=3)
 
     async def lifecycle(task: str) -> float:
