@@ -37,8 +37,10 @@ from bot.config import DurabilityConfig
 log = structlog.get_logger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
-RunBody = Callable[[str], Awaitable[None]]
+RunBody = Callable[[str, bool], Awaitable[None]]  # (run id, woken)
 WORKFLOW = "threadbound.run"
+WAKE_WORKFLOW = "threadbound.wake"
+WAKE = ":wake:"  # a wake's workflow id: <run id>:wake:<n>, n counting the run's wakes from 1
 
 _body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body
 
@@ -46,7 +48,13 @@ _body: RunBody | None = None  # DBOS is one instance per process: the launched e
 @DBOS.workflow(name=WORKFLOW)
 async def _run_workflow(run_id: str) -> None:
     assert _body is not None, "a run workflow started before DBOS was launched"
-    await _body(run_id)
+    await _body(run_id, False)
+
+
+@DBOS.workflow(name=WAKE_WORKFLOW)
+async def _wake_workflow(run_id: str) -> None:
+    assert _body is not None, "a wake workflow started before DBOS was launched"
+    await _body(run_id, True)
 
 
 async def step(name: str, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -54,6 +62,15 @@ async def step(name: str, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args
     if not in_workflow():
         return await fn(*args, **kwargs)
     return await DBOS.run_step_async({"name": name}, fn, *args, **kwargs)
+
+
+def step_key() -> str | None:
+    """Inside a step, its place in its workflow (``<workflow id>#<step number>``), the same when a recovered workflow
+    runs the step again: rows a step takes are tagged with it, so a step cut off before its result was recorded
+    takes the same rows again. ``None`` outside any step."""
+    if DBOS.workflow_id is None or DBOS.step_id is None:
+        return None
+    return f"{DBOS.workflow_id}#{DBOS.step_id}"
 
 
 def _prepare(path: Path) -> bool:
@@ -97,12 +114,13 @@ class DurableRuns:
         return recovering
 
     async def _pending(self) -> set[str]:
-        """The runs whose workflows the launch recovers: pending, of this executor and application version."""
+        """The runs whose workflows (a run's own, or one of its wakes') the launch recovers: pending, of this executor
+        and application version."""
         client = DBOSClient(system_database_url=self._url)
         try:
             pending = await client.list_workflows_async(
                 status="PENDING",
-                name=WORKFLOW,
+                name=[WORKFLOW, WAKE_WORKFLOW],
                 app_version=self._config.application_version,
                 executor_id=self._config.executor_id,
                 load_input=False,
@@ -110,12 +128,21 @@ class DurableRuns:
             )
         finally:
             client.destroy()
-        return {workflow.workflow_id for workflow in pending}
+        return {workflow.workflow_id.split(WAKE)[0] for workflow in pending}
 
-    async def run(self, run_id: str) -> None:
-        """Execute a run as its workflow (a run already recorded returns what it returned)."""
-        with SetWorkflowID(run_id):
-            await _run_workflow(run_id)
+    async def run(self, run_id: str, *, wake: bool) -> None:
+        """Execute a run as its workflow (a run already recorded returns what it returned); or, woken, its next turns
+        as the workflow of this wake. A run's wakes come one after another (only a waiting run is woken, and a wake
+        ends when the run waits again), so the next wake's number is the count of its wakes so far plus one."""
+        if not wake:
+            with SetWorkflowID(run_id):
+                await _run_workflow(run_id)
+            return
+        wakes = await DBOS.list_workflows_async(
+            workflow_id_prefix=f"{run_id}{WAKE}", name=WAKE_WORKFLOW, load_input=False, load_output=False
+        )
+        with SetWorkflowID(f"{run_id}{WAKE}{len(wakes) + 1}"):
+            await _wake_workflow(run_id)
 
     async def close(self) -> None:
         """Stop DBOS; workflows in flight stay pending and are recovered at the next start. DBOS made its executor
