@@ -29,7 +29,9 @@ class InboxRepository:
         """Mark every pending message of ``run_id`` consumed (by ``taker``) and return them as (source run id,
         content); if ``taker`` took messages already, those again and nothing else."""
         columns = "SELECT id, source_run_id, content FROM run_inbox WHERE run_id = ?"
-        if taker is not None and (taken := await tx.fetch_all(f"{columns} AND taken_by = ? ORDER BY id", (run_id, taker))):
+        if taker is not None and (
+            taken := await tx.fetch_all(f"{columns} AND taken_by = ? ORDER BY id", (run_id, taker))
+        ):
             return [(row[1], row[2]) for row in taken]
         rows = await tx.fetch_all(f"{columns} AND status = 'pending' ORDER BY id", (run_id,))
         if rows:

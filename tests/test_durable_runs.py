@@ -4,6 +4,7 @@ at the next start from its journal, storing each message and counting each reque
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 from dbos import DBOS
@@ -24,8 +25,13 @@ CONFIG = """
 model = "test/default"
 [agents.defaults.subagents]
 max_spawn_depth = 2
+[risk_profiles.team]
+delegation_policy = { mode = "allow" }
 [agents.list.main]
 [agents.list.researcher]
+risk_profile = "team"
+[agents.list.writer]
+risk_profile = "team"
 """
 
 
@@ -112,14 +118,22 @@ async def test_without_durable_runs_a_stopped_run_is_interrupted(tmp_path):
     await stop(db, orchestrator)
 
 
-async def test_a_resumed_run_gets_back_the_child_it_spawned_before_the_stop_and_spawns_no_other(tmp_path):
-    before = Script("sessions_spawn", {"task": CHILD_TASK})
+LAUNCHES = {
+    "sessions_spawn": {"task": CHILD_TASK},
+    "spawn_subagent": {"prompt": CHILD_TASK},
+    "delegate": {"agent": "writer", "prompt": CHILD_TASK},
+}
+
+
+@pytest.mark.parametrize("tool", LAUNCHES)
+async def test_a_resumed_run_gets_back_the_child_it_spawned_before_the_stop_and_spawns_no_other(tmp_path, tool):
+    before = Script(tool, LAUNCHES[tool])
     db, orchestrator = await start(tmp_path, before, durable=True)
     accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
     await before.waiting.wait()
     await stop(db, orchestrator)
 
-    after = Script("sessions_spawn", {"task": CHILD_TASK})
+    after = Script(tool, LAUNCHES[tool])
     after.requests.append([])  # its first request is the journal's
     after.release.set()
     db, orchestrator = await start(tmp_path, after, durable=True)
@@ -129,9 +143,57 @@ async def test_a_resumed_run_gets_back_the_child_it_spawned_before_the_stop_and_
     spawned = await db.fetch_all("SELECT id FROM runs WHERE parent_run_id = ?", (accepted.run_id,))
     assert children == [] and len(spawned) == 1
     assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.COMPLETED
+    assert after.requests[1][-1].parts[0].content == before.requests[1][-1].parts[0].content  # the same answer
     await stop(db, orchestrator)
 
 
 async def orchestrator_run_ended(orchestrator: Orchestrator, run_id: str) -> bool | None:
     run = await orchestrator.runs.get(run_id)
     return True if run is not None and run.status not in LIVE_STATUSES else None
+
+
+class SteeredScript(Script):
+    """Request 1 waits for ``release`` and asks for ``sessions_list``; request 2 waits for ``second`` (or for ever)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.second = asyncio.Event()
+
+    async def answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.requests.append(messages)
+        self.waiting.set()
+        await (self.release if len(self.requests) == 1 else self.second).wait()
+        return ModelResponse(parts=[ToolCallPart("sessions_list", {})] if len(self.requests) == 1 else [TextPart("ok")])
+
+
+def prompts(messages: list[ModelMessage]) -> list[str]:
+    return [part.content for m in messages for part in m.parts if part.part_kind == "user-prompt"]
+
+
+async def test_a_steer_taken_by_a_step_whose_result_was_not_recorded_is_taken_again_on_recovery(tmp_path):
+    before = SteeredScript()
+    db, orchestrator = await start(tmp_path, before, durable=True)
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+    await before.waiting.wait()
+    assert await orchestrator.steer(accepted.run_id, "mind the costs")
+    before.waiting.clear()
+    before.release.set()
+    await before.waiting.wait()
+    assert prompts(before.requests[1])[-1] == "mind the costs"
+    await stop(db, orchestrator)
+    journal = sqlite3.connect(tmp_path / "t.sqlite3.dbos")  # as if every take's result was lost with the process
+    with journal:
+        journal.execute(
+            "DELETE FROM operation_outputs WHERE workflow_uuid = ? AND function_name = 'inbox.take'", (accepted.run_id,)
+        )
+    journal.close()
+
+    after = SteeredScript()
+    after.requests.append([])  # its first request is the journal's
+    after.second.set()
+    db, orchestrator = await start(tmp_path, after, durable=True)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+
+    assert prompts(after.requests[1]) == ["find it", "mind the costs"]
+    assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.COMPLETED
+    await stop(db, orchestrator)

@@ -185,3 +185,26 @@ async def test_killed_while_the_worker_awaits_approval_and_again_after_it_the_to
         (WORKER_TASK, 1): 1,
         (WORKER_TASK, 2): 2,
     }
+
+
+async def test_killed_during_the_orchestrators_request_after_its_spawn_keeps_its_one_worker(world):
+    script = Script((ORCHESTRATOR_TASK, 2))
+    calls = three_levels(world, script)
+    async with killed_bot(world):
+        run_id = await spawn(world, task=ORCHESTRATOR_TASK)
+        await world.llm.wait_hanging(1, timeout=15)
+        await world.until("SELECT status FROM runs WHERE parent_run_id IS NOT NULL", [("completed",)], timeout=15)
+        assert statuses(world) == [("running", 1), ("completed", 2)]
+
+    await world.start_bot()
+    announcement = await finished(world, run_id)
+
+    assert "Survey done: False" in announcement["content"]
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "once"}}]
+    assert script.counts() == {
+        (ORCHESTRATOR_TASK, 1): 1,
+        (ORCHESTRATOR_TASK, 2): 2,  # cut off by the kill, sent again
+        (ORCHESTRATOR_TASK, 3): 1,
+        (WORKER_TASK, 1): 1,
+        (WORKER_TASK, 2): 1,
+    }

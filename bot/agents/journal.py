@@ -45,7 +45,9 @@ class JournaledModel(WrapperModel):
 
 @dataclass
 class JournaledToolset(WrapperToolset[Any]):
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
         if not in_workflow():
             return await self.wrapped.call_tool(name, tool_args, ctx, tool)
         return await DBOS.run_step_async({"name": f"tool.{name}"}, self.wrapped.call_tool, name, tool_args, ctx, tool)

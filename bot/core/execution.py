@@ -176,7 +176,9 @@ class Execution:
 
     async def _execute(self, run_id: str, *, wake: bool, durable: bool = False) -> None:
         run = await self._repos.runs.get(run_id)
-        expected = {RunStatus.RUNNING} if wake else {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.QUEUED}
+        expected = (
+            {RunStatus.RUNNING} if wake else {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.QUEUED}
+        )
         if run is None or run.status not in expected:
             return
         session = await self._repos.sessions.get(run.session_key)
@@ -208,9 +210,8 @@ class Execution:
         """A woken run's decisions on its paused calls, else its inbox; or a queued run's task once it is marked
         running (``None``: nothing to do)."""
         if wake:
-            prompt = await step("approvals.take", self._approvals.take_decisions, run.id) or await step(
-                "inbox.take", self.take_inbox, run.id, wake=True
-            )
+            decided = await step("approvals.take", self._approvals.take_decisions, run.id)
+            prompt: Prompt | None = decided or await step("inbox.take", self.take_inbox, run.id, wake=True)
             if prompt is None:
                 log.warning("wake_without_messages")
                 outcome = RunOutcome(RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, [])

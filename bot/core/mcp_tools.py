@@ -32,4 +32,6 @@ class McpTools:
         def admitted(ctx: RunContext[Any], tool: ToolDefinition) -> bool:
             return envelope.admits(tool.name) and admits_mcp_tool(self._config, session, tool.name)
 
-        return [JournaledToolset(self._servers.toolset(name).filtered(admitted)) for name in sorted(envelope.mcp_servers)]
+        return [
+            JournaledToolset(self._servers.toolset(name).filtered(admitted)) for name in sorted(envelope.mcp_servers)
+        ]
