@@ -4,6 +4,8 @@ at the next start from its journal, storing each message and counting each reque
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+from collections.abc import Callable
 
 import pytest
 from dbos import DBOS
@@ -13,19 +15,25 @@ from pydantic_ai.models.function import AgentInfo
 from bot.config import parse_config
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import SpawnRequest
+from bot.core.requests import ChatRequest, SpawnRequest
 from bot.records import LIVE_STATUSES, RunStatus
 from storage.db import Database
 from tests.core_support import ORIGIN, ScriptedModels, first_prompt
 
 CHILD_TASK = "child task"
+SLOW_CHILD_TASK = "slow child task"  # answered once the script's release is set
 CONFIG = """
 [agents.defaults]
 model = "test/default"
 [agents.defaults.subagents]
 max_spawn_depth = 2
+[risk_profiles.team]
+delegation_policy = { mode = "allow" }
 [agents.list.main]
 [agents.list.researcher]
+risk_profile = "team"
+[agents.list.writer]
+risk_profile = "team"
 """
 
 
@@ -37,22 +45,28 @@ def _no_dbos_left_behind():
     DBOS.destroy()
 
 
-class Script:
-    """Request 1 asks for ``tool``; request 2 waits for ``release`` (or for ever), then answers. A child's requests
-    (its task is ``child task``) are answered at once."""
+Args = dict[str, str] | Callable[[list[ModelMessage]], dict[str, str]]  # or made from the messages so far
 
-    def __init__(self, tool: str = "sessions_list", args: dict[str, str] | None = None) -> None:
-        self.tool, self.args = tool, args or {}
+
+class Script:
+    """Request i asks for the i-th of ``calls``; the one after the last waits for ``release`` (or for ever), then
+    answers. A child's requests (its task is ``child task``) are answered at once."""
+
+    def __init__(self, *calls: tuple[str, Args]) -> None:
+        self.calls = calls or (("sessions_list", {}),)
         self.requests: list[list[ModelMessage]] = []
         self.waiting = asyncio.Event()
         self.release = asyncio.Event()
 
     async def answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if first_prompt(messages) == CHILD_TASK:
+        if first_prompt(messages) in (CHILD_TASK, SLOW_CHILD_TASK):
+            if first_prompt(messages) == SLOW_CHILD_TASK:
+                await self.release.wait()
             return ModelResponse(parts=[TextPart("child done")])
         self.requests.append(messages)
-        if len(self.requests) == 1:
-            return ModelResponse(parts=[ToolCallPart(self.tool, self.args)])
+        if len(self.requests) <= len(self.calls):
+            tool, args = self.calls[len(self.requests) - 1]
+            return ModelResponse(parts=[ToolCallPart(tool, args(messages) if callable(args) else args)])
         self.waiting.set()
         await self.release.wait()
         return ModelResponse(parts=[TextPart("resumed answer")])
@@ -112,14 +126,22 @@ async def test_without_durable_runs_a_stopped_run_is_interrupted(tmp_path):
     await stop(db, orchestrator)
 
 
-async def test_a_resumed_run_gets_back_the_child_it_spawned_before_the_stop_and_spawns_no_other(tmp_path):
-    before = Script("sessions_spawn", {"task": CHILD_TASK})
+LAUNCHES = {
+    "sessions_spawn": {"task": CHILD_TASK},
+    "spawn_subagent": {"prompt": CHILD_TASK},
+    "delegate": {"agent": "writer", "prompt": CHILD_TASK},
+}
+
+
+@pytest.mark.parametrize("tool", LAUNCHES)
+async def test_a_resumed_run_gets_back_the_child_it_spawned_before_the_stop_and_spawns_no_other(tmp_path, tool):
+    before = Script((tool, LAUNCHES[tool]))
     db, orchestrator = await start(tmp_path, before, durable=True)
     accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
     await before.waiting.wait()
     await stop(db, orchestrator)
 
-    after = Script("sessions_spawn", {"task": CHILD_TASK})
+    after = Script((tool, LAUNCHES[tool]))
     after.requests.append([])  # its first request is the journal's
     after.release.set()
     db, orchestrator = await start(tmp_path, after, durable=True)
@@ -129,9 +151,85 @@ async def test_a_resumed_run_gets_back_the_child_it_spawned_before_the_stop_and_
     spawned = await db.fetch_all("SELECT id FROM runs WHERE parent_run_id = ?", (accepted.run_id,))
     assert children == [] and len(spawned) == 1
     assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.COMPLETED
+    assert after.requests[1][-1].parts[0].content == before.requests[1][-1].parts[0].content  # the same answer
     await stop(db, orchestrator)
 
 
 async def orchestrator_run_ended(orchestrator: Orchestrator, run_id: str) -> bool | None:
     run = await orchestrator.runs.get(run_id)
     return True if run is not None and run.status not in LIVE_STATUSES else None
+
+
+class SteeredScript(Script):
+    """Request 1 waits for ``release`` and asks for ``sessions_list``; request 2 waits for ``second`` (or for ever)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.second = asyncio.Event()
+
+    async def answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.requests.append(messages)
+        self.waiting.set()
+        await (self.release if len(self.requests) == 1 else self.second).wait()
+        return ModelResponse(parts=[ToolCallPart("sessions_list", {})] if len(self.requests) == 1 else [TextPart("ok")])
+
+
+def prompts(messages: list[ModelMessage]) -> list[str]:
+    return [part.content for m in messages for part in m.parts if part.part_kind == "user-prompt"]
+
+
+async def test_a_steer_taken_by_a_step_whose_result_was_not_recorded_is_taken_again_on_recovery(tmp_path):
+    before = SteeredScript()
+    db, orchestrator = await start(tmp_path, before, durable=True)
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+    await before.waiting.wait()
+    assert await orchestrator.steer(accepted.run_id, "mind the costs")
+    before.waiting.clear()
+    before.release.set()
+    await before.waiting.wait()
+    assert prompts(before.requests[1])[-1] == "mind the costs"
+    await stop(db, orchestrator)
+    journal = sqlite3.connect(tmp_path / "t.sqlite3.dbos")  # as if every take's result was lost with the process
+    with journal:
+        journal.execute(
+            "DELETE FROM operation_outputs WHERE workflow_uuid = ? AND function_name = 'inbox.take'", (accepted.run_id,)
+        )
+    journal.close()
+
+    after = SteeredScript()
+    after.requests.append([])  # its first request is the journal's
+    after.second.set()
+    db, orchestrator = await start(tmp_path, after, durable=True)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+
+    assert prompts(after.requests[1]) == ["find it", "mind the costs"]
+    assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.COMPLETED
+    await stop(db, orchestrator)
+
+
+def child_key(messages: list[ModelMessage]) -> dict[str, str]:
+    """``sessions_send`` to the child that ``sessions_spawn`` answered with."""
+    spawned = next(p.content for m in messages for p in m.parts if p.part_kind == "tool-return")
+    return {"sessionKey": spawned["childSessionKey"], "message": "one more thing"}
+
+
+async def test_a_resumed_run_does_not_steer_its_child_again(tmp_path):
+    calls = (("sessions_spawn", {"task": SLOW_CHILD_TASK}), ("sessions_send", child_key))
+    before = Script(*calls)
+    db, orchestrator = await start(tmp_path, before, durable=True)
+    run_id = await orchestrator.chat(ChatRequest(text="find it", origin=ORIGIN))
+    await before.waiting.wait()
+    sent = [p.content for p in before.requests[2][-1].parts if p.part_kind == "tool-return"]
+    assert [answer["delivered"] for answer in sent] == ["steered into the running run"]
+    await stop(db, orchestrator)
+
+    after = Script(*calls)
+    after.requests += [[], []]  # its first two requests are the journal's
+    after.release.set()
+    db, orchestrator = await start(tmp_path, after, durable=True)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, run_id), 10)
+
+    sent = "SELECT i.content FROM run_inbox i JOIN runs r ON r.id = i.run_id WHERE r.parent_run_id = ?"
+    assert [row[0] for row in await db.fetch_all(sent, (run_id,))] == ["one more thing"]
+    assert len(after.requests) == 3 and (await orchestrator.runs.get(run_id)).status is RunStatus.COMPLETED
+    await stop(db, orchestrator)

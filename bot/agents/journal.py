@@ -1,5 +1,6 @@
 """A model whose requests are DBOS steps when a run is a workflow: a request that completed is answered from the
-journal when the workflow is recovered, never sent again.
+journal when the workflow is recovered, never sent again. And a toolset whose calls are steps the same way (MCP
+tools: a call that completed is not made again; one the crash cut off is made again, so at least once).
 
 The step wraps the run's whole model (the budget check, then the fallback chain), so nothing about the model has to
 cross the step boundary: DBOS records only a step's output (the response, or the error it raised), and the live
@@ -9,11 +10,16 @@ key when the agent is built; ours are built per run (a budget check bound to the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from dbos import DBOS
+from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 MODEL_STEP = "model.request"
 
@@ -35,3 +41,13 @@ class JournaledModel(WrapperModel):
         return await DBOS.run_step_async(
             {"name": MODEL_STEP}, self.wrapped.request, messages, model_settings, model_request_parameters
         )
+
+
+@dataclass
+class JournaledToolset(WrapperToolset[Any]):
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        if not in_workflow():
+            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        return await DBOS.run_step_async({"name": f"tool.{name}"}, self.wrapped.call_tool, name, tool_args, ctx, tool)

@@ -21,6 +21,7 @@ from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 from bot.agents.runner import RunOutcome
 from bot.agents.tool_gate import DENIED, TIMED_OUT
 from bot.config import Config, secret_values
+from bot.core.durable_runs import step_key
 from bot.core.errors import UserError
 from bot.core.settlement import AfterCommit
 from bot.core.timers import Timers, skipped_if_bad
@@ -170,7 +171,7 @@ class Approvals:
     async def take_decisions(self, run_id: str) -> DeferredToolResults | None:
         """The decisions a woken run's next turn starts from (``None``: it was woken for something else)."""
         async with self._repos.db.transaction() as tx:
-            decided = await self._repos.approvals.take_decided(tx, run_id)
+            decided = await self._repos.approvals.take_decided(tx, run_id, taker=step_key())
         if not decided:
             return None
         return DeferredToolResults(

@@ -24,6 +24,7 @@ from bot.core.action_budget import ActionBudget, BudgetExhausted
 from bot.core.delegate_reach import Mode, always_ask_refusal, reach_refusal, reachable_targets
 from bot.core.delegate_records import agent_header
 from bot.core.delegate_tasks import DEADLINE_GRACE, DelegateTasks, tool_result
+from bot.core.durable_runs import step
 from bot.core.errors import UserError
 from bot.core.requests import delegated_session, new_run, origin_of
 from bot.core.session_toolset import Caller
@@ -105,7 +106,7 @@ class Delegating:
 
     async def delegate(self, caller: Caller, target: str, prompt: str) -> dict[str, Any]:
         """A synchronous delegation: the caller's tool call waits for the target's answer."""
-        task = await self._checked_launch(caller, target, prompt, background=False)
+        task = await step("delegate", self._checked_launch, caller, target, prompt, background=False)
         if isinstance(task, str):
             return tool_result(False, error=task)
         settled = await self._settled(task.task_id)
@@ -114,7 +115,7 @@ class Delegating:
         return tool_result(False, error=settled.error or f"Agent '{target}' failed: {settled.status.value}")
 
     async def _background(self, caller: Caller, target: str, prompt: str) -> dict[str, Any]:
-        task = await self._checked_launch(caller, target, prompt, background=True)
+        task = await step("delegate.background", self._checked_launch, caller, target, prompt, background=True)
         if isinstance(task, str):
             return tool_result(False, error=task)
         return tool_result(
@@ -126,7 +127,8 @@ class Delegating:
     async def _checked_launch(
         self, caller: Caller, target: str, prompt: str, *, background: bool
     ) -> DelegateTask | str:
-        """Every check in ZeroClaw's order, then the launch: the task, or the first refusal's words."""
+        """Every check in ZeroClaw's order, then the launch: the task, or the first refusal's words. A step of a durable
+        run: a run resumed after a crash gets the same task back (and waits for it), and launches no other."""
         if refusal := self._precheck(caller.session, target, full_stop=not background):
             return refusal
         try:

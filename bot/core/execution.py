@@ -27,7 +27,8 @@ from bot.config import Config
 from bot.core import internal_context
 from bot.core.approvals import Approvals
 from bot.core.budgets import Budgets
-from bot.core.durable_runs import DurableRuns, step
+from bot.core.durable_runs import DurableRuns, step, step_key
+from bot.core.live_at_start import left_live
 from bot.core.mcp_tools import McpTools
 from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
@@ -83,8 +84,10 @@ class Execution:
         self._started = asyncio.Event()  # recovered workflows wait for the start
 
     async def launch(self) -> set[str]:
-        """Launch durable runs (if on); the ids of the runs they resume, which the start-up must leave live."""
-        return await self._durable.launch(self._resume) if self._durable is not None else set()
+        """Launch durable runs (if on); the ids of the runs the start-up must leave live (:mod:`live_at_start`)."""
+        if self._durable is None:
+            return set()
+        return await left_live(self._repos, await self._durable.launch(self._resume))
 
     def start(self) -> None:
         self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
@@ -142,7 +145,7 @@ class Execution:
     async def take_inbox(self, run_id: str, *, wake: bool) -> str | None:
         """Consume the run's pending inbox as one prompt (steers as they are, completions in one internal block)."""
         async with self._repos.db.transaction() as tx:
-            items = await self._repos.inbox.take_pending(tx, run_id, self._clock())
+            items = await self._repos.inbox.take_pending(tx, run_id, self._clock(), taker=step_key())
         if not items:
             return None
         steers = [content for source, content in items if source is None]
@@ -153,20 +156,20 @@ class Execution:
     async def _supervise(self) -> None:
         while True:
             run_id, wake = await self._pending.get()
-            body = self._durable.run(run_id) if self._durable and not wake else self._execute(run_id, wake=wake)
+            body = self._durable.run(run_id, wake=wake) if self._durable else self._execute(run_id, wake=wake)
             self._track(run_id, asyncio.create_task(body, name=f"run-{short_run_id(run_id)}"))
 
     def _track(self, run_id: str, task: asyncio.Task[None]) -> None:
         self._tasks[run_id] = task
         task.add_done_callback(functools.partial(self._forget, run_id))
 
-    async def _resume(self, run_id: str) -> None:
-        """A run's workflow body: a run queued in this process, or one DBOS recovers (then tracked here too)."""
+    async def _resume(self, run_id: str, wake: bool) -> None:
+        """A run's or a wake's workflow body: started in this process, or recovered by DBOS (then tracked here too)."""
         task = asyncio.current_task()
         if run_id not in self._tasks and task is not None:
             self._track(run_id, task)
         await self._started.wait()
-        await self._execute(run_id, wake=False, durable=True)
+        await self._execute(run_id, wake=wake, durable=True)
 
     def _forget(self, run_id: str, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(run_id, None)
@@ -174,7 +177,7 @@ class Execution:
     async def _execute(self, run_id: str, *, wake: bool, durable: bool = False) -> None:
         run = await self._repos.runs.get(run_id)
         expected = (
-            {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.RUNNING if wake else RunStatus.QUEUED}
+            {RunStatus.RUNNING} if wake else {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.QUEUED}
         )
         if run is None or run.status not in expected:
             return
@@ -207,7 +210,8 @@ class Execution:
         """A woken run's decisions on its paused calls, else its inbox; or a queued run's task once it is marked
         running (``None``: nothing to do)."""
         if wake:
-            prompt = await self._approvals.take_decisions(run.id) or await self.take_inbox(run.id, wake=True)
+            decided = await step("approvals.take", self._approvals.take_decisions, run.id)
+            prompt: Prompt | None = decided or await step("inbox.take", self.take_inbox, run.id, wake=True)
             if prompt is None:
                 log.warning("wake_without_messages")
                 outcome = RunOutcome(RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, [])

@@ -1,6 +1,7 @@
 """Which MCP tools a session gets: the servers of its policy envelope (its agent's ``mcp_servers``, narrowed up its
 chain of agent parents: a bounded delegate's caller, a ``spawn_subagent`` child's caller, and so on), each tool
-filtered at every step by the envelope and the one policy (:func:`bot.core.tool_policy.admits_mcp_tool`)."""
+filtered at every step by the envelope and the one policy (:func:`bot.core.tool_policy.admits_mcp_tool`); each call
+a step of a durable run (:class:`bot.agents.journal.JournaledToolset`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
 
+from bot.agents.journal import JournaledToolset
 from bot.agents.mcp_servers import McpServers
 from bot.config import Config
 from bot.core.policy_envelope import PolicyEnvelopes
@@ -30,4 +32,6 @@ class McpTools:
         def admitted(ctx: RunContext[Any], tool: ToolDefinition) -> bool:
             return envelope.admits(tool.name) and admits_mcp_tool(self._config, session, tool.name)
 
-        return [self._servers.toolset(name).filtered(admitted) for name in sorted(envelope.mcp_servers)]
+        return [
+            JournaledToolset(self._servers.toolset(name).filtered(admitted)) for name in sorted(envelope.mcp_servers)
+        ]

@@ -1,7 +1,10 @@
 """The agent-facing session tools (``sessions_spawn``, ``subagents``, ``sessions_*``, ``agents_list``).
 
 Each tool checks its arguments, then asks the core through :class:`SessionControl`; the core decides and
-persists. Tools answer with JSON objects (``{"status": ...}``) rather than raising, so a refused call is
+persists. A tool with an effect (spawning, sending, steering, killing, switching the model) is a step of a durable
+run (:func:`bot.core.durable_runs.step`): a run resumed after a crash gets back what the call answered, and does not
+do it again (``spawn_subagent`` and ``delegate`` journal their launch, then wait for the child, in the core). Tools
+answer with JSON objects (``{"status": ...}``) rather than raising, so a refused call is
 something the model reads and adapts to. Only the tools the policy allows for the caller's role are built.
 """
 
@@ -138,7 +141,6 @@ async def sessions_spawn(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any
     except ValidationError as exc:
         return _error(_validation_message("sessions_spawn", exc))
     args = SpawnArgs(**parsed.model_dump())
-    # A step of a durable run: a run resumed after a crash gets the child it spawned back, and spawns no other.
     return await step("sessions_spawn", ctx.deps.control.tool_spawn, ctx.deps.caller, args)
 
 
@@ -164,7 +166,7 @@ async def sessions_history(
 async def sessions_send(ctx: RunContext[ToolDeps], sessionKey: str, message: str) -> dict[str, Any]:
     if refused := _message_error(message):
         return refused
-    return await ctx.deps.control.tool_sessions_send(ctx.deps.caller, sessionKey, message)
+    return await step("sessions_send", ctx.deps.control.tool_sessions_send, ctx.deps.caller, sessionKey, message)
 
 
 async def subagents(
@@ -174,11 +176,11 @@ async def subagents(
         return _error(f'Unknown action "{quoted(action)}". Use "list", "kill" or "steer".')
     if action == "steer" and message is not None and (refused := _message_error(message)):
         return refused
-    return await ctx.deps.control.tool_subagents(ctx.deps.caller, action, target, message)
+    return await step(f"subagents.{action}", ctx.deps.control.tool_subagents, ctx.deps.caller, action, target, message)
 
 
 async def model_switch(ctx: RunContext[ToolDeps], model: str) -> dict[str, Any]:
-    return await ctx.deps.control.tool_model_switch(ctx.deps.caller, model)
+    return await step("model_switch", ctx.deps.control.tool_model_switch, ctx.deps.caller, model)
 
 
 async def spawn_subagent(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:

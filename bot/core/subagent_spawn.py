@@ -17,6 +17,7 @@ import structlog
 from bot.agents.runner import final_text
 from bot.config import Config
 from bot.core.action_budget import ActionBudget, BudgetExhausted
+from bot.core.durable_runs import step
 from bot.core.errors import UserError
 from bot.core.requests import delegated_session, new_run, origin_of
 from bot.core.session_toolset import Caller
@@ -65,6 +66,19 @@ class SubagentSpawn:
         self._clock = clock
 
     async def spawn(self, caller: Caller, prompt: object) -> dict[str, Any]:
+        """The guards and the launch are one step of a durable run (a run resumed after a crash waits for the child
+        it launched before, and launches no other); then the wait for the child."""
+        started = await step("spawn_subagent", self._start, caller, prompt)
+        if isinstance(started, dict):
+            return started
+        child = await self._finished(started)
+        if child.status is RunStatus.COMPLETED:
+            answer = final_text(await self._repos.transcripts.for_run(started))
+            return {"status": "completed", "output": answer or NO_OUTPUT_RESULT}
+        return _refused(f"subagent run failed: {child.error or child.status.word}")
+
+    async def _start(self, caller: Caller, prompt: object) -> dict[str, Any] | str:
+        """The child's run id, or the refusal that stops it."""
         session = caller.session
         if session.delegation is Delegation.SUBAGENT:
             return _refused(DEPTH_CAP)
@@ -86,11 +100,7 @@ class SubagentSpawn:
         except (BudgetExhausted, UserError) as refused:  # a caller that ended, a budget that is spent
             return _refused(str(refused))
         log.info("subagent_spawned", child_run_id=run_id)
-        child = await self._finished(run_id)
-        if child.status is RunStatus.COMPLETED:
-            answer = final_text(await self._repos.transcripts.for_run(run_id))
-            return {"status": "completed", "output": answer or NO_OUTPUT_RESULT}
-        return _refused(f"subagent run failed: {child.error or child.status.word}")
+        return run_id
 
     async def _launch(self, caller: Session, caller_run: Run, prompt: str, charged_to: str) -> str:
         """The child: the same agent on its caller's model and thinking, a leaf, archived once done."""
