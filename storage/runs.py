@@ -47,14 +47,16 @@ def _from_row(row: Row) -> Run:
 
 
 class RunRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, executor_id: str | None = None) -> None:
+        """``executor_id``: the process that admits runs through this repository owns them (see ``own``)."""
         self._db = db
+        self._executor_id = executor_id
 
     async def insert(self, tx: Connection, run: Run) -> None:
         await tx.execute(
             "INSERT INTO runs (id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, "
-            "requester_user_id, guild_id, channel_id, source_message_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "requester_user_id, guild_id, channel_id, source_message_id, created_at, executor_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.id,
                 run.session_key,
@@ -70,8 +72,17 @@ class RunRepository:
                 run.channel_id,
                 run.source_message_id,
                 run.created_at,
+                self._executor_id,
             ),
         )
+
+    async def own(self, tx: Connection, run_id: str) -> None:
+        """This process executes the run now: it is this process's to resume or settle if the process dies."""
+        await tx.execute("UPDATE runs SET executor_id = ? WHERE id = ?", (self._executor_id, run_id))
+
+    async def owner(self, run_id: str) -> str | None:
+        row = await self._db.fetch_one("SELECT executor_id FROM runs WHERE id = ?", (run_id,))
+        return row[0] if row else None
 
     async def get(self, run_id: str, tx: Connection | None = None) -> Run | None:
         sql, params = f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)
@@ -144,6 +155,15 @@ class RunRepository:
 
     async def list_live(self) -> list[Run]:
         rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM runs WHERE status IN {LIVE_SQL} ORDER BY created_at")
+        return [_from_row(row) for row in rows]
+
+    async def live_owned_by(self, executor_id: str, *, or_nobody: bool) -> list[Run]:
+        """Live runs the process ``executor_id`` owns (and, ``or_nobody``, those no process owns), oldest first."""
+        nobody = " OR executor_id IS NULL" if or_nobody else ""
+        rows = await self._db.fetch_all(
+            f"SELECT {_COLUMNS} FROM runs WHERE status IN {LIVE_SQL} AND (executor_id = ?{nobody}) ORDER BY created_at",
+            (executor_id,),
+        )
         return [_from_row(row) for row in rows]
 
     async def count_unsettled_children(self, run_id: str, tx: Connection | None = None) -> int:

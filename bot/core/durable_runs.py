@@ -10,12 +10,18 @@ is not spawned again. Other tools are not journaled: a tool call the crash cut o
 answered, runs again. Transcript rows and budget spending already stored are
 not stored twice (the ``turn.start`` positions tell them apart).
 
-DBOS is one instance per process, launched on the running loop (``setup_hook``): workflows it recovers run on that
-loop, next to the aiosqlite connection they use. A process recovers only the workflows of its own
-``executor_id`` and ``application_version``; a live run whose workflow it does not recover (another version, none
-at all) is settled ``interrupted`` as before. A workflow is recorded step by step: a deploy that changes which steps a
-run takes, or their order, must change ``application_version`` (its in-flight runs are then reported interrupted,
-not replayed into the wrong steps).
+DBOS is one instance per process, launched on the running loop (``setup_hook``): workflows it recovers or takes from
+its queues run on that loop, next to the database connection they use. At launch a process recovers only the
+workflows of its own ``executor_id`` and ``application_version``; a dead process's are handed on by the janitor
+(:mod:`bot.core.executors`, through ``pending_of`` and ``resume``: DBOS's internal queue, which any live process
+takes from). A live run whose workflow nobody recovers (another version, none at all) is settled ``interrupted``.
+
+The system database follows the store: with PostgreSQL the same database (DBOS's tables in its ``dbos`` schema), so
+processes on several machines share it; with SQLite a file next to the store's (processes on one host share it).
+``[durability] system_database`` (a path, or a ``postgresql://`` url) overrides both.
+
+A workflow is recorded step by step: a deploy that changes which steps a run takes, or their order, must change
+``application_version`` (its in-flight runs are then reported interrupted, not replayed into the wrong steps).
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ import structlog
 from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID
 
 from bot.agents.journal import in_workflow
-from bot.config import DurabilityConfig
+from bot.config import DurabilityConfig, StorageConfig
+from storage.db import is_postgresql
 
 log = structlog.get_logger(__name__)
 P = ParamSpec("P")
@@ -68,20 +75,36 @@ def _prepare(path: Path) -> bool:
         connection.close()
 
 
-class DurableRuns:
-    def __init__(self, config: DurabilityConfig, storage_path: str) -> None:
-        self._config = config
-        self._path = Path(config.system_database or f"{storage_path}.dbos").resolve()
+def system_database_url(config: DurabilityConfig, storage: StorageConfig) -> str:
+    """Where DBOS keeps its journal: ``system_database`` if set, else the PostgreSQL store, else the SQLite file."""
+    chosen = config.system_database or (storage.url if storage.url and is_postgresql(storage.url) else None)
+    if chosen is not None and is_postgresql(chosen):
+        return chosen
+    return f"sqlite:///{Path(chosen or f'{storage.local_file}.dbos').resolve()}"
 
-    @property
-    def _url(self) -> str:
-        return f"sqlite:///{self._path}"
+
+async def _has_journal(url: str) -> bool:
+    """Whether DBOS created its tables there already (a SQLite file is put in WAL mode first)."""
+    if not is_postgresql(url):
+        return await asyncio.to_thread(_prepare, Path(url.removeprefix("sqlite:///")))
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url) as connection:
+        cursor = await connection.execute("SELECT to_regclass('dbos.workflow_status') IS NOT NULL")
+        row = await cursor.fetchone()
+    return bool(row and row[0])
+
+
+class DurableRuns:
+    def __init__(self, config: DurabilityConfig, storage: StorageConfig) -> None:
+        self._config = config
+        self._url = system_database_url(config, storage)
 
     async def launch(self, body: RunBody) -> set[str]:
         """Launch DBOS on the running loop, with ``body`` as every run's workflow; the ids of the runs whose
         workflows it recovers (they start once ``body`` lets them)."""
         global _body
-        recovering = await self._pending() if await asyncio.to_thread(_prepare, self._path) else set()
+        recovering = await self._pending() if await _has_journal(self._url) else set()
         _body = body
         config: DBOSConfig = {
             "name": "threadbound",
@@ -111,6 +134,23 @@ class DurableRuns:
         finally:
             client.destroy()
         return {workflow.workflow_id for workflow in pending}
+
+    async def pending_of(self, executor_id: str) -> list[str]:
+        """The runs whose workflows the dead process ``executor_id`` left pending (of this application version)."""
+        pending = await DBOS.list_workflows_async(
+            status="PENDING",
+            name=WORKFLOW,
+            app_version=self._config.application_version,
+            executor_id=executor_id,
+            load_input=False,
+            load_output=False,
+        )
+        return [workflow.workflow_id for workflow in pending]
+
+    async def resume(self, run_id: str) -> None:
+        """Hand a dead process's pending workflow to DBOS's internal queue: a live process (maybe this one) takes it
+        and runs it on its loop, through the run body."""
+        await DBOS.resume_workflow_async(run_id)
 
     async def run(self, run_id: str) -> None:
         """Execute a run as its workflow (a run already recorded returns what it returned)."""

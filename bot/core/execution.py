@@ -178,6 +178,8 @@ class Execution:
         )
         if run is None or run.status not in expected:
             return
+        async with self._repos.db.transaction() as tx:
+            await self._repos.runs.own(tx, run_id)  # if this process dies, its runs are resumed or settled
         session = await self._repos.sessions.get(run.session_key)
         assert session is not None, f"run {run_id} has no session"
         spawned = {"spawn_site": session.spawn_site} if session.spawn_site else {}
