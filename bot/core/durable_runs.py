@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import structlog
-from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID
+from dbos import DBOS, DBOSConfig, SetWorkflowID
 
 from bot.agents.journal import in_workflow
 from bot.config import DurabilityConfig, StorageConfig
@@ -63,14 +63,13 @@ async def step(name: str, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args
     return await DBOS.run_step_async({"name": name}, fn, *args, **kwargs)
 
 
-def _prepare(path: Path) -> bool:
+def _prepare(path: Path) -> None:
     """Put the file in WAL mode before DBOS opens it (about half the time per checkpoint of SQLite's rollback
-    journal); whether DBOS created its tables in it already."""
+    journal)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path)
     try:
         connection.execute("PRAGMA journal_mode=WAL")
-        return connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'workflow_status'").fetchone() is not None
     finally:
         connection.close()
 
@@ -83,18 +82,6 @@ def system_database_url(config: DurabilityConfig, storage: StorageConfig) -> str
     return f"sqlite:///{Path(chosen or f'{storage.local_file}.dbos').resolve()}"
 
 
-async def _has_journal(url: str) -> bool:
-    """Whether DBOS created its tables there already (a SQLite file is put in WAL mode first)."""
-    if not is_postgresql(url):
-        return await asyncio.to_thread(_prepare, Path(url.removeprefix("sqlite:///")))
-    import psycopg
-
-    async with await psycopg.AsyncConnection.connect(url) as connection:
-        cursor = await connection.execute("SELECT to_regclass('dbos.workflow_status') IS NOT NULL")
-        row = await cursor.fetchone()
-    return bool(row and row[0])
-
-
 class DurableRuns:
     def __init__(self, config: DurabilityConfig, storage: StorageConfig) -> None:
         self._config = config
@@ -104,7 +91,8 @@ class DurableRuns:
         """Launch DBOS on the running loop, with ``body`` as every run's workflow; the ids of the runs whose
         workflows it recovers (they start once ``body`` lets them)."""
         global _body
-        recovering = await self._pending() if await _has_journal(self._url) else set()
+        if not is_postgresql(self._url):
+            await asyncio.to_thread(_prepare, Path(self._url.removeprefix("sqlite:///")))
         _body = body
         config: DBOSConfig = {
             "name": "threadbound",
@@ -115,28 +103,14 @@ class DurableRuns:
             "log_level": "WARNING",  # its info lines (a line per schema migration) say less than durable_runs_launched
         }
         DBOS(config=config)
-        DBOS.launch()
+        DBOS.launch()  # its recovered workflows wait for the body, so they are all still pending here
+        recovering = set(await self.pending_of(self._config.executor_id))
         log.info("durable_runs_launched", recovering=len(recovering), executor_id=self._config.executor_id)
         return recovering
 
-    async def _pending(self) -> set[str]:
-        """The runs whose workflows the launch recovers: pending, of this executor and application version."""
-        client = DBOSClient(system_database_url=self._url)
-        try:
-            pending = await client.list_workflows_async(
-                status="PENDING",
-                name=WORKFLOW,
-                app_version=self._config.application_version,
-                executor_id=self._config.executor_id,
-                load_input=False,
-                load_output=False,
-            )
-        finally:
-            client.destroy()
-        return {workflow.workflow_id for workflow in pending}
-
     async def pending_of(self, executor_id: str) -> list[str]:
-        """The runs whose workflows the dead process ``executor_id`` left pending (of this application version)."""
+        """The runs whose workflows the process ``executor_id`` left pending (of this application version): this one's
+        at launch (which recovers them), or a dead one's."""
         pending = await DBOS.list_workflows_async(
             status="PENDING",
             name=WORKFLOW,
