@@ -190,8 +190,10 @@ async def test_two_janitors_racing_claim_a_dead_process_once_and_settle_its_runs
     db_c, c = await process(tmp_path, "c", ScriptedModels())
     try:
         assert (await b.runs.get(accepted.run_id)).status is RunStatus.RUNNING  # neither start touched it
-        swept = await asyncio.gather(b._executors.sweep(), c._executors.sweep())
-        assert sorted(swept) == [[], ["a"]]
+        seen_by_b, seen_by_c = await b._executors.expired(), await c._executors.expired()
+        assert [row.executor_id for row in seen_by_b + seen_by_c] == ["a", "a"]  # both see it dead, then race
+        taken = await asyncio.gather(b._executors.take(seen_by_b[0]), c._executors.take(seen_by_c[0]))
+        assert sorted(taken) == [False, True]
         assert (await b.runs.get(accepted.run_id)).status is RunStatus.INTERRUPTED
         [(run_id, status, _)] = _announced(await outbox_payloads(b))
         assert (run_id, status) == (accepted.run_id, "interrupted")

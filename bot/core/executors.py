@@ -147,15 +147,19 @@ class Executors:
 
     async def sweep(self) -> list[str]:
         """Claim and recover every process whose heartbeat expired; the executor ids this process recovered."""
-        cutoff = self._clock() - self._config.lease_seconds
-        recovered = []
-        for dead in await self._repos.processes.expired(cutoff, but=self.executor_id):
-            async with self._repos.db.transaction() as tx:
-                claimed = await self._repos.processes.claim(tx, dead, self.executor_id, self._clock())
-            if claimed:
-                await self._recover(dead)
-                recovered.append(dead.executor_id)
-        return recovered
+        return [dead.executor_id for dead in await self.expired() if await self.take(dead)]
+
+    async def expired(self) -> list[ProcessRow]:
+        """The other processes whose heartbeat (or whose claimer's) is older than the lease."""
+        return await self._repos.processes.expired(self._clock() - self._config.lease_seconds, but=self.executor_id)
+
+    async def take(self, dead: ProcessRow) -> bool:
+        """Claim a process seen dead and recover it; False if another process claimed it first or it came back."""
+        async with self._repos.db.transaction() as tx:
+            if not await self._repos.processes.claim(tx, dead, self.executor_id, self._clock()):
+                return False
+        await self._recover(dead)
+        return True
 
     async def _recover(self, dead: ProcessRow) -> None:
         resuming: list[str] = []
