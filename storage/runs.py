@@ -55,8 +55,8 @@ class RunRepository:
     async def insert(self, tx: Connection, run: Run) -> None:
         await tx.execute(
             "INSERT INTO runs (id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, "
-            "requester_user_id, guild_id, channel_id, source_message_id, created_at, executor_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "requester_user_id, guild_id, channel_id, source_message_id, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.id,
                 run.session_key,
@@ -72,9 +72,9 @@ class RunRepository:
                 run.channel_id,
                 run.source_message_id,
                 run.created_at,
-                self._executor_id,
             ),
         )
+        await self.own(tx, run.id)  # the process that admits a run owns it until another executes it
 
     async def own(self, tx: Connection, run_id: str) -> None:
         """This process executes the run now: it is this process's to resume or settle if the process dies."""

@@ -34,8 +34,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+import sqlalchemy.exc
 import structlog
-from dbos import DBOS, DBOSConfig, SetWorkflowID
+from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID
 
 from bot.agents.journal import in_workflow
 from bot.config import DurabilityConfig, StorageConfig
@@ -45,6 +46,7 @@ log = structlog.get_logger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
 RunBody = Callable[[str], Awaitable[None]]
+_SCHEMA_WAITS = 20  # half-seconds a start waits for another process creating DBOS's tables
 WORKFLOW = "threadbound.run"
 
 _body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body
@@ -63,13 +65,14 @@ async def step(name: str, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args
     return await DBOS.run_step_async({"name": name}, fn, *args, **kwargs)
 
 
-def _prepare(path: Path) -> None:
+def _prepare(path: Path) -> bool:
     """Put the file in WAL mode before DBOS opens it (about half the time per checkpoint of SQLite's rollback
-    journal)."""
+    journal); whether DBOS created its tables in it already."""
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path)
     try:
         connection.execute("PRAGMA journal_mode=WAL")
+        return connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'workflow_status'").fetchone() is not None
     finally:
         connection.close()
 
@@ -82,6 +85,18 @@ def system_database_url(config: DurabilityConfig, storage: StorageConfig) -> str
     return f"sqlite:///{Path(chosen or f'{storage.local_file}.dbos').resolve()}"
 
 
+async def _has_journal(url: str) -> bool:
+    """Whether DBOS created its tables there already (a SQLite file is put in WAL mode first)."""
+    if not is_postgresql(url):
+        return await asyncio.to_thread(_prepare, Path(url.removeprefix("sqlite:///")))
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url) as connection:
+        cursor = await connection.execute("SELECT to_regclass('dbos.workflow_status') IS NOT NULL")
+        row = await cursor.fetchone()
+    return bool(row and row[0])
+
+
 class DurableRuns:
     def __init__(self, config: DurabilityConfig, storage: StorageConfig) -> None:
         self._config = config
@@ -91,8 +106,7 @@ class DurableRuns:
         """Launch DBOS on the running loop, with ``body`` as every run's workflow; the ids of the runs whose
         workflows it recovers (they start once ``body`` lets them)."""
         global _body
-        if not is_postgresql(self._url):
-            await asyncio.to_thread(_prepare, Path(self._url.removeprefix("sqlite:///")))
+        recovering = await self._recoverable()
         _body = body
         config: DBOSConfig = {
             "name": "threadbound",
@@ -103,14 +117,39 @@ class DurableRuns:
             "log_level": "WARNING",  # its info lines (a line per schema migration) say less than durable_runs_launched
         }
         DBOS(config=config)
-        DBOS.launch()  # its recovered workflows wait for the body, so they are all still pending here
-        recovering = set(await self.pending_of(self._config.executor_id))
+        DBOS.launch()
         log.info("durable_runs_launched", recovering=len(recovering), executor_id=self._config.executor_id)
         return recovering
 
+    async def _recoverable(self) -> set[str]:
+        """What ``_pending`` says, once DBOS's tables are there and whole: processes starting together on a new
+        PostgreSQL store wait while the first creates them (DBOS serialises its migrations, not this read)."""
+        for _ in range(_SCHEMA_WAITS):
+            try:
+                return await self._pending() if await _has_journal(self._url) else set()
+            except sqlalchemy.exc.ProgrammingError as error:
+                log.info("durable_journal_being_migrated", error=type(error.orig).__name__)
+                await asyncio.sleep(0.5)
+        return await self._pending()
+
+    async def _pending(self) -> set[str]:
+        """The runs whose workflows the launch recovers: pending, of this executor and application version."""
+        client = DBOSClient(system_database_url=self._url)
+        try:
+            pending = await client.list_workflows_async(
+                status="PENDING",
+                name=WORKFLOW,
+                app_version=self._config.application_version,
+                executor_id=self._config.executor_id,
+                load_input=False,
+                load_output=False,
+            )
+        finally:
+            client.destroy()
+        return {workflow.workflow_id for workflow in pending}
+
     async def pending_of(self, executor_id: str) -> list[str]:
-        """The runs whose workflows the process ``executor_id`` left pending (of this application version): this one's
-        at launch (which recovers them), or a dead one's."""
+        """The runs whose workflows the dead process ``executor_id`` left pending (of this application version)."""
         pending = await DBOS.list_workflows_async(
             status="PENDING",
             name=WORKFLOW,
