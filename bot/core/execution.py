@@ -166,7 +166,13 @@ class Execution:
         if run_id not in self._tasks and task is not None:
             self._track(run_id, task)
         await self._started.wait()
+        await self._own(run_id)  # maybe a dead process's run, resumed here
         await self._execute(run_id, wake=False, durable=True)
+
+    async def _own(self, run_id: str) -> None:
+        """This process executes the run now: if it dies, a live one resumes or settles the run."""
+        async with self._repos.db.transaction() as tx:
+            await self._repos.runs.own(tx, run_id)
 
     def _forget(self, run_id: str, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(run_id, None)
@@ -178,8 +184,6 @@ class Execution:
         )
         if run is None or run.status not in expected:
             return
-        async with self._repos.db.transaction() as tx:
-            await self._repos.runs.own(tx, run_id)  # if this process dies, its runs are resumed or settled
         session = await self._repos.sessions.get(run.session_key)
         assert session is not None, f"run {run_id} has no session"
         spawned = {"spawn_site": session.spawn_site} if session.spawn_site else {}
@@ -209,6 +213,7 @@ class Execution:
         """A woken run's decisions on its paused calls, else its inbox; or a queued run's task once it is marked
         running (``None``: nothing to do)."""
         if wake:
+            await self._own(run.id)  # woken here by a child that settled here
             prompt = await self._approvals.take_decisions(run.id) or await self.take_inbox(run.id, wake=True)
             if prompt is None:
                 log.warning("wake_without_messages")
@@ -225,6 +230,7 @@ class Execution:
         """Queued → running; in a workflow, also true for a run it had marked before its step was recorded."""
         async with self._repos.db.transaction() as tx:
             started = await self._repos.runs.mark_running(tx, run_id, self._clock())
+            await self._repos.runs.own(tx, run_id)
         current = await self._repos.runs.get(run_id)
         return started or (self._durable is not None and current is not None and current.status is RunStatus.RUNNING)
 
