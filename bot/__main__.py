@@ -1,5 +1,5 @@
-"""``python -m bot [migrate] --config FILE [--check]``: validate the config (start each MCP server once, reach the
-database), apply the database's migrations, or run the bot.
+"""``python -m bot [migrate] --config FILE [--check] [--shards 0-3 --shard-count 8]``: validate the config (start
+each MCP server once, reach the database), apply the database's migrations, or run the bot (those shards only).
 
 Configuration and environment problems, a rejected token, and a Discord that answers the log-in with an error
 print one line naming what to fix, and exit 1; never a traceback. An unreachable Discord is waited out (see
@@ -14,6 +14,7 @@ import os
 import sys
 
 from bot.config import Config, ConfigError, check_secrets, load_config, secret_values
+from bot.shards import Shards, ShardsError, parse_shards, with_shards
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -21,6 +22,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("command", nargs="?", choices=["migrate"], help="migrate: apply the migrations, then exit")
     parser.add_argument("--config", default="config.toml", help="path to the TOML config (default: config.toml)")
     parser.add_argument("--check", action="store_true", help="validate the config and environment, then exit")
+    parser.add_argument("--shards", help="run only these Discord shards: 2, 0-3 or 0-1,4 (with --shard-count)")
+    parser.add_argument("--shard-count", help="how many shards the bot has in all, over every process")
     return parser.parse_args(argv)
 
 
@@ -65,20 +68,21 @@ async def _migrate(config: Config) -> str:
     return f"applied {', '.join(applied)}" if applied else "the database is up to date"
 
 
-async def _run(config, token: str) -> None:
+async def _run(config: Config, token: str, shards: Shards | None) -> None:
     from bot.app import ThreadboundBot
 
-    async with ThreadboundBot(config) as bot:
+    async with ThreadboundBot(config, shards=shards) as bot:
         await bot.start(token)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
     try:
-        config = load_config(args.config)
+        shards = parse_shards(args.shards, args.shard_count)
+        config = with_shards(load_config(args.config), shards)
         if args.command != "migrate":
             check_secrets(config)
-    except ConfigError as error:
+    except (ConfigError, ShardsError) as error:
         print(f"threadbound: {error}", file=sys.stderr)
         return 1
     if args.command == "migrate":
@@ -105,13 +109,17 @@ def main(argv: list[str] | None = None) -> int:
     import aiohttp
     import discord
 
+    from bot.core.executors import ExecutorTaken
     from bot.discord_adapter.failures import short_reason
     from bot.logging_setup import configure_logging
 
     configure_logging(config.logging.level, config.logging.format, secret_values(config))
     token = os.environ[config.discord.token_env]
     try:
-        asyncio.run(_run(config, token))
+        asyncio.run(_run(config, token, shards))
+    except ExecutorTaken as taken:
+        print(f"threadbound: {taken}", file=sys.stderr)
+        return 1
     except discord.LoginFailure:
         print(f"threadbound: Discord rejected the token in {config.discord.token_env} (401).", file=sys.stderr)
         return 1

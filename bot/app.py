@@ -1,6 +1,6 @@
-"""The bot: a ``commands.Bot`` that logs in (waiting out an unreachable Discord), then in ``setup_hook`` opens
-storage, starts the core and the delivery worker, loads the cogs one by one, and syncs the command schema
-(after discord.py's ``advanced_startup`` example)."""
+"""The bot: a ``commands.AutoShardedBot`` (every shard, or the ``--shards`` given) that logs in (waiting out an
+unreachable Discord), then in ``setup_hook`` opens storage, starts the core and the delivery worker, loads the cogs
+one by one, and syncs the command schema (after discord.py's ``advanced_startup`` example)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
+from typing import Any
 
 import discord
 import structlog
@@ -33,6 +34,7 @@ from bot.discord_adapter.run_buttons import RunButton
 from bot.discord_adapter.status_board import StatusBoard
 from bot.discord_adapter.threads import DiscordThreads
 from bot.records import Actor
+from bot.shards import Shards
 from storage.db import Database
 from storage.meta import MetaRepository
 from storage.repositories import Repositories
@@ -70,19 +72,25 @@ def bot_intents() -> discord.Intents:
     return intents
 
 
-class ThreadboundBot(commands.Bot):
+class ThreadboundBot(commands.AutoShardedBot):
+    """One class for one process or several: without ``shards`` discord.py asks Discord how many shards the bot
+    needs and runs them all (one, below 2,500 servers), as a plain ``commands.Bot`` would."""
+
     def __init__(
         self,
         config: Config,
         *,
+        shards: Shards | None = None,
         retry_base_delay: float = 2.0,
         guild_ready_timeout: float = 2.0,
         status_edit_interval: float = 1.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        """``retry_base_delay``: the first wait before retrying Discord (log-in and delivery), doubling after;
+        """``shards``: only these of the bot's shards (other processes run the others); ``retry_base_delay``: the
+        first wait before retrying Discord (log-in and delivery), doubling after;
         ``status_edit_interval``: the least time between two edits of a run's status message; ``clock``: the
         core's time (runs, deadlines, schedules' slots)."""
+        sharding: dict[str, Any] = {"shard_ids": list(shards.ids), "shard_count": shards.count} if shards else {}
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=bot_intents(),
@@ -91,8 +99,10 @@ class ThreadboundBot(commands.Bot):
             allowed_mentions=discord.AllowedMentions.none(),
             chunk_guilds_at_startup=False,
             guild_ready_timeout=guild_ready_timeout,
+            **sharding,
         )
         self.config = config
+        self._shards = shards
         self._retry_base_delay = retry_base_delay
         self._status_edit_interval = status_edit_interval
         self._clock = clock
@@ -177,7 +187,7 @@ class ThreadboundBot(commands.Bot):
         models = ModelFactory(self.config.providers, agents=self.config.agents, pricing=self.config.pricing)
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
-        repos = Repositories.over(self._db)
+        repos = Repositories.over(self._db, self.config.durability.executor_id)
         durability = self.config.durability
         self._orchestrator = Orchestrator(
             self.config,
@@ -187,7 +197,8 @@ class ThreadboundBot(commands.Bot):
             clock=self._clock,
             repos=repos,
             channel_conversation=channel_conversation,
-            durable=DurableRuns(durability, self.config.storage.local_file) if durability.resume_interrupted else None,
+            durable=DurableRuns(durability, self.config.storage) if durability.resume_interrupted else None,
+            shards=self._shards.spec if self._shards else None,
         )
         self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
         self._delivery = DeliveryWorker(

@@ -102,16 +102,33 @@ class StorageConfig(Section):
         return self.url.removeprefix("sqlite:///") if self.url.startswith("sqlite:///") else self.path
 
 
+DEFAULT_EXECUTOR_ID = "local"
+
+
 class DurabilityConfig(Section):
     """``[durability]``: runs as DBOS workflows, so a run cut off by a crash or a restart resumes from its last
-    completed step. ``system_database``: DBOS's SQLite file (default: the SQLite store's file + ``.dbos``);
-    ``application_version``: the version DBOS recovers (a process recovers only its own version's workflows);
-    ``executor_id``: this process's stable id (a process recovers only its own id's workflows)."""
+    completed step. ``system_database``: DBOS's journal, a SQLite file or a ``postgresql://`` url (default: the
+    PostgreSQL store itself, else the SQLite store's file + ``.dbos``); ``application_version``: the version DBOS
+    recovers (a process recovers only its own version's workflows); ``executor_id``: this process's stable id (a
+    process recovers only its own id's workflows; with ``--shards`` and the default, derived from the shards);
+    ``heartbeat_seconds``: how often a process says it is alive and looks for dead ones; ``lease_seconds``: how long
+    without a heartbeat before a process counts as dead (a live one then resumes or settles its runs)."""
 
     resume_interrupted: bool = True
     system_database: str | None = None
     application_version: str = Field(default="1", min_length=1)
-    executor_id: str = Field(default="local", min_length=1)
+    executor_id: str = Field(default=DEFAULT_EXECUTOR_ID, min_length=1, max_length=100)
+    heartbeat_seconds: Annotated[float, Field(gt=0, le=3600)] = 5.0
+    lease_seconds: Annotated[float, Field(gt=0, le=86_400)] = 30.0
+
+    @model_validator(mode="after")
+    def _lease_outlasts_heartbeats(self) -> DurabilityConfig:
+        if self.lease_seconds < 2 * self.heartbeat_seconds:
+            raise ValueError(
+                f"lease_seconds ({self.lease_seconds:g}) must be at least twice heartbeat_seconds "
+                f"({self.heartbeat_seconds:g}), or a live process that is a little late counts as dead"
+            )
+        return self
 
 
 RetentionDays = Annotated[int, Field(ge=0, le=36_500)]

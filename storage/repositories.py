@@ -13,6 +13,7 @@ from storage.guild_budgets import GuildBudgetRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
+from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
 from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
@@ -38,13 +39,15 @@ class Repositories:
     usage: UsageRepository
     guild_budgets: GuildBudgetRepository
     retention: RetentionRepository
+    processes: ProcessRepository
 
     @classmethod
-    def over(cls, db: Database) -> Repositories:
+    def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
+        """``executor_id``: this process's, which owns the runs it admits (``None``: runs owned by no process)."""
         return cls(
             db=db,
             sessions=SessionRepository(db),
-            runs=RunRepository(db),
+            runs=RunRepository(db, executor_id),
             transcripts=TranscriptRepository(db),
             outbox=OutboxRepository(db),
             inbox=InboxRepository(),
@@ -57,4 +60,5 @@ class Repositories:
             usage=UsageRepository(db),
             guild_budgets=GuildBudgetRepository(db),
             retention=RetentionRepository(db),
+            processes=ProcessRepository(db),
         )

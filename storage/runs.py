@@ -47,8 +47,10 @@ def _from_row(row: Row) -> Run:
 
 
 class RunRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, executor_id: str | None = None) -> None:
+        """``executor_id``: the process that admits runs through this repository owns them (see ``own``)."""
         self._db = db
+        self._executor_id = executor_id
 
     async def insert(self, tx: Connection, run: Run) -> None:
         await tx.execute(
@@ -72,6 +74,15 @@ class RunRepository:
                 run.created_at,
             ),
         )
+        await self.own(tx, run.id)  # the process that admits a run owns it until another executes it
+
+    async def own(self, tx: Connection, run_id: str) -> None:
+        """This process executes the run now: it is this process's to resume or settle if the process dies."""
+        await tx.execute("UPDATE runs SET executor_id = ? WHERE id = ?", (self._executor_id, run_id))
+
+    async def owner(self, run_id: str) -> str | None:
+        row = await self._db.fetch_one("SELECT executor_id FROM runs WHERE id = ?", (run_id,))
+        return row[0] if row else None
 
     async def get(self, run_id: str, tx: Connection | None = None) -> Run | None:
         sql, params = f"SELECT {_COLUMNS} FROM runs WHERE id = ?", (run_id,)
@@ -144,6 +155,15 @@ class RunRepository:
 
     async def list_live(self) -> list[Run]:
         rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM runs WHERE status IN {LIVE_SQL} ORDER BY created_at")
+        return [_from_row(row) for row in rows]
+
+    async def live_owned_by(self, executor_id: str, *, or_nobody: bool) -> list[Run]:
+        """Live runs the process ``executor_id`` owns (and, ``or_nobody``, those no process owns), oldest first."""
+        nobody = " OR executor_id IS NULL" if or_nobody else ""
+        rows = await self._db.fetch_all(
+            f"SELECT {_COLUMNS} FROM runs WHERE status IN {LIVE_SQL} AND (executor_id = ?{nobody}) ORDER BY created_at",
+            (executor_id,),
+        )
         return [_from_row(row) for row in rows]
 
     async def count_unsettled_children(self, run_id: str, tx: Connection | None = None) -> int:

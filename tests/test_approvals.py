@@ -14,8 +14,10 @@ from bot.agents.tool_gate import DENIED, TIMED_OUT
 from bot.core.approvals import ARGUMENTS_SHOWN, Approvals, shown_arguments
 from bot.core.budgets import Budgets
 from bot.core.errors import UserError
+from bot.core.executors import Executors
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
+from storage.runs import RunRepository
 from tests import stores
 from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, running_core, settle, text
 from tests.test_mcp_tools import CONFIG, MCP, ToolUser, recorded
@@ -254,6 +256,9 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         old_bot.setattr(Budgets, "admit", lambda self, tx, run: asyncio.sleep(0))
         old_bot.setattr(Budgets, "record", lambda self, tx, run, session, messages: asyncio.sleep(0, False))
         old_bot.setattr(Budgets, "meter", lambda self, run, session: lambda: asyncio.sleep(0))
+        old_bot.setattr(RunRepository, "own", lambda self, tx, run_id: asyncio.sleep(0))  # nor executors (0014)
+        old_bot.setattr(Executors, "start", lambda self, launch: launch())
+        old_bot.setattr(Executors, "close", lambda self: asyncio.sleep(0))
         async with running_core(tmp_path, ScriptedModels(main=text("hello")), CONFIG) as core:
             old_id = await chat_and_wait(core)
     user = ToolUser(("calc__shout", {"text": "hi"}))

@@ -12,7 +12,7 @@ from dbos import DBOS
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
 
-from bot.config import parse_config
+from bot.config import StorageConfig, parse_config
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import ChatRequest, SpawnRequest
@@ -75,7 +75,7 @@ class Script:
 async def start(tmp_path, script: Script, *, durable: bool) -> tuple[Database, Orchestrator]:
     config = parse_config(CONFIG)
     db = await Database.open(str(tmp_path / "t.sqlite3"))
-    runs = DurableRuns(config.durability, str(tmp_path / "t.sqlite3")) if durable else None
+    runs = DurableRuns(config.durability, StorageConfig(path=str(tmp_path / "t.sqlite3"))) if durable else None
     orchestrator = Orchestrator(config, db, ScriptedModels(default=script.answer), durable=runs)
     await orchestrator.start()
     return db, orchestrator

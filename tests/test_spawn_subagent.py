@@ -316,16 +316,16 @@ async def test_a_child_whose_caller_timed_out_is_stopped_and_archived(tmp_path):
 async def test_parallel_tools_lets_two_children_run_together_and_by_default_they_run_in_turn(tmp_path):
     async def run_with(extra: str) -> list[str]:
         events: list[str] = []
-        second_started = asyncio.Event()
+        started = {"child: a": asyncio.Event(), "child: b": asyncio.Event()}
 
         async def model(messages: list[ModelMessage], info) -> ModelResponse:
             prompt = first_prompt(messages)
             if prompt.startswith("child:"):
                 events.append(f"{prompt} started")
-                if prompt == "child: a" and extra:
-                    await asyncio.wait_for(second_started.wait(), 10)  # only possible when they run together
-                if prompt == "child: b":
-                    second_started.set()
+                started[prompt].set()
+                if extra:  # each waits for the other: only possible when they run together, whichever starts first
+                    other = "child: b" if prompt == "child: a" else "child: a"
+                    await asyncio.wait_for(started[other].wait(), 10)
                 events.append(f"{prompt} ended")
                 return ModelResponse(parts=[TextPart(prompt)])
             if any(p.part_kind == "tool-return" for p in messages[-1].parts):

@@ -20,16 +20,22 @@ A step the crash cut off runs again (at least once): a model request is sent aga
 without effects (lists, history) are not journaled and run again. Transcript rows and budget spending already stored
 are not stored twice (the ``turn.start`` positions tell them apart).
 
-DBOS is one instance per process, launched on the running loop (``setup_hook``): workflows it recovers run on that
-loop, next to the database connection they use. A process recovers only the workflows of its own ``executor_id``
-and ``application_version``; the start-up leaves their runs live, and the runs waiting on them
-(:mod:`bot.core.live_at_start`). A live run whose workflow it does not recover (another version, none at all: a wake
-the crash cut off between the commit that woke the run and the start of its workflow) is settled ``interrupted`` as
-before. A workflow is replayed step by step, each recorded result matched to the step of the same number: a deploy
-that changes which steps a run takes, or their order, must change ``application_version``. A process of the new
-version does not recover the old version's in-flight runs (and wakes): its start-up settles them ``interrupted``
-(announced once, as without durable runs). Replaying them into the new steps would hand recorded results to the wrong
-steps.
+DBOS is one instance per process, launched on the running loop (``setup_hook``): workflows it recovers or takes from
+its queues run on that loop, next to the database connection they use. At launch a process recovers only the
+workflows of its own ``executor_id`` and ``application_version``; the start-up leaves their runs live, and the runs
+waiting on them (:mod:`bot.core.live_at_start`). A dead process's workflows are handed on by the janitor
+(:mod:`bot.core.executors`, through ``pending_of`` and ``resume``: DBOS's internal queue, which any live process takes
+from). A live run whose workflow nobody recovers (another version, none at all: a wake the crash cut off between the
+commit that woke the run and the start of its workflow) is settled ``interrupted`` as before.
+
+The system database follows the store: with PostgreSQL the same database (DBOS's tables in its ``dbos`` schema), so
+processes on several machines share it; with SQLite a file next to the store's (processes on one host share it).
+``[durability] system_database`` (a path, or a ``postgresql://`` url) overrides both.
+
+A workflow is replayed step by step, each recorded result matched to the step of the same number: a deploy that
+changes which steps a run takes, or their order, must change ``application_version``. A process of the new version
+does not recover the old version's in-flight runs (and wakes): its start-up settles them ``interrupted`` (announced
+once, as without durable runs). Replaying them into the new steps would hand recorded results to the wrong steps.
 """
 
 from __future__ import annotations
@@ -42,16 +48,19 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+import sqlalchemy.exc
 import structlog
 from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID
 
 from bot.agents.journal import in_workflow
-from bot.config import DurabilityConfig
+from bot.config import DurabilityConfig, StorageConfig
+from storage.db import is_postgresql
 
 log = structlog.get_logger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
 RunBody = Callable[[str, bool], Awaitable[None]]  # (run id, woken)
+_SCHEMA_WAITS = 20  # half-seconds a start waits for another process creating DBOS's tables
 WORKFLOW = "threadbound.run"
 WAKE_WORKFLOW = "threadbound.wake"
 WAKE = ":wake:"  # a wake's workflow id: <run id>:wake:<n>, n counting the run's wakes from 1
@@ -69,6 +78,11 @@ async def _run_workflow(run_id: str) -> None:
 async def _wake_workflow(run_id: str) -> None:
     assert _body is not None, "a wake workflow started before DBOS was launched"
     await _body(run_id, True)
+
+
+def run_of(workflow_id: str) -> str:
+    """The run a workflow is (its own) or wakes."""
+    return workflow_id.split(WAKE)[0]
 
 
 async def step(name: str, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -99,20 +113,36 @@ def _prepare(path: Path) -> bool:
         connection.close()
 
 
-class DurableRuns:
-    def __init__(self, config: DurabilityConfig, storage_path: str) -> None:
-        self._config = config
-        self._path = Path(config.system_database or f"{storage_path}.dbos").resolve()
+def system_database_url(config: DurabilityConfig, storage: StorageConfig) -> str:
+    """Where DBOS keeps its journal: ``system_database`` if set, else the PostgreSQL store, else the SQLite file."""
+    chosen = config.system_database or (storage.url if storage.url and is_postgresql(storage.url) else None)
+    if chosen is not None and is_postgresql(chosen):
+        return chosen
+    return f"sqlite:///{Path(chosen or f'{storage.local_file}.dbos').resolve()}"
 
-    @property
-    def _url(self) -> str:
-        return f"sqlite:///{self._path}"
+
+async def _has_journal(url: str) -> bool:
+    """Whether DBOS created its tables there already (a SQLite file is put in WAL mode first)."""
+    if not is_postgresql(url):
+        return await asyncio.to_thread(_prepare, Path(url.removeprefix("sqlite:///")))
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url) as connection:
+        cursor = await connection.execute("SELECT to_regclass('dbos.workflow_status') IS NOT NULL")
+        row = await cursor.fetchone()
+    return bool(row and row[0])
+
+
+class DurableRuns:
+    def __init__(self, config: DurabilityConfig, storage: StorageConfig) -> None:
+        self._config = config
+        self._url = system_database_url(config, storage)
 
     async def launch(self, body: RunBody) -> set[str]:
         """Launch DBOS on the running loop, with ``body`` as every run's workflow; the ids of the runs whose
         workflows it recovers (they start once ``body`` lets them)."""
         global _body
-        recovering = await self._pending() if await asyncio.to_thread(_prepare, self._path) else set()
+        recovering = await self._recoverable()
         _body = body
         config: DBOSConfig = {
             "name": "threadbound",
@@ -126,6 +156,17 @@ class DurableRuns:
         DBOS.launch()
         log.info("durable_runs_launched", recovering=len(recovering), executor_id=self._config.executor_id)
         return recovering
+
+    async def _recoverable(self) -> set[str]:
+        """What ``_pending`` says, once DBOS's tables are there and whole: processes starting together on a new
+        PostgreSQL store wait while the first creates them (DBOS serialises its migrations, not this read)."""
+        for _ in range(_SCHEMA_WAITS):
+            try:
+                return await self._pending() if await _has_journal(self._url) else set()
+            except sqlalchemy.exc.ProgrammingError as error:
+                log.info("durable_journal_being_migrated", error=type(error.orig).__name__)
+                await asyncio.sleep(0.5)
+        return await self._pending()
 
     async def _pending(self) -> set[str]:
         """The runs whose workflows (a run's own, or one of its wakes') the launch recovers: pending, of this executor
@@ -142,7 +183,24 @@ class DurableRuns:
             )
         finally:
             client.destroy()
-        return {workflow.workflow_id.split(WAKE)[0] for workflow in pending}
+        return {run_of(workflow.workflow_id) for workflow in pending}
+
+    async def pending_of(self, executor_id: str) -> list[str]:
+        """The workflows (runs' and wakes') the dead process ``executor_id`` left pending, of this app version."""
+        pending = await DBOS.list_workflows_async(
+            status="PENDING",
+            name=[WORKFLOW, WAKE_WORKFLOW],
+            app_version=self._config.application_version,
+            executor_id=executor_id,
+            load_input=False,
+            load_output=False,
+        )
+        return [workflow.workflow_id for workflow in pending]
+
+    async def resume(self, workflow_id: str) -> None:
+        """Hand a dead process's pending workflow to DBOS's internal queue: a live process (maybe this one) takes it
+        and runs it on its loop, through the run body."""
+        await DBOS.resume_workflow_async(workflow_id)
 
     async def run(self, run_id: str, *, wake: bool) -> None:
         """Execute a run as its workflow (a run already recorded returns what it returned); or, woken, its next turns

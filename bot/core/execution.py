@@ -28,7 +28,6 @@ from bot.core import internal_context
 from bot.core.approvals import Approvals
 from bot.core.budgets import Budgets
 from bot.core.durable_runs import DurableRuns, step, step_key
-from bot.core.live_at_start import left_live
 from bot.core.mcp_tools import McpTools
 from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
@@ -84,10 +83,8 @@ class Execution:
         self._started = asyncio.Event()  # recovered workflows wait for the start
 
     async def launch(self) -> set[str]:
-        """Launch durable runs (if on); the ids of the runs the start-up must leave live (:mod:`live_at_start`)."""
-        if self._durable is None:
-            return set()
-        return await left_live(self._repos, await self._durable.launch(self._resume))
+        """Launch durable runs (if on); the ids of the runs whose workflows they resume."""
+        return await self._durable.launch(self._resume) if self._durable is not None else set()
 
     def start(self) -> None:
         self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
@@ -171,16 +168,21 @@ class Execution:
         await self._started.wait()
         await self._execute(run_id, wake=wake, durable=True)
 
+    async def _own(self, run_id: str) -> None:
+        """This process executes the run now: if it dies, a live one resumes or settles the run."""
+        async with self._repos.db.transaction() as tx:
+            await self._repos.runs.own(tx, run_id)
+
     def _forget(self, run_id: str, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(run_id, None)
 
     async def _execute(self, run_id: str, *, wake: bool, durable: bool = False) -> None:
         run = await self._repos.runs.get(run_id)
-        expected = (
-            {RunStatus.RUNNING} if wake else {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.QUEUED}
-        )
-        if run is None or run.status not in expected:
+        queued = {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.QUEUED}  # a workflow may be resumed
+        if run is None or run.status not in ({RunStatus.RUNNING} if wake else queued):
             return
+        if wake or durable:  # maybe a dead process's run resumed here, or woken by a child that settled here
+            await self._own(run_id)
         session = await self._repos.sessions.get(run.session_key)
         assert session is not None, f"run {run_id} has no session"
         spawned = {"spawn_site": session.spawn_site} if session.spawn_site else {}
@@ -227,6 +229,7 @@ class Execution:
         """Queued → running; in a workflow, also true for a run it had marked before its step was recorded."""
         async with self._repos.db.transaction() as tx:
             started = await self._repos.runs.mark_running(tx, run_id, self._clock())
+            await self._repos.runs.own(tx, run_id)
         current = await self._repos.runs.get(run_id)
         return started or (self._durable is not None and current is not None and current.status is RunStatus.RUNNING)
 

@@ -21,10 +21,10 @@ change is written to SQLite before anything relies on it. Where each step lives:
   :attr:`Orchestrator.schedules`);
 - :mod:`bot.core.usage_report` — what a member spent and the caps they count against, for ``/usage`` (exposed as
   :attr:`Orchestrator.usage_reports`);
-- :mod:`bot.core.retention` — passes that prune what ``[retention]`` lets go;
+- :mod:`bot.core.retention` — passes that prune what ``[retention]`` lets go; :mod:`bot.core.executors` — this
+  process among several on one store (executor id, heartbeat, the janitor that hands a dead one's runs on);
 - :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
   :mod:`bot.core.limits` — refusals worded for people, the one text limit.
-
 Settlement returns what must happen after its commit as an :class:`AfterCommit`; :meth:`Orchestrator._apply` is
 the one place that does it.
 """
@@ -52,6 +52,7 @@ from bot.core.delegation import Delegating
 from bot.core.durable_runs import DurableRuns
 from bot.core.errors import UserError
 from bot.core.execution import Execution
+from bot.core.executors import Executors
 from bot.core.guild_settings import GuildSettings
 from bot.core.mcp_tools import McpTools
 from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
@@ -90,8 +91,9 @@ class Orchestrator:
         channel_conversation: Callable[[int], str] | None = None,
         mcp_servers: McpServers | None = None,
         durable: DurableRuns | None = None,
+        shards: str | None = None,
     ) -> None:
-        repos = repos or Repositories.over(db)
+        repos = repos or Repositories.over(db, config.durability.executor_id)
         self._config = config
         self._db = repos.db
         self._threads = threads
@@ -119,6 +121,7 @@ class Orchestrator:
         self._execution = Execution(  # with ``durable``, runs are DBOS workflows that resume after a restart
             config, repos, models, settlement, signals, self, mcp, approvals, budgets, self._apply, clock, durable
         )
+        self._executors = Executors(config.durability, repos, settlement, self._apply, clock, shards, durable)
         self.queries = SessionQueries(
             repos.sessions, repos.runs, repos.transcripts, repos.delegate_tasks, clock, self._execution.queue_places
         )
@@ -157,7 +160,7 @@ class Orchestrator:
 
     async def start(self) -> None:
         """Resume or settle what a previous process left behind, rebuild timers, then start taking work."""
-        self._apply(await self._settlement.interrupt_leftovers(resuming=await self._execution.launch()))
+        await self._executors.start(self._execution.launch)
         self._timers.start()
         await self._archiving.start()
         await self.approvals.start()
@@ -170,6 +173,7 @@ class Orchestrator:
         """Stop every task; runs still live stay live in the database and are settled at next start."""
         self._timers.shutdown()
         await asyncio.gather(self._execution.close(), self._signals.close())
+        await self._executors.close()
 
     async def wait_idle(self) -> None:
         """Wait until no run is queued or executing in this process."""

@@ -168,13 +168,13 @@ class Settlement:
         after.ended += [run.id for run in subtree]
         return subtree, after
 
-    async def interrupt_leftovers(self, resuming: set[str]) -> AfterCommit:
-        """Runs live when the last process died end as ``interrupted`` (but those ``resuming``, and those paused for
-        approval); the topmost of each chain is routed."""
+    async def interrupt_leftovers(self, executor_id: str, resuming: set[str], *, or_nobody: bool) -> AfterCommit:
+        """Runs a dead process (``executor_id``: at start-up this one's last life, else one a janitor claimed; and,
+        ``or_nobody``, runs no process owns) left live end as ``interrupted`` (but those ``resuming``, and those
+        paused for approval); the topmost of each chain is routed."""
         after, paused = AfterCommit(), RunStatus.AWAITING_APPROVAL
-        leftovers = [
-            run for run in await self._repos.runs.list_live() if run.status is not paused and run.id not in resuming
-        ]
+        owned = await self._repos.runs.live_owned_by(executor_id, or_nobody=or_nobody)
+        leftovers = [run for run in owned if run.status is not paused and run.id not in resuming]
         live_ids = {run.id for run in leftovers}
         for run in leftovers:
             session = await self._repos.sessions.get(run.session_key)

@@ -1,0 +1,158 @@
+"""Two bot processes (``python -m bot --shards 0 --shard-count 2`` and ``--shards 1``) on one PostgreSQL store, one
+fake Discord and one fake model: 200 spawns across guilds of both shards, one process SIGKILLed mid-way, and every
+run still completes and is announced exactly once, with no model request that had completed sent again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections import Counter
+
+import psycopg
+import pytest
+
+from tests import stores
+from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
+from tests.fakes.openai_server import Step
+from tests.polling import eventually
+
+SPAWNS = 200
+LATENCY = 0.5  # seconds per model answer: the model dominates, as in production
+DEAD_LANE, LIVE_LANE = 2, 6  # the process to be killed is the slow one, so it has work in hand when it dies
+
+pytestmark = pytest.mark.skipif(stores.postgres_bindir() is None, reason="needs PostgreSQL's initdb and pg_ctl")
+
+
+def shard_of(guild) -> int:
+    return (guild.id >> 22) % 2
+
+
+def guilds_on_both_shards(world, per_shard: int = 2) -> list:
+    """Guilds, ``per_shard`` on each of the two shards (a snowflake's shard follows its millisecond)."""
+    chosen: dict[int, list] = {0: [], 1: []}
+    chosen[shard_of(world.guild)].append(world.guild)
+    while min(len(guilds) for guilds in chosen.values()) < per_shard:
+        world.discord.advance_time(0.001)
+        guild = world.discord.add_guild(f"Guild {sum(map(len, chosen.values()))}")
+        if len(chosen[shard_of(guild)]) < per_shard:
+            world.discord.add_member(guild, world.alice)
+            chosen[shard_of(guild)].append(guild)
+    return chosen[0] + chosen[1]
+
+
+def task_of(body: dict) -> str:
+    return next(m["content"] for m in body["messages"] if m["role"] == "user")
+
+
+async def answer(body: dict) -> Step:
+    return Step.reply(f"answer for {task_of(body)}", delay=LATENCY)
+
+
+def config_for(world, url: str, lane: int) -> str:
+    """The world's config on the PostgreSQL store, with a fast heartbeat and short lease, and ``lane`` runs at once."""
+    text = world.config_text(
+        f"[agents.defaults.subagents]\nmax_concurrent = {lane}\nmax_children_per_agent = 20\n"
+        "[durability]\nheartbeat_seconds = 0.5\nlease_seconds = 2\n"
+    )
+    storage = f'{"url" if stores.POSTGRESQL else "path"} = "{stores.database(world.db_path)}"'
+    return text.replace(storage, f'url = "{url}"')
+
+
+async def start(world, config: str, shard: int, name: str) -> asyncio.subprocess.Process:
+    path = world.tmp_path / f"{name}.toml"
+    path.write_text(config)
+    env = {**os.environ, "TB_TEST_TOKEN": BOT_TOKEN, "TB_TEST_API_KEY": API_KEY}
+    with (world.tmp_path / f"{name}.log").open("wb") as log:
+        return await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "bot", "--config", str(path), "--shards", str(shard), "--shard-count", "2"),
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log,
+        )
+
+
+def logged(world, name: str, event: str) -> list[dict]:
+    lines = (world.tmp_path / f"{name}.log").read_text().splitlines()
+    entries = [json.loads(line) for line in lines if line.startswith("{")]
+    return [entry for entry in entries if entry["event"] == event]
+
+
+async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_ones_runs_announcing_each_once(world):
+    world.status_messages, world.guild_commands = False, False  # global commands: every guild has them
+    world.discord_extra = "max_active_runs_per_member = 0"  # Alice asks for all 200
+    world.llm.default = answer
+    server = await asyncio.to_thread(stores.server)  # started here when the suite runs on SQLite
+    url = server.database(world.db_path)
+
+    def rows(sql: str) -> list[tuple]:
+        with psycopg.connect(url) as connection:
+            return connection.execute(sql).fetchall()  # type: ignore[arg-type]
+
+    guilds = guilds_on_both_shards(world)
+    channels = [world.discord.add_text_channel(guild, f"work-{n}") for guild in guilds for n in range(3)]
+    doomed = await start(world, config_for(world, url, DEAD_LANE), 0, "shard0")
+    await world.discord.wait_for_sessions(1, timeout=30)  # one at a time: each creates tables at its first start
+    live = await start(world, config_for(world, url, LIVE_LANE), 1, "shard1")
+    try:
+        await world.discord.wait_for_sessions(2, timeout=30)
+        await world.discord.wait_for_request("PUT", r"/applications/\d+/commands$", timeout=30)
+        twin = await start(world, config_for(world, url, LIVE_LANE), 0, "twin")
+        assert await asyncio.wait_for(twin.wait(), 30) == 1
+        [refusal] = [line for line in (world.tmp_path / "twin.log").read_text().splitlines() if "threadbound:" in line]
+        assert refusal.startswith("threadbound: executor id 'shards-0-of-2' is held by a live process (pid ")
+
+        async def spawn(n: int) -> tuple[str, str, int]:
+            channel = channels[n % len(channels)]
+            task = f"task #{n}"
+            inter = await world.discord.slash(world.alice, channel, "subagents spawn", agent="researcher", task=task)
+            reply = await world.discord.wait_followup(inter, timeout=30)
+            assert ", run " in reply["content"], reply["content"]
+            return spawned_run_id(reply), task, channel.guild_id
+
+        spawned = []
+        for batch in range(0, SPAWNS, 25):
+            spawned += await asyncio.gather(*(spawn(n) for n in range(batch, min(batch + 25, SPAWNS))))
+        by_shard = Counter((guild_id >> 22) % 2 for _, _, guild_id in spawned)
+        assert by_shard[0] >= 60 and by_shard[1] >= 60
+        done = "SELECT COUNT(*) FROM runs WHERE status = 'completed'"
+        await eventually(lambda: rows(done)[0][0] >= 20, timeout=20, describe="20 runs completed")
+        doomed.send_signal(signal.SIGKILL)
+        await doomed.wait()
+        owned = dict(rows("SELECT executor_id, COUNT(*) FROM runs WHERE status IN ('queued', 'running') GROUP BY 1"))
+        assert owned.get("shards-0-of-2", 0) > 0, f"the killed process had no run in hand: {owned}"
+        cut_off = {task_of(r["body"]) for r in world.llm.requests if r["disconnected"]}
+
+        await eventually(
+            lambda: rows("SELECT COUNT(*) FROM runs WHERE status = 'completed'") == [(SPAWNS,)],
+            timeout=60,
+            describe=lambda: (
+                f"every run completed; runs by status: {rows('SELECT status, COUNT(*) FROM runs GROUP BY 1')}"
+            ),
+        )
+        await eventually(
+            lambda: rows("SELECT COUNT(*) FROM outbox WHERE status = 'delivered'") == [(SPAWNS,)],
+            timeout=30,
+            describe=lambda: f"every announcement delivered; {rows('SELECT status, COUNT(*) FROM outbox GROUP BY 1')}",
+        )
+    finally:
+        for process in (doomed, live):
+            if process.returncode is None:
+                process.send_signal(signal.SIGKILL)
+                await process.wait()
+
+    messages = [m for channel in channels for m in world.discord.channel_messages(channel)]
+    for run_id, task, _ in spawned:
+        announced = [m["content"] for m in messages if announcement_for(run_id)(m)]
+        assert len(announced) == 1 and f"answer for {task}" in announced[0], (run_id, announced)
+    asked = Counter(task_of(r["body"]) for r in world.llm.requests)
+    assert set(asked) == {task for _, task, _ in spawned}
+    again = {task for task, times in asked.items() if times > 1}
+    assert again <= cut_off and len(again) <= DEAD_LANE and max(asked.values()) <= 2  # only what the kill cut off
+    owners = dict(rows("SELECT executor_id, COUNT(*) FROM runs GROUP BY 1"))
+    assert set(owners) == {"shards-0-of-2", "shards-1-of-2"}
+    assert rows("SELECT executor_id, claimed_by FROM processes") == [("shards-1-of-2", None)]
+    [recovered] = logged(world, "shard1", "dead_executor_recovered")
+    assert recovered["executor_id"] == "shards-0-of-2" and recovered["resumed"] == owned["shards-0-of-2"]
