@@ -1,5 +1,6 @@
-"""``python -m bot [migrate] --config FILE [--check] [--shards 0-3 --shard-count 8]``: validate the config (start
-each MCP server once, reach the database), apply the database's migrations, or run the bot (those shards only).
+"""``python -m bot [migrate|health] --config FILE [--check] [--shards 0-3 --shard-count 8]``: validate the config
+(start each MCP server once, reach the database), apply the database's migrations, say whether the process running
+those shards is alive (its heartbeat; a container's health check), or run the bot (those shards only).
 
 Configuration and environment problems, a rejected token, and a Discord that answers the log-in with an error
 print one line naming what to fix, and exit 1; never a traceback. An unreachable Discord is waited out (see
@@ -19,7 +20,12 @@ from bot.shards import Shards, ShardsError, parse_shards, with_shards
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bot", description="Run the threadbound Discord bot.")
-    parser.add_argument("command", nargs="?", choices=["migrate"], help="migrate: apply the migrations, then exit")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["migrate", "health"],
+        help="migrate: apply the migrations, then exit; health: exit 0 if the process with this executor id is alive",
+    )
     parser.add_argument("--config", default="config.toml", help="path to the TOML config (default: config.toml)")
     parser.add_argument("--check", action="store_true", help="validate the config and environment, then exit")
     parser.add_argument("--shards", help="run only these Discord shards: 2, 0-3 or 0-1,4 (with --shard-count)")
@@ -68,6 +74,36 @@ async def _migrate(config: Config) -> str:
     return f"applied {', '.join(applied)}" if applied else "the database is up to date"
 
 
+async def _health(config: Config) -> tuple[bool, str]:
+    """Whether the process running as this config's executor id is alive (its heartbeat younger than the lease), and
+    what it last said, in one line."""
+    import socket
+    import time
+    from pathlib import Path
+
+    from storage.db import Database, is_postgresql
+    from storage.processes import ProcessRepository
+
+    executor_id, lease = config.durability.executor_id, config.durability.lease_seconds
+    if not is_postgresql(config.storage.database) and not Path(config.storage.local_file).exists():
+        return False, f"no process has run as executor {executor_id!r} (no database at {config.storage.local_file})"
+    database = await Database.open(config.storage.database)
+    try:
+        process = await ProcessRepository(database).get(executor_id)
+    finally:
+        await database.close()
+    if process is None:
+        return False, f"no process has run as executor {executor_id!r}"
+    age = time.time() - process.heartbeat_at
+    where = f"pid {process.pid}" + ("" if process.host == socket.gethostname() else f" on {process.host}")
+    if process.claimed_by is not None:
+        return False, f"executor {executor_id!r} ({where}) was found dead and taken over by {process.claimed_by!r}"
+    if age > lease:
+        stopped = "stopped" if process.heartbeat_at == 0 else f"last beat {age:.0f}s ago, lease {lease:g}s"
+        return False, f"executor {executor_id!r} ({where}) is not alive ({stopped})"
+    return True, f"executor {executor_id!r} ({where}) is alive, last beat {age:.0f}s ago"
+
+
 async def _run(config: Config, token: str, shards: Shards | None) -> None:
     from bot.app import ThreadboundBot
 
@@ -80,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         shards = parse_shards(args.shards, args.shard_count)
         config = with_shards(load_config(args.config), shards)
-        if args.command != "migrate":
+        if args.command is None:
             check_secrets(config)
     except (ConfigError, ShardsError) as error:
         print(f"threadbound: {error}", file=sys.stderr)
@@ -94,6 +130,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"threadbound: {_unreachable(error)}", file=sys.stderr)
             return 1
         return 0
+    if args.command == "health":
+        from storage.db import DatabaseUnreachable
+
+        try:
+            alive, line = asyncio.run(_health(config))
+        except DatabaseUnreachable as error:
+            alive, line = False, _unreachable(error)
+        print(f"threadbound: {line}.", file=sys.stdout if alive else sys.stderr)
+        return 0 if alive else 1
     if args.check:
         failures = asyncio.run(_unreachable_database(config)) + asyncio.run(_unreachable_mcp_servers(config))
         if failures:

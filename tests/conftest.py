@@ -126,7 +126,7 @@ status_messages = {str(self.status_messages).lower()}
 moderator_role_ids = {self.moderator_role_ids}
 {self.discord_extra}
 [storage]
-{"url" if stores.POSTGRESQL else "path"} = "{stores.database(self.db_path)}"
+{stores.storage_line(self.db_path)}
 [logging]
 format = "json"
 {"" if self.offline else self.provider_config}

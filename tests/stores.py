@@ -144,6 +144,11 @@ def database(path: Path) -> str:
     return server().database(path) if POSTGRESQL else str(path)
 
 
+def storage_line(path: Path) -> str:
+    """The ``[storage]`` line of a config for the database a test keeps at ``path``."""
+    return f'{"url" if POSTGRESQL else "path"} = "{database(path)}"'
+
+
 async def foreign_key_violations(db: Database) -> list[Any]:
     """Rows whose foreign keys point nowhere. SQLite counts them (a rebuilt table, a deferred check, can leave
     some); PostgreSQL refuses the statement that would leave one, so there are none to count."""

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
-from storage.db import migrations
+from storage.db import Database, migrations
 from tests import stores
 
 
@@ -110,7 +113,11 @@ def test_an_unreachable_database_is_one_clear_line(tmp_path):
         port = probe.getsockname()[1]
     path = tmp_path / "config.toml"
     path.write_text(f'[storage]\nurl = "postgresql://tb@127.0.0.1:{port}/threadbound"\n')
-    for args in (("--check", "--config", str(path)), ("migrate", "--config", str(path))):
+    for args in (
+        ("--check", "--config", str(path)),
+        ("migrate", "--config", str(path)),
+        ("health", "--config", str(path)),
+    ):
         result = run_bot(*args, env={"DISCORD_TOKEN": "x"})
         assert result.returncode == 1
         assert result.stderr.startswith(
@@ -118,3 +125,65 @@ def test_an_unreachable_database_is_one_clear_line(tmp_path):
         )
         assert "Connection refused" in result.stderr
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_health_says_whether_the_process_of_these_shards_is_alive(tmp_path):
+    """A container's health check: exit 0 while the process running as the executor id these flags give beats its
+    heartbeat; exit 1, in one line, when none ever ran, it stopped, it went silent past its lease, or it was taken
+    over as dead. Needs no Discord token."""
+    database_path = tmp_path / "bot.sqlite3"
+    path = tmp_path / "config.toml"
+    path.write_text(f"[storage]\n{stores.storage_line(database_path)}\n[durability]\nlease_seconds = 30\n")
+    shards = ("--config", str(path), "--shards", "0-1", "--shard-count", "4")
+
+    def health() -> subprocess.CompletedProcess[str]:
+        return run_bot("health", *shards)
+
+    async def write(sql: str, params: tuple) -> None:
+        db = await Database.open(stores.database(database_path))
+        try:
+            async with db.transaction() as tx:
+                await tx.execute(sql, params)
+        finally:
+            await db.close()
+
+    if not stores.POSTGRESQL:
+        nothing = health()
+        assert (nothing.returncode, nothing.stderr) == (
+            1,
+            f"threadbound: no process has run as executor 'shards-0-1-of-4' (no database at {database_path}).\n",
+        )
+        assert not database_path.exists()
+    asyncio.run(write("SELECT 1", ()))  # the store exists, migrated: a bot ran, or `migrate` did
+    never = health()
+    assert (never.returncode, never.stderr) == (1, "threadbound: no process has run as executor 'shards-0-1-of-4'.\n")
+
+    now = time.time()
+    insert = (
+        "INSERT INTO processes (executor_id, pid, host, shards, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?)"
+    )
+    asyncio.run(write(insert, ("shards-0-1-of-4", 4242, socket.gethostname(), "0-1", now - 60, now - 2)))
+    alive = health()
+    assert alive.returncode == 0, alive.stderr
+    assert alive.stdout.startswith("threadbound: executor 'shards-0-1-of-4' (pid 4242) is alive, last beat ")
+
+    other = run_bot("health", "--config", str(path), "--shards", "2-3", "--shard-count", "4")
+    assert (other.returncode, other.stderr) == (1, "threadbound: no process has run as executor 'shards-2-3-of-4'.\n")
+
+    asyncio.run(write("UPDATE processes SET heartbeat_at = ?", (time.time() - 95,)))
+    silent = health()
+    assert silent.returncode == 1
+    assert re.fullmatch(
+        r"threadbound: executor 'shards-0-1-of-4' \(pid 4242\) is not alive \(last beat 9\ds ago, lease 30s\)\.\n",
+        silent.stderr,
+    ), silent.stderr
+
+    asyncio.run(write("UPDATE processes SET heartbeat_at = 0", ()))
+    assert health().stderr == "threadbound: executor 'shards-0-1-of-4' (pid 4242) is not alive (stopped).\n"
+
+    asyncio.run(write("UPDATE processes SET heartbeat_at = ?, claimed_by = 'shards-2-3-of-4'", (time.time(),)))
+    taken = health()
+    assert (taken.returncode, taken.stderr) == (
+        1,
+        "threadbound: executor 'shards-0-1-of-4' (pid 4242) was found dead and taken over by 'shards-2-3-of-4'.\n",
+    )

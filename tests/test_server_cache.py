@@ -1,5 +1,6 @@
-"""The per-server cache: one read per server until a write, and a read that overlaps a write never puts the
-values from before the write back."""
+"""The per-server cache: one read per server until a write (or until its values are ``max_age`` old: another
+process may have written them), and a read that overlaps a write never puts the values from before the write
+back."""
 
 from __future__ import annotations
 
@@ -46,3 +47,16 @@ async def test_a_read_that_overlaps_a_write_does_not_keep_the_old_values():
     assert await slow == "old"  # what it read when it began
     table.hold = None
     assert await cache.get(1) == "new"
+
+
+async def test_a_value_another_process_wrote_is_read_again_once_the_kept_one_is_max_age_old():
+    table, now = Table(), [100.0]
+    cache = ServerCache(table.load, max_age=30, clock=lambda: now[0])
+    assert await cache.get(1) == "old"
+    table.value = "new"  # written by another process: this one is not told
+    now[0] += 29.9
+    assert (await cache.get(1), table.reads) == ("old", 1)
+    now[0] += 0.1
+    assert (await cache.get(1), table.reads) == ("new", 2)
+    now[0] += 10
+    assert (await cache.get(1), table.reads) == ("new", 2)

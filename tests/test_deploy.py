@@ -1,0 +1,65 @@
+"""The deployment files (``Dockerfile``, ``compose.yaml``, ``deploy/``) agree with the project: no image or daemon is
+built here, so what can drift is checked — the image copies every package the project installs, the compose file's
+processes run disjoint shard ranges covering the bot's shards with a config the bot accepts, and the systemd unit
+starts the bot with arguments it parses."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from bot.__main__ import _parse_args
+from bot.config import load_config
+from bot.shards import parse_shards
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_image_copies_every_package_the_project_installs_and_runs_as_a_non_root_user():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", dockerfile, re.MULTILINE))
+    assert copied == {package.rstrip("*") for package in packages}
+    assert "COPY pyproject.toml README.md ./" in dockerfile and "RUN pip install . " in dockerfile
+    assert re.search(r"^USER threadbound$", dockerfile, re.MULTILINE)
+    assert "HEALTHCHECK" in dockerfile and "python -m bot health" in dockerfile
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert "config.toml" in ignored and ".venv" in ignored and "data" in ignored
+
+
+def test_the_compose_processes_run_disjoint_shard_ranges_covering_every_shard_with_a_valid_config():
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    bots = {name: service for name, service in compose["services"].items() if name != "postgres"}
+    assert len(bots) == 2
+    covered: list[int] = []
+    counts = set()
+    for service in bots.values():
+        args = _parse_args(shlex.split(service["environment"]["BOT_ARGS"]))
+        shards = parse_shards(args.shards, args.shard_count)
+        assert shards is not None
+        covered += shards.ids
+        counts.add(shards.count)
+        assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
+        assert {"DISCORD_TOKEN", "PGPASSWORD"} <= set(service["environment"])
+    (count,) = counts
+    assert sorted(covered) == list(range(count))
+    mounted = {volume.split(":")[0] for service in bots.values() for volume in service["volumes"]}
+    assert mounted == {"./deploy/config.toml"}
+    config = load_config(ROOT / "deploy" / "config.toml")
+    database = compose["services"]["postgres"]["environment"]["POSTGRES_DB"]
+    assert config.storage.url == f"postgresql://threadbound@postgres:5432/{database}"
+    assert config.durability.resume_interrupted
+
+
+def test_the_systemd_unit_starts_the_bot_with_arguments_it_parses():
+    unit = (ROOT / "deploy" / "threadbound@.service").read_text()
+    (exec_start,) = re.findall(r"^ExecStart=(.+)$", unit, re.MULTILINE)
+    command = shlex.split(exec_start.replace("%i", "0-3").replace("${THREADBOUND_SHARD_COUNT}", "8"))
+    assert command[1:3] == ["-m", "bot"]
+    args = _parse_args(command[3:])
+    assert parse_shards(args.shards, args.shard_count) is not None
+    assert args.command is None and args.config == "/etc/threadbound/config.toml"
