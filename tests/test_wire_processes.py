@@ -57,8 +57,7 @@ def config_for(world, url: str, lane: int) -> str:
         f"[agents.defaults.subagents]\nmax_concurrent = {lane}\nmax_children_per_agent = 20\n"
         "[durability]\nheartbeat_seconds = 0.5\nlease_seconds = 2\n"
     )
-    storage = f'{"url" if stores.POSTGRESQL else "path"} = "{stores.database(world.db_path)}"'
-    return text.replace(storage, f'url = "{url}"')
+    return text.replace(stores.storage_line(world.db_path), f'url = "{url}"')
 
 
 async def start(world, config: str, shard: int, name: str) -> asyncio.subprocess.Process:
@@ -82,7 +81,8 @@ def logged(world, name: str, event: str) -> list[dict]:
 
 async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_ones_runs_announcing_each_once(world):
     world.status_messages, world.guild_commands = False, False  # global commands: every guild has them
-    world.discord_extra = "max_active_runs_per_member = 0"  # Alice asks for all 200
+    # Alice asks for all 200; the announcements a dead process was posting are taken over within 2 s
+    world.discord_extra = 'max_active_runs_per_member = 0\ndelivery_lease = "2s"'
     world.llm.default = answer
     server = await asyncio.to_thread(stores.server)  # started here when the suite runs on SQLite
     url = server.database(world.db_path)
