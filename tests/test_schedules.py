@@ -271,21 +271,22 @@ async def test_a_slot_over_budget_is_skipped_with_the_reason_not_fired_later(tmp
 
 
 async def test_a_firings_session_is_archived_after_it_ends_and_pruned_once_old(tmp_path):
-    clock, researcher = Clock("2024-01-01 10:30"), Researcher()
+    """In 2030: the archive timer runs in real time, and must not fire (at once, for a past date) under the test."""
+    clock, researcher = Clock("2030-01-01 10:30"), Researcher()
     async with core(tmp_path, clock, researcher) as orchestrator:
         (schedule,) = await orchestrator._db.fetch_all("SELECT id FROM schedules")
-        clock.set("2024-01-01 11:00:02")
+        clock.set("2030-01-01 11:00:02")
         run_id = await orchestrator.schedules.fire_due(schedule[0])
         await orchestrator.wait_idle()
         key = (await orchestrator.runs.get(run_id)).session_key
-        assert (await orchestrator.sessions.get(key)).archive_at == at("2024-01-01 12:00:02")  # 60 min after it ended
-        clock.set("2024-01-01 12:00:03")
+        assert (await orchestrator.sessions.get(key)).archive_at == at("2030-01-01 12:00:02")  # 60 min after it ended
+        clock.set("2030-01-01 12:00:03")
         await orchestrator._archiving.archive(key)
-        assert (await orchestrator.sessions.get(key)).archived_at == at("2024-01-01 12:00:03")
+        assert (await orchestrator.sessions.get(key)).archived_at == at("2030-01-01 12:00:03")
         (announcement,) = await orchestrator.outbox.for_run(run_id)
         async with orchestrator._db.transaction() as tx:  # as the delivery worker would
             await orchestrator.outbox.mark_delivered(tx, announcement.id, clock.now)
-        clock.set("2024-01-31 12:00:04")  # 30 days on: retention's default
+        clock.set("2030-01-31 12:00:04")  # 30 days on: retention's default
         report = await orchestrator._retention.prune()
         assert await orchestrator.sessions.get(key) is None and await orchestrator.runs.get(run_id) is None
     assert report.deleted["sessions"] == 1

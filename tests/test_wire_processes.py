@@ -155,4 +155,5 @@ async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_one
     assert set(owners) == {"shards-0-of-2", "shards-1-of-2"}
     assert rows("SELECT executor_id, claimed_by FROM processes") == [("shards-1-of-2", None)]
     [recovered] = logged(world, "shard1", "dead_executor_recovered")
-    assert recovered["executor_id"] == "shards-0-of-2" and recovered["resumed"] == owned["shards-0-of-2"]
+    # every run it had in hand resumed; more if a workflow was cut off after its run's end was committed
+    assert recovered["executor_id"] == "shards-0-of-2" and recovered["resumed"] >= owned["shards-0-of-2"]
