@@ -136,11 +136,13 @@ RetentionDays = Annotated[int, Field(ge=0, le=36_500)]
 
 class RetentionConfig(Section):
     """``[retention]``: how long finished things stay in the database (0 days = forever), so it does not grow
-    without bound. Passes run at start-up and every ``interval_minutes``, ``batch_size`` rows per transaction."""
+    without bound; ``journal_days``: the durable-runs journal of workflows that ended (open-source DBOS keeps it for
+    ever). Passes run at start-up and every ``interval_minutes``, ``batch_size`` rows per transaction."""
 
     archived_sessions_days: RetentionDays = 30
     transcripts_days: RetentionDays = 30
     outbox_days: RetentionDays = 30
+    journal_days: RetentionDays = 7
     batch_size: Annotated[int, Field(ge=1, le=10_000)] = 500
     interval_minutes: Annotated[int, Field(ge=1, le=10_080)] = 60
 

@@ -254,8 +254,9 @@ def test_budget_caps_default_to_no_cap_and_keep_cents():
 def test_retention_keeps_30_days_by_default_and_checks_its_ranges():
     retention = parse_config("").retention
     assert (retention.archived_sessions_days, retention.transcripts_days, retention.outbox_days) == (30, 30, 30)
-    assert (retention.batch_size, retention.interval_minutes) == (500, 60)
+    assert (retention.batch_size, retention.interval_minutes, retention.journal_days) == (500, 60, 7)
     assert parse_config("[retention]\ntranscripts_days = 0").retention.transcripts_days == 0  # kept forever
+    assert "retention.journal_days" in error_for("[retention]\njournal_days = -1")
     assert "retention.archived_sessions_days" in error_for("[retention]\narchived_sessions_days = -1")
     assert "retention.batch_size" in error_for("[retention]\nbatch_size = 0")
     assert "retention.interval_minutes" in error_for("[retention]\ninterval_minutes = 0")

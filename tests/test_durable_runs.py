@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import Callable
 
 import pytest
 from dbos import DBOS
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
+from structlog.testing import capture_logs
 
 from bot.config import StorageConfig, parse_config
 from bot.core.durable_runs import DurableRuns
@@ -19,6 +21,7 @@ from bot.core.requests import ChatRequest, SpawnRequest
 from bot.records import LIVE_STATUSES, RunStatus
 from storage.db import Database
 from tests.core_support import ORIGIN, ScriptedModels, first_prompt
+from tests.polling import eventually
 
 CHILD_TASK = "child task"
 SLOW_CHILD_TASK = "slow child task"  # answered once the script's release is set
@@ -72,11 +75,13 @@ class Script:
         return ModelResponse(parts=[TextPart("resumed answer")])
 
 
-async def start(tmp_path, script: Script, *, durable: bool) -> tuple[Database, Orchestrator]:
+async def start(
+    tmp_path, script: Script, *, durable: bool, clock: Callable[[], float] = time.time
+) -> tuple[Database, Orchestrator]:
     config = parse_config(CONFIG)
     db = await Database.open(str(tmp_path / "t.sqlite3"))
     runs = DurableRuns(config.durability, StorageConfig(path=str(tmp_path / "t.sqlite3"))) if durable else None
-    orchestrator = Orchestrator(config, db, ScriptedModels(default=script.answer), durable=runs)
+    orchestrator = Orchestrator(config, db, ScriptedModels(default=script.answer), clock=clock, durable=runs)
     await orchestrator.start()
     return db, orchestrator
 
@@ -233,3 +238,37 @@ async def test_a_resumed_run_does_not_steer_its_child_again(tmp_path):
     assert [row[0] for row in await db.fetch_all(sent, (run_id,))] == ["one more thing"]
     assert len(after.requests) == 3 and (await orchestrator.runs.get(run_id)).status is RunStatus.COMPLETED
     await stop(db, orchestrator)
+
+
+async def test_retention_deletes_the_journal_of_workflows_that_ended_and_keeps_a_live_runs(tmp_path):
+    """Open-source DBOS keeps every workflow and its steps for ever: a retention pass deletes those that ended
+    ``journal_days`` (7) ago; a live run's workflow stays, and the run still resumes from it."""
+    script = Script()
+    script.release.set()
+    db, orchestrator = await start(tmp_path, script, durable=True)
+    done = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, done.run_id), 10)
+    script.release.clear()
+    script.waiting.clear()
+    live = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find more", origin=ORIGIN))
+    await script.waiting.wait()
+    statuses = {w.workflow_id: w.status for w in await DBOS.list_workflows_async(load_input=False, load_output=False)}
+    assert statuses == {done.run_id: "SUCCESS", live.run_id: "PENDING"}
+    await stop(db, orchestrator)
+
+    for days_later, deleted in ((6, None), (8, 1)):
+        script.waiting.clear()
+        with capture_logs() as logs:
+            db, orchestrator = await start(
+                tmp_path, script, durable=True, clock=lambda d=days_later: time.time() + d * 86_400
+            )
+            await eventually(
+                lambda: any(log["event"] == "retention_pass" for log in logs), timeout=10, describe="a pass"
+            )
+        (report,) = [log for log in logs if log["event"] == "retention_pass"]
+        assert report["deleted"].get("journal_workflows") == deleted
+        await script.waiting.wait()  # the live run resumed from its journal, at its request in flight
+        remaining = await DBOS.list_workflows_async(load_input=False, load_output=False)
+        assert {w.workflow_id for w in remaining} == ({live.run_id} if deleted else {done.run_id, live.run_id})
+        assert (await orchestrator.runs.get(live.run_id)).status is RunStatus.RUNNING
+        await stop(db, orchestrator)

@@ -43,8 +43,10 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -202,10 +204,26 @@ class DurableRuns:
         and runs it on its loop, through the run body."""
         await DBOS.resume_workflow_async(workflow_id)
 
+    async def prune(self, cutoff: float, limit: int) -> Counter[str]:
+        """Delete up to ``limit`` workflows that ended before ``cutoff`` (epoch seconds), with their steps: a run's
+        workflow that ended is never replayed (a run executes only while it is live), and DBOS keeps it for ever."""
+        ended = await DBOS.list_workflows_async(
+            status=["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"],
+            completed_before=datetime.fromtimestamp(cutoff, UTC).isoformat(),
+            name=[WORKFLOW, WAKE_WORKFLOW],
+            limit=limit,
+            load_input=False,
+            load_output=False,
+        )
+        if ended:
+            await DBOS.delete_workflows_async([workflow.workflow_id for workflow in ended])
+        return Counter({"journal_workflows": len(ended)})
+
     async def run(self, run_id: str, *, wake: bool) -> None:
         """Execute a run as its workflow (a run already recorded returns what it returned); or, woken, its next turns
         as the workflow of this wake. A run's wakes come one after another (only a waiting run is woken, and a wake
-        ends when the run waits again), so the next wake's number is the count of its wakes so far plus one."""
+        ends when the run waits again), so the next wake's number is one more than the highest recorded (retention
+        deletes the oldest first: a number is never used again while its workflow exists)."""
         if not wake:
             with SetWorkflowID(run_id):
                 await _run_workflow(run_id)
@@ -213,7 +231,8 @@ class DurableRuns:
         wakes = await DBOS.list_workflows_async(
             workflow_id_prefix=f"{run_id}{WAKE}", name=WAKE_WORKFLOW, load_input=False, load_output=False
         )
-        with SetWorkflowID(f"{run_id}{WAKE}{len(wakes) + 1}"):
+        last = max((int(wake.workflow_id.rsplit(WAKE, 1)[1]) for wake in wakes), default=0)
+        with SetWorkflowID(f"{run_id}{WAKE}{last + 1}"):
             await _wake_workflow(run_id)
 
     async def close(self) -> None:

@@ -146,7 +146,7 @@ class Orchestrator:
         self.schedules = Schedules(
             config, repos, models, self._timers, self._spawning, clock, channel_conversation=channel_conversation
         )
-        self._retention = Retention(config.retention, repos.retention, self._timers, self._signals, clock)
+        self._retention = Retention(config.retention, repos.retention, self._timers, self._signals, clock, durable)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 

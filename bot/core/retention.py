@@ -3,7 +3,8 @@
 A pass prunes, for each kind whose days are not 0: sessions archived before the cutoff with everything hanging
 off them (leaves first: a tree goes over successive batches); transcript rows of runs that ended before the cutoff,
 of any session — a main session's history then starts later, at a run's first message — and, by the same days,
-a conversation's old turns themselves (its main session lives on); finished outbox rows. It
+a conversation's old turns themselves (its main session lives on); finished outbox rows; and, with durable runs,
+the journal of workflows that ended (``journal_days``). It
 deletes ``batch_size`` rows per transaction, each of which queues for the write lock (first come, first served)
 behind the writes of live runs that wait for it, so those take their turn between batches; the SQL runs on the
 database's thread, never on the event loop. Usage totals live elsewhere (``usage_daily``) and are never pruned;
@@ -22,6 +23,7 @@ import structlog
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.config import RetentionConfig
+from bot.core.durable_runs import DurableRuns
 from bot.core.signals import Signals
 from bot.core.timers import Timers
 from storage.retention import RetentionRepository
@@ -51,6 +53,7 @@ class Retention:
         timers: Timers,
         signals: Signals,
         clock: Callable[[], float],
+        durable: DurableRuns | None = None,
     ) -> None:
         self._config = config
         self._timers = timers
@@ -63,6 +66,8 @@ class Retention:
             (config.transcripts_days, repository.prune_turns),
             (config.outbox_days, repository.prune_outbox),
         ]
+        if durable is not None:
+            self._kinds.append((config.journal_days, durable.prune))
 
     def start(self) -> None:
         """A pass now, then every ``interval_minutes``; none at all when every kind is kept forever."""
