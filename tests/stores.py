@@ -22,6 +22,7 @@ from typing import Any
 
 import psycopg
 
+from bot.core.executors import runs_here
 from storage.db import Database
 from storage.postgres import translate
 
@@ -39,16 +40,6 @@ def postgres_bindir() -> Path | None:
         if (Path(candidate) / "initdb").exists() and (Path(candidate) / "pg_ctl").exists():
             return Path(candidate)
     return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return pid > 0
 
 
 def _free_port() -> int:
@@ -93,7 +84,7 @@ class PostgresServer:
         """Stop and delete the servers of test sessions that died without stopping theirs (a killed pytest)."""
         for root in Path(tempfile.gettempdir()).glob("tb-pg-*"):
             owner = root / _OWNER
-            if root == self._root or not owner.exists() or _alive(int(owner.read_text() or 0)):
+            if root == self._root or not owner.exists() or runs_here(int(owner.read_text())):
                 continue
             if (root / "data" / "postmaster.pid").exists():
                 subprocess.run(

@@ -42,7 +42,8 @@ class ExecutorTaken(Exception):
     """Another live process holds this process's executor id (said in one line)."""
 
 
-def _runs_here(pid: int) -> bool:
+def runs_here(pid: int) -> bool:
+    """Whether a process with this pid runs on this host."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -90,7 +91,7 @@ class Executors:
                 expired = seen.heartbeat_at < now - lease
                 if seen.claimed_by is not None and not expired:
                     log.info("executor_being_recovered", executor_id=self.executor_id, by=seen.claimed_by)
-                elif expired or (seen.host == me.host and (seen.pid == me.pid or not _runs_here(seen.pid))):
+                elif expired or (seen.host == me.host and (seen.pid == me.pid or not runs_here(seen.pid))):
                     if await processes.take_over(tx, seen, me):
                         break
                     continue

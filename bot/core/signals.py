@@ -10,6 +10,8 @@ from typing import TypeVar
 
 import structlog
 
+from bot.waiting import wait_set
+
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
@@ -50,8 +52,7 @@ class Signals:
             remaining = deadline - self._clock()
             if found is not None or remaining <= 0:
                 return found
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), remaining)
+            await wait_set(changed, remaining)
 
     def background(self, work: Awaitable[object]) -> None:
         """Follow-up work after a commit that nobody awaits."""

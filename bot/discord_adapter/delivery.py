@@ -39,6 +39,7 @@ from bot.discord_adapter.persona import (
 )
 from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted
 from bot.discord_adapter.render import OutgoingMessage, render
+from bot.waiting import wait_set
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
 
@@ -122,8 +123,7 @@ class DeliveryWorker:
                 next_at = self._clock() + self._base_delay
             # look again within a lease even with nothing due here: other processes add rows, and may die
             timeout = self._lease if next_at is None else min(self._lease, max(0.0, next_at - self._clock()))
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            await wait_set(self._wake, timeout)
 
     async def _start_due_channels(self) -> float | None:
         """Start delivering each idle channel whose oldest row is due; return when the next one will be due.

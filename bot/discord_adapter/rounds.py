@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from bot.waiting import wait_set
+
 CLOSE_WAIT_SECONDS = 5
 
 log = structlog.get_logger(__name__)
@@ -55,5 +57,4 @@ class Rounds:
                 await self._work()
             except Exception:
                 log.exception("round_failed", rounds=self._name)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), self._interval)
+            await wait_set(self._stop, self._interval)
