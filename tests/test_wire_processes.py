@@ -123,7 +123,6 @@ async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_one
         await doomed.wait()
         owned = dict(rows("SELECT executor_id, COUNT(*) FROM runs WHERE status IN ('queued', 'running') GROUP BY 1"))
         assert owned.get("shards-0-of-2", 0) > 0, f"the killed process had no run in hand: {owned}"
-        cut_off = {task_of(r["body"]) for r in world.llm.requests if r["disconnected"]}
 
         await eventually(
             lambda: rows("SELECT COUNT(*) FROM runs WHERE status = 'completed'") == [(SPAWNS,)],
@@ -147,6 +146,8 @@ async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_one
     for run_id, task, _ in spawned:
         announced = [m["content"] for m in messages if announcement_for(run_id)(m)]
         assert len(announced) == 1 and f"answer for {task}" in announced[0], (run_id, announced)
+    # the requests the kill cut off (the fake server notices a disconnect a moment after the kill, so read them now)
+    cut_off = {task_of(r["body"]) for r in world.llm.requests if r["disconnected"]}
     asked = Counter(task_of(r["body"]) for r in world.llm.requests)
     assert set(asked) == {task for _, task, _ in spawned}
     again = {task for task, times in asked.items() if times > 1}
