@@ -34,7 +34,7 @@ from bench.floor import CHANNEL_ID, Floor
 from bench.orchestrator_overhead import InstantModels, answer
 from bench.sink import DeliverySink
 from bench.stores import STORES, BenchStores, bench_stores
-from bot.config import DurabilityConfig, parse_config
+from bot.config import DurabilityConfig, StorageConfig, parse_config
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import SpawnRequest
@@ -95,7 +95,7 @@ async def floor_path(url: str, *, agent: bool) -> AsyncIterator[Lifecycle]:
 async def core_path(url: str, journal: str | None, queued: int) -> AsyncIterator[Lifecycle]:
     """The orchestrator on ``url``; with ``journal`` (a path) its runs are durable, journaled in ``journal.dbos``."""
     db = await Database.open(url)
-    durable = DurableRuns(DurabilityConfig(), journal) if journal is not None else None
+    durable = DurableRuns(DurabilityConfig(), StorageConfig(path=journal)) if journal is not None else None
     core = Orchestrator(parse_config(config_text(queued)), db, InstantModels(), durable=durable)
     sink = DeliverySink(core, db)
     await core.start()

@@ -1,7 +1,7 @@
 """Runs per second with one process and with two sharing one store, when the model's latency dominates.
 
 Run by hand from the repository's root: ``.venv/bin/python -m bench.throughput [--runs 100] [--latency 0.5]
-[--lane 5] [--repeats 2] [--stores sqlite,postgresql] [--durability on|off] [--journals shared|own]``. The goal
+[--lane 5] [--repeats 2] [--stores sqlite,postgresql] [--durability on|off] [--journals store|shared|own]``. The goal
 (issue 13): two processes do at least 1.7× the runs/s of one on a 2-core machine.
 
 This process serves the model: the tests' fake OpenAI-compatible server (``tests/fakes/openai_server.py``), every
@@ -10,10 +10,10 @@ running the real orchestrator and agent runtime — config parsed as the bot's, 
 provider — on the shared store, with the outbox delivered by ``bench/sink.py``, each process its own channel (there
 is no Discord: the bench measures what the processes share, the store and the journal, not a gateway). Processes
 differ by ``[durability] executor_id`` (two on one id would take over each other's workflows) and share the
-durable-runs journal file, as two processes on one host do by default (``--journals own``: one each). They start one
-at a time, each warmed up and idle before the next: a process starting today settles the live runs it does not
-resume, other processes' included. The workload is ``--runs`` spawns split evenly; each process runs the spawns it
-admitted (today a run executes in the process that queued it), at most ``--lane`` at once (``[agents.defaults.
+durable-runs journal where the bot keeps it by default (``--journals store``: the file next to a SQLite store, the
+PostgreSQL store's own database), or one SQLite file (``shared``), or one file each (``own``). They start one at a
+time, each warmed up and idle before the next. The workload is ``--runs`` spawns split evenly; each process runs the
+spawns it admitted (today a run executes in the process that queued it), at most ``--lane`` at once (``[agents.defaults.
 subagents] max_concurrent``, a per-process lane), so one process's ideal is ``lane / latency`` runs/s. The clock runs
 from the moment every worker is ready to the last announcement delivered; every run is then checked completed and
 announced once. ``cpu ms/run`` is the workers' CPU time per run (all threads); ``busiest`` is the busiest worker's
@@ -70,7 +70,7 @@ max_queued = 1000000
 [durability]
 resume_interrupted = {str(args.durability == "on").lower()}
 executor_id = "{args.executor}"
-system_database = "{args.journal}"
+{f'system_database = "{args.journal}"' if args.journal else ""}
 """)
 
 
@@ -81,7 +81,7 @@ async def worker(args: argparse.Namespace) -> None:
     durability = config.durability
     db = await Database.open(config.storage.database)
     models = ModelFactory(config.providers, agents=config.agents, pricing=config.pricing)
-    durable = DurableRuns(durability, config.storage.local_file) if durability.resume_interrupted else None
+    durable = DurableRuns(durability, config.storage) if durability.resume_interrupted else None
     core = Orchestrator(config, db, models, durable=durable)
     sink = DeliverySink(core, db, channels={args.channel}, owner=args.executor)
     origin = Origin(user_id=1, channel_id=args.channel, conversation=f"bench:{args.executor}", guild_id=3)
@@ -150,9 +150,8 @@ async def started_worker(
     args: argparse.Namespace, model_url: str, url: str, journal: Path, index: int, share: int
 ) -> asyncio.subprocess.Process:
     """A worker process for ``share`` runs, once it says it is ready."""
-    own = journal.with_name(f"{journal.stem}-{index + 1}.dbos")
-    journal = own if args.journals == "own" else journal
-    command = [sys.executable, "-m", "bench.throughput", "--worker", "--store", url, "--journal", str(journal)]
+    chosen = {"store": "", "shared": str(journal), "own": str(journal.with_name(f"{journal.stem}-{index + 1}.dbos"))}
+    command = [sys.executable, "-m", "bench.throughput", "--worker", "--store", url, "--journal", chosen[args.journals]]
     command += ["--model-url", model_url, "--runs", str(share), "--lane", str(args.lane), "--channel", str(100 + index)]
     command += ["--executor", f"bench-{index + 1}", "--durability", args.durability]
     pipe = asyncio.subprocess.PIPE
@@ -205,7 +204,8 @@ async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str])
     ideal = args.lane / args.latency
     latency = f"{args.latency * 1000:.0f} ms"
     print(f"runs={args.runs} latency={latency} lane={args.lane} per process, durability {args.durability}", end="")
-    print(f", {args.journals} journal file{'s' if args.journals == 'own' else ''}" if args.durability == "on" else "")
+    journals = {"store": "journal in the store", "shared": "one journal file", "own": "a journal file each"}
+    print(f", {journals[args.journals]}" if args.durability == "on" else "")
     print(f"repeats={args.repeats}; ideal {ideal:.1f} runs/s per process (lane / latency)")
     print(f"{'store':<11}{'processes':>10}{'runs/s':>9}{'of ideal':>10}{'cpu ms/run':>12}{'busiest':>9}{'split':>9}")
     async with FakeOpenAI(default=lambda body: Step.reply("done", delay=args.latency)) as model:
@@ -229,7 +229,10 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--stores", type=lambda text: text.split(","), default=list(STORES))
     parser.add_argument("--durability", choices=("on", "off"), default="on")
     parser.add_argument(
-        "--journals", choices=("shared", "own"), default="shared", help="one durable-runs journal file, or one each"
+        "--journals",
+        choices=("store", "shared", "own"),
+        default="store",
+        help="the durable-runs journal where the bot keeps it, one SQLite file, or one file each",
     )
     worker_only = parser.add_argument_group("worker (started by the bench itself)")
     worker_only.add_argument("--worker", action="store_true")
