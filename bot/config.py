@@ -112,7 +112,9 @@ class DurabilityConfig(Section):
     recovers (a process recovers only its own version's workflows); ``executor_id``: this process's stable id (a
     process recovers only its own id's workflows; with ``--shards`` and the default, derived from the shards);
     ``heartbeat_seconds``: how often a process says it is alive and looks for dead ones; ``lease_seconds``: how long
-    without a heartbeat before a process counts as dead (a live one then resumes or settles its runs)."""
+    without a heartbeat before a process counts as dead (a live one then resumes or settles its runs);
+    ``queue_poll_seconds``: how often each process looks for queued runs it has room for (a queued run starts within
+    about that long; every process polls, so shorter costs more database reads while idle)."""
 
     resume_interrupted: bool = True
     system_database: str | None = None
@@ -120,6 +122,7 @@ class DurabilityConfig(Section):
     executor_id: str = Field(default=DEFAULT_EXECUTOR_ID, min_length=1, max_length=100)
     heartbeat_seconds: Annotated[float, Field(gt=0, le=3600)] = 5.0
     lease_seconds: Annotated[float, Field(gt=0, le=86_400)] = 30.0
+    queue_poll_seconds: Annotated[float, Field(ge=0.01, le=10)] = 0.1
 
     @model_validator(mode="after")
     def _lease_outlasts_heartbeats(self) -> DurabilityConfig:
@@ -178,7 +181,12 @@ class AgentSubagentSettings(Section):
 
 
 class SubagentDefaults(Section):
+    """``max_concurrent``: the sub-agent lane, runs at once (with durable runs, across every process on the store);
+    ``max_concurrent_per_process``: with durable runs, at most this many of them in any one process (unset: no
+    limit but the lane's)."""
+
     max_concurrent: Annotated[int, Field(ge=1, le=64)] = 8
+    max_concurrent_per_process: Annotated[int, Field(ge=1, le=64)] | None = None
     max_queued: Annotated[int, Field(ge=1)] = 1000
     max_spawn_depth: Annotated[int, Field(ge=1, le=5)] = 1
     max_children_per_agent: Annotated[int, Field(ge=1, le=20)] = 5

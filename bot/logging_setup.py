@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterable
 
 import structlog
+from dbos._error import DBOSAwaitedWorkflowCancelledError  # not re-exported by dbos
 from structlog.typing import EventDict, Processor, WrappedLogger
 
 REDACTED = "[REDACTED]"
@@ -38,6 +39,22 @@ class WithoutVoiceSupportWarnings(logging.Filter):
 
 
 VOICE_WARNINGS_FILTER = WithoutVoiceSupportWarnings()
+
+
+class WithoutKilledWorkflowNoise(logging.Filter):
+    """A kill cancels its run's DBOS workflow, and DBOS then logs a warning with the repr of the step it stopped
+    (the model request with the run's whole conversation: user content that has no place in logs) and a traceback
+    for the workflow it parks; the run's own ``run_killed`` and ``run_workflow_cancelled`` lines say what happened.
+    Everything else ``dbos`` logs passes."""
+
+    _NOISE = ("Asyncio task cancelled for workflow or step", "was cancelled during execution")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, DBOSAwaitedWorkflowCancelledError):
+            return False
+        message = record.getMessage()
+        return not any(noise in message for noise in self._NOISE)
 
 
 def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
@@ -77,3 +94,4 @@ def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
     dbos = logging.getLogger("dbos")
     dbos.handlers = [logging.NullHandler()]
     dbos.propagate = True
+    dbos.addFilter(WithoutKilledWorkflowNoise())

@@ -192,6 +192,17 @@ class RunRepository:
         )
         return row[0] if row else 0
 
+    async def lane_load(self, member_id: int | None, but: str) -> int:
+        """Runs of the sub-agent lane queued or running for ``member_id`` (a schedule's: ``None``), but ``but``."""
+        member = "IS NULL" if member_id is None else "= ?"
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM runs JOIN sessions ON sessions.key = runs.session_key "
+            "WHERE runs.status IN ('queued', 'running') AND runs.kind != 'chat' AND sessions.delegation IS NULL "
+            f"AND runs.id != ? AND runs.requester_user_id {member}",
+            (but, *([] if member_id is None else [member_id])),
+        )
+        return row[0] if row else 0
+
     async def count_active_children(self, session_key: str, *, member_id: int | None = None) -> int:
         """Child sessions of ``session_key`` whose latest run is live. Without ``member_id``: those an agent
         spawned (the children cap); with it: those running for that member, however started (the member cap).

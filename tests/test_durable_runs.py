@@ -4,11 +4,14 @@ at the next start from its journal, storing each message and counting each reque
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import sqlite3
 import time
 from collections.abc import Callable
 
 import pytest
+import structlog
 from dbos import DBOS
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
@@ -18,6 +21,7 @@ from bot.config import StorageConfig, parse_config
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import ChatRequest, SpawnRequest
+from bot.logging_setup import configure_logging
 from bot.records import LIVE_STATUSES, RunStatus
 from storage.db import Database
 from tests.core_support import ORIGIN, ScriptedModels, first_prompt
@@ -272,3 +276,60 @@ async def test_retention_deletes_the_journal_of_workflows_that_ended_and_keeps_a
         assert {w.workflow_id for w in remaining} == ({live.run_id} if deleted else {done.run_id, live.run_id})
         assert (await orchestrator.runs.get(live.run_id)).status is RunStatus.RUNNING
         await stop(db, orchestrator)
+
+
+async def test_a_kill_cancels_the_runs_workflow_and_its_request_in_flight(tmp_path, capsys):
+    script = Script()
+    db, orchestrator = await start(tmp_path, script, durable=True)
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find the secret plan", origin=ORIGIN))
+    await script.waiting.wait()
+
+    before = structlog.get_config()
+    configure_logging("info", "json", [])  # as the bot logs: DBOS's own lines go through it too
+    try:
+        stopped = await orchestrator.kill(accepted.run_id)
+        await asyncio.wait_for(orchestrator.wait_idle(), 10)
+        [workflow] = await DBOS.list_workflows_async(workflow_ids=[accepted.run_id])
+    finally:
+        logging.getLogger().handlers.clear()
+        structlog.configure(**before)
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    run = await orchestrator.runs.get(accepted.run_id)
+
+    assert [r.id for r in stopped] == [accepted.run_id] and run.status is RunStatus.KILLED
+    assert workflow.status == "CANCELLED"
+    assert len(script.requests) == 2 and not script.release.is_set()
+    assert "run_killed" in [line["event"] for line in lines]
+    assert not [line for line in lines if line["level"] in ("error", "critical")], lines
+    assert "secret plan" not in str(lines)  # DBOS's warning about the stopped step carried the whole conversation
+    await stop(db, orchestrator)
+
+
+async def test_a_workflow_cancelled_from_elsewhere_aborts_the_request_in_flight_and_the_run_ends_killed(tmp_path):
+    """What a kill in another process does here: it commits the kill and cancels the workflow through DBOS's
+    system database; this process sees the cancellation at its next poll and aborts the model request."""
+    script = Script()
+    aborted = asyncio.Event()
+    answer = script.answer
+
+    async def watched(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        try:
+            return await answer(messages, info)
+        except asyncio.CancelledError:
+            aborted.set()
+            raise
+
+    script.answer = watched  # type: ignore[method-assign]
+    db, orchestrator = await start(tmp_path, script, durable=True)
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+    await script.waiting.wait()
+
+    await DBOS.cancel_workflow_async(accepted.run_id)
+    await asyncio.wait_for(aborted.wait(), 5)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 5)
+    await asyncio.wait_for(orchestrator.wait_idle(), 5)
+    run = await orchestrator.runs.get(accepted.run_id)
+
+    assert run.status is RunStatus.KILLED and not script.release.is_set()
+    assert await orchestrator.outbox.for_run(run.id) == []
+    await stop(db, orchestrator)

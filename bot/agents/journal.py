@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dbos import DBOS
+from dbos import DBOS, StepOptions
 from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import ModelRequestParameters
@@ -38,9 +38,8 @@ class JournaledModel(WrapperModel):
     ) -> ModelResponse:
         if not in_workflow():
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
-        return await DBOS.run_step_async(
-            {"name": MODEL_STEP}, self.wrapped.request, messages, model_settings, model_request_parameters
-        )
+        step: StepOptions = {"name": MODEL_STEP, "preemptible": True}  # a kill's cancellation aborts it in flight
+        return await DBOS.run_step_async(step, self.wrapped.request, messages, model_settings, model_request_parameters)
 
 
 @dataclass

@@ -52,10 +52,11 @@ from typing import Any, ParamSpec, TypeVar
 
 import sqlalchemy.exc
 import structlog
-from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID
+from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID, WorkflowStatus
 
 from bot.agents.journal import in_workflow
 from bot.config import DurabilityConfig, StorageConfig
+from bot.core.run_queues import UNFINISHED, Placement, RunQueues
 from storage.db import is_postgresql
 
 log = structlog.get_logger(__name__)
@@ -65,6 +66,7 @@ RunBody = Callable[[str, bool], Awaitable[None]]  # (run id, woken)
 _SCHEMA_WAITS = 20  # half-seconds a start waits for another process creating DBOS's tables
 WORKFLOW = "threadbound.run"
 WAKE_WORKFLOW = "threadbound.wake"
+NAMES = [WORKFLOW, WAKE_WORKFLOW]
 WAKE = ":wake:"  # a wake's workflow id: <run id>:wake:<n>, n counting the run's wakes from 1
 
 _body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body
@@ -171,38 +173,43 @@ class DurableRuns:
         return await self._pending()
 
     async def _pending(self) -> set[str]:
-        """The runs whose workflows (a run's own, or one of its wakes') the launch recovers: pending, of this executor
-        and application version."""
+        """The runs whose workflows (a run's own, or one of its wakes') the launch recovers (pending, of this executor
+        and application version) or that wait in a queue (whichever process takes them)."""
         client = DBOSClient(system_database_url=self._url)
         try:
-            pending = await client.list_workflows_async(
-                status="PENDING",
-                name=[WORKFLOW, WAKE_WORKFLOW],
-                app_version=self._config.application_version,
-                executor_id=self._config.executor_id,
-                load_input=False,
-                load_output=False,
-            )
+            pending = await self._workflows(client, "PENDING", self._config.executor_id)
+            queued = await self._workflows(client, "ENQUEUED")
         finally:
             client.destroy()
-        return {run_of(workflow.workflow_id) for workflow in pending}
+        return {run_of(workflow.workflow_id) for workflow in [*pending, *queued]}
 
-    async def pending_of(self, executor_id: str) -> list[str]:
-        """The workflows (runs' and wakes') the dead process ``executor_id`` left pending, of this app version."""
-        pending = await DBOS.list_workflows_async(
-            status="PENDING",
-            name=[WORKFLOW, WAKE_WORKFLOW],
+    async def pending_of(self, executor_id: str) -> list[tuple[str, str | None]]:
+        """The workflows (runs' and wakes') the dead process ``executor_id`` left pending, of this app version, with
+        the queue each came from."""
+        return [(w.workflow_id, w.queue_name) for w in await self._workflows(DBOS, "PENDING", executor_id)]
+
+    async def queued(self) -> set[str]:
+        """The runs whose workflow (their own, or a wake) waits in a queue, for any process to take."""
+        return {run_of(workflow.workflow_id) for workflow in await self._workflows(DBOS, "ENQUEUED")}
+
+    async def _workflows(
+        self, source: type[DBOS] | DBOSClient, status: str, executor_id: str | None = None
+    ) -> list[WorkflowStatus]:
+        """Runs' and wakes' workflows of this application version in ``status`` (of ``executor_id``, if given)."""
+        return await source.list_workflows_async(
+            status=status,
+            name=NAMES,
             app_version=self._config.application_version,
             executor_id=executor_id,
             load_input=False,
             load_output=False,
         )
-        return [workflow.workflow_id for workflow in pending]
 
-    async def resume(self, workflow_id: str) -> None:
-        """Hand a dead process's pending workflow to DBOS's internal queue: a live process (maybe this one) takes it
-        and runs it on its loop, through the run body."""
-        await DBOS.resume_workflow_async(workflow_id)
+    async def resume(self, workflow_id: str, queue: str | None) -> None:
+        """Hand a dead process's pending workflow back to its queue (one started at once: DBOS's internal queue): a
+        live process (maybe this one) takes it and runs it on its loop, through the run body. Back in its own queue,
+        it counts against that queue's limits again (a dead process's workflow holds its place until then)."""
+        await DBOS.resume_workflow_async(workflow_id, queue_name=queue)
 
     async def prune(self, cutoff: float, limit: int) -> Counter[str]:
         """Delete up to ``limit`` workflows that ended before ``cutoff`` (epoch seconds), with their steps: a run's
@@ -210,7 +217,7 @@ class DurableRuns:
         ended = await DBOS.list_workflows_async(
             status=["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"],
             completed_before=datetime.fromtimestamp(cutoff, UTC).isoformat(),
-            name=[WORKFLOW, WAKE_WORKFLOW],
+            name=NAMES,
             limit=limit,
             load_input=False,
             load_output=False,
@@ -219,21 +226,35 @@ class DurableRuns:
             await DBOS.delete_workflows_async([workflow.workflow_id for workflow in ended])
         return Counter({"journal_workflows": len(ended)})
 
-    async def run(self, run_id: str, *, wake: bool) -> None:
-        """Execute a run as its workflow (a run already recorded returns what it returned); or, woken, its next turns
-        as the workflow of this wake. A run's wakes come one after another (only a waiting run is woken, and a wake
-        ends when the run waits again), so the next wake's number is one more than the highest recorded (retention
-        deletes the oldest first: a number is never used again while its workflow exists)."""
-        if not wake:
-            with SetWorkflowID(run_id):
-                await _run_workflow(run_id)
-            return
+    async def start(self, run_id: str, *, wake: bool, place: Placement | None, queues: RunQueues) -> str | None:
+        """Queue a run's workflow (or, woken, its next wake's) where ``place`` says; with no place, execute it here and
+        now. The id of the workflow queued, if one was."""
+        workflow, workflow_id = (_wake_workflow, await self._next_wake(run_id)) if wake else (_run_workflow, run_id)
+        if place is not None:
+            await queues.enqueue(workflow_id, place, workflow, run_id)
+            return workflow_id
+        with SetWorkflowID(workflow_id):
+            await workflow(run_id)
+        return None
+
+    async def _next_wake(self, run_id: str) -> str:
+        """A run's wakes come one after another (only a waiting run is woken, and a wake ends when the run waits
+        again), so the next wake's number is one more than the highest recorded (retention deletes the oldest first:
+        a number is never used again while its workflow exists)."""
         wakes = await DBOS.list_workflows_async(
             workflow_id_prefix=f"{run_id}{WAKE}", name=WAKE_WORKFLOW, load_input=False, load_output=False
         )
         last = max((int(wake.workflow_id.rsplit(WAKE, 1)[1]) for wake in wakes), default=0)
-        with SetWorkflowID(f"{run_id}{WAKE}{last + 1}"):
-            await _wake_workflow(run_id)
+        return f"{run_id}{WAKE}{last + 1}"
+
+    async def cancel(self, run_id: str) -> None:
+        """Cancel a killed run's workflows still queued or executing, in whichever process: a queued one never
+        starts, an executing one stops at its next step (an in-flight model request within about a second)."""
+        live = await DBOS.list_workflows_async(
+            workflow_id_prefix=run_id, status=UNFINISHED, name=NAMES, load_input=False, load_output=False
+        )
+        for workflow in live:
+            await DBOS.cancel_workflow_async(workflow.workflow_id)
 
     async def close(self) -> None:
         """Stop DBOS; workflows in flight stay pending and are recovered at the next start. DBOS made its executor

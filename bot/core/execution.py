@@ -1,20 +1,16 @@
-"""Execution: the supervisor that starts runs, the lanes they wait in, the runner call, the run inbox (steers
-in, taken out as a prompt) and cancellation.
-
-Runs execute in tasks created by the supervisor task (never inside a caller's tool call), so a child never
-inherits its parent's deadline or cancellation. How a turn ends is settlement's business; what must happen after
-its commit is handed to ``apply``.
+"""Execution: a run's turns from its first prompt to its end, the runner call, the run inbox (steers in, taken out
+as a prompt) and cancellation. Where and when a run starts is :mod:`bot.core.run_dispatch`'s business; how a turn
+ends is settlement's; what must happen after its commit is handed to ``apply``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import structlog
+from dbos._error import DBOSWorkflowCancelledError  # not re-exported by dbos
 from pydantic_ai import CancellationToken
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.tools import DeferredToolResults
@@ -31,14 +27,16 @@ from bot.core.durable_runs import DurableRuns, step, step_key
 from bot.core.mcp_tools import McpTools
 from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
+from bot.core.run_dispatch import RunDispatch
 from bot.core.run_lanes import RunLanes
+from bot.core.run_queues import RunQueues
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
 from bot.core.signals import Signals
 from bot.core.tool_gates import tool_gate
 from bot.core.tool_policy import offered_tools, usable_tools
 from bot.core.turn_journal import TurnMessages, turn_start
-from bot.records import Delegation, Run, RunStatus, Session, SessionKind, Usage, short_run_id
+from bot.records import Delegation, Run, RunStatus, Session, SessionKind, Usage
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -75,61 +73,26 @@ class Execution:
         self._apply = apply
         self._clock = clock
         self._lanes = RunLanes(config, repos, signals)
-        self._pending: asyncio.Queue[tuple[str, bool]] = asyncio.Queue()
-        self._tasks: dict[str, asyncio.Task[None]] = {}
         self._cancellations: dict[str, CancellationToken] = {}
-        self._supervisor: asyncio.Task[None] | None = None
         self._durable = durable
+        queues = RunQueues(config.agents.defaults.subagents, config.durability.queue_poll_seconds)
+        self.dispatch = RunDispatch(repos, self._lanes.subagents, self._execute, durable, queues)
         self._started = asyncio.Event()  # recovered workflows wait for the start
 
     async def launch(self) -> set[str]:
         """Launch durable runs (if on); the ids of the runs whose workflows they resume."""
-        return await self._durable.launch(self._resume) if self._durable is not None else set()
+        return await self.dispatch.launch(self._resume)
 
     def start(self) -> None:
-        self._supervisor = asyncio.create_task(self._supervise(), name="orchestrator-supervisor")
+        self.dispatch.start()
         self._started.set()
 
-    async def close(self) -> None:
-        """Stop the supervisor and every run task; runs still live stay live in the database and are settled at
-        next start."""
-        tasks = [t for t in (self._supervisor, *self._tasks.values()) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks.clear()
-        self._supervisor = None
-        if self._durable is not None:
-            await self._durable.close()
-
-    async def wait_idle(self) -> None:
-        """Wait until no run is queued or executing in this process."""
-        while self._tasks or not self._pending.empty():
-            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
-            await asyncio.sleep(0)
-
-    def queue(self, run_id: str) -> None:
-        """Start a run that was just persisted as queued."""
-        self._pending.put_nowait((run_id, False))
-
-    def wake(self, run_id: str) -> None:
-        """Resume a run that settlement moved from waiting back to running."""
-        self._pending.put_nowait((run_id, True))
-
     def cancel(self, run_id: str) -> None:
-        """Stop the turn in flight of a run that was killed (if this process runs one), or take it out of the
-        sub-agent lane's queue, so the runs behind it move up at once."""
+        """Stop a killed run: its turn in flight here at once, and wherever it is queued or executing."""
         token = self._cancellations.get(run_id)
         if token is not None:
             token.cancel()
-        if self._lanes.subagents.withdraw(run_id):
-            self._tasks[run_id].cancel()
-
-    def queue_places(self) -> dict[str, int]:
-        """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's fair order."""
-        return {run_id: place for place, run_id in enumerate(self._lanes.subagents.order(), start=1)}
+        self.dispatch.kill(run_id)
 
     async def steer(self, run_id: str, message: str) -> bool:
         """Queue a message for a live run; it reaches the model at the run's next request (``AgentRun.enqueue``),
@@ -150,21 +113,9 @@ class Execution:
         parts = steers + ([internal_context.wrap(events, wake=wake)] if events else [])
         return "\n\n".join(parts)
 
-    async def _supervise(self) -> None:
-        while True:
-            run_id, wake = await self._pending.get()
-            body = self._durable.run(run_id, wake=wake) if self._durable else self._execute(run_id, wake=wake)
-            self._track(run_id, asyncio.create_task(body, name=f"run-{short_run_id(run_id)}"))
-
-    def _track(self, run_id: str, task: asyncio.Task[None]) -> None:
-        self._tasks[run_id] = task
-        task.add_done_callback(functools.partial(self._forget, run_id))
-
     async def _resume(self, run_id: str, wake: bool) -> None:
-        """A run's or a wake's workflow body: started in this process, or recovered by DBOS (then tracked here too)."""
-        task = asyncio.current_task()
-        if run_id not in self._tasks and task is not None:
-            self._track(run_id, task)
+        """A run's or a wake's workflow body: started or taken from a queue here, or recovered by DBOS."""
+        self.dispatch.track(run_id)
         await self._started.wait()
         await self._execute(run_id, wake=wake, durable=True)
 
@@ -173,10 +124,7 @@ class Execution:
         async with self._repos.db.transaction() as tx:
             await self._repos.runs.own(tx, run_id)
 
-    def _forget(self, run_id: str, _task: asyncio.Task[None]) -> None:
-        self._tasks.pop(run_id, None)
-
-    async def _execute(self, run_id: str, *, wake: bool, durable: bool = False) -> None:
+    async def _execute(self, run_id: str, wake: bool, *, durable: bool = False) -> None:
         run = await self._repos.runs.get(run_id)
         queued = {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.QUEUED}  # a workflow may be resumed
         if run is None or run.status not in ({RunStatus.RUNNING} if wake else queued):
@@ -194,7 +142,7 @@ class Execution:
             depth=session.depth,
             **spawned,
         ):
-            async with await self._lanes.lane(run, session):
+            async with await self._lanes.lane(run, session, queued=durable):
                 try:
                     prompt = await self._first_prompt(run, session, wake)
                     while prompt is not None:
@@ -204,6 +152,10 @@ class Execution:
                             break
                         prompt = await self._next_prompt(run, await self._settlement.end_turn(run, session, outcome))
                         self._signals.run_changed(run.id)
+                except DBOSWorkflowCancelledError:  # a kill cancelled its workflow, maybe from another process
+                    log.info("run_workflow_cancelled")
+                    self._apply((await self._settlement.kill(run.id))[1])  # already killed, unless by DBOS's tools
+                    raise
                 except Exception as crash:  # the model call's own failures are outcomes; this is everything else
                     log.exception("run_crashed")
                     self._apply(await self._settlement.crashed(run, session, describe_failure(crash)))

@@ -9,9 +9,10 @@ holds a ``processes`` row under its executor id and beats it every ``heartbeat_s
   host, a pid that still runs), waits while a janitor is recovering it, and otherwise takes the row over and settles
   what its own previous life left (runs it owned, and runs no process owns: rows from before executor ids);
 - at every beat it also looks for processes whose heartbeat is older than the lease. Exactly one live process
-  claims each (one conditional UPDATE), resumes its pending workflows through DBOS's public API (they go to DBOS's
-  internal queue and run on whichever live process takes them, which then owns the run), settles its other live
-  runs ``interrupted`` as a restart would, and deletes its row.
+  claims each (one conditional UPDATE), resumes its pending workflows through DBOS's public API (back to the queue
+  each came from, or DBOS's internal queue: they run on whichever live process takes them, which then owns the
+  run), settles its other live runs ``interrupted`` as a restart would (but the runs still waiting in a queue: any
+  process takes them), and deletes its row.
 
 A process that closes cleanly ends its heartbeat at once, so a live process takes its runs over without waiting
 for the lease (or it takes them back itself if it starts again first).
@@ -168,12 +169,14 @@ class Executors:
         return True
 
     async def _recover(self, dead: ProcessRow) -> None:
-        resuming: list[str] = []
+        resuming: list[tuple[str, str | None]] = []
+        queued: set[str] = set()
         if self._durable is not None:
             resuming = await self._durable.pending_of(dead.executor_id)
-            for workflow_id in resuming:
-                await self._durable.resume(workflow_id)
-        await self._settle(dead.executor_id, {run_of(workflow_id) for workflow_id in resuming}, or_nobody=False)
+            for workflow_id, queue in resuming:
+                await self._durable.resume(workflow_id, queue)
+            queued = await self._durable.queued()
+        await self._settle(dead.executor_id, {run_of(w) for w, _ in resuming} | queued, or_nobody=False)
         async with self._repos.db.transaction() as tx:
             await self._repos.processes.release(tx, dead.executor_id, self.executor_id)
         log.warning(

@@ -122,9 +122,8 @@ class Orchestrator:
             config, repos, models, settlement, signals, self, mcp, approvals, budgets, self._apply, clock, durable
         )
         self._executors = Executors(config.durability, repos, settlement, self._apply, clock, shards, durable)
-        self.queries = SessionQueries(
-            repos.sessions, repos.runs, repos.transcripts, repos.delegate_tasks, clock, self._execution.queue_places
-        )
+        places, delegated = self._execution.dispatch.lane_places, repos.delegate_tasks
+        self.queries = SessionQueries(repos.sessions, repos.runs, repos.transcripts, delegated, clock, places)
         self._spawning = Spawning(
             config,
             repos,
@@ -172,19 +171,19 @@ class Orchestrator:
     async def close(self) -> None:
         """Stop every task; runs still live stay live in the database and are settled at next start."""
         self._timers.shutdown()
-        await asyncio.gather(self._execution.close(), self._signals.close())
+        await asyncio.gather(self._execution.dispatch.close(), self._signals.close())
         await self._executors.close()
 
     async def wait_idle(self) -> None:
         """Wait until no run is queued or executing in this process."""
-        await self._execution.wait_idle()
+        await self._execution.dispatch.wait_idle()
 
     def _apply(self, after: AfterCommit) -> None:
         """The one place where what a committed settlement asks for happens."""
         for run_id in after.cancel:
             self._execution.cancel(run_id)
         for run_id in after.wake:
-            self._execution.wake(run_id)
+            self._execution.dispatch.wake(run_id)
         for run_id in after.changed:
             self._signals.run_changed(run_id)
         for session_key, when in after.archive_at.items():

@@ -1,5 +1,6 @@
-"""The lanes runs wait in before they execute: sub-agent runs share the bounded fair lane (by member, then top-level
-run); main-agent turns queue one at a time per session."""
+"""The lanes runs wait in before they execute, in this process: sub-agent runs share the bounded fair lane (by member,
+then top-level run); main-agent turns queue one at a time per session. Durable runs wait in DBOS's queues instead
+(:mod:`bot.core.run_queues`), shared by every process."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from bot.core.signals import Signals
 from bot.records import Run, RunKind, RunStatus, Session
 from storage.repositories import Repositories
 
+_LOOK_AGAIN_SECONDS = 2.0
+
 
 class RunLanes:
     def __init__(self, config: Config, repos: Repositories, signals: Signals) -> None:
@@ -22,14 +25,20 @@ class RunLanes:
         self.subagents = FairLane(config.agents.defaults.subagents.max_concurrent)
         self._session_locks: dict[str, asyncio.Lock] = {}
 
-    async def lane(self, run: Run, session: Session) -> contextlib.AbstractAsyncContextManager[Any]:
+    async def lane(self, run: Run, session: Session, *, queued: bool) -> contextlib.AbstractAsyncContextManager[Any]:
         """A delegated child (``spawn_subagent``, ``delegate``) runs for its caller's turn, which holds the caller's
-        place already (a blocking child waiting for a slot its caller holds could wait forever)."""
+        place already (a blocking child waiting for a slot its caller holds could wait forever). ``queued``: a durable
+        run, whose DBOS queue gave it its place (:mod:`bot.core.run_queues`); a main-agent turn still waits for the
+        session's earlier turns paused for approval."""
         if session.delegation is not None:
             return contextlib.nullcontext()
         if run.kind is RunKind.CHAT:
-            return self._session_turn(run)
-        return self.subagents.slot(run.id, run.requester_user_id, await self._repos.runs.root_of(run.id))
+            return self._after_earlier_turns(run) if queued else self._session_turn(run)
+        return (
+            contextlib.nullcontext()
+            if queued
+            else self.subagents.slot(run.id, run.requester_user_id, await self._repos.runs.root_of(run.id))
+        )
 
     @contextlib.asynccontextmanager
     async def _session_turn(self, run: Run) -> AsyncIterator[None]:
@@ -42,8 +51,23 @@ class RunLanes:
                 if RunStatus.AWAITING_APPROVAL not in ahead:
                     yield
                     return
-            while await self._signals.wait_for(lambda: self._earlier_ended(run), 3600) is None:
-                pass
+            await self._wait_for_earlier(run)
+
+    @contextlib.asynccontextmanager
+    async def _after_earlier_turns(self, run: Run) -> AsyncIterator[None]:
+        """A queued turn the chat queue started (no other turn of its session is): it waits while an earlier one is
+        paused for approval, or running again after its decision (a woken turn is not queued)."""
+        if {RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING} & set(
+            await self._repos.runs.live_before(run.session_key, run.created_at)
+        ):
+            await self._wait_for_earlier(run)
+        yield
+
+    async def _wait_for_earlier(self, run: Run) -> None:
+        """Until no turn ahead of ``run`` is paused or running; looked at again every few seconds as well, since the
+        earlier turn may be woken and end in another process."""
+        while await self._signals.wait_for(lambda: self._earlier_ended(run), _LOOK_AGAIN_SECONDS) is None:
+            pass
 
     async def _earlier_ended(self, run: Run) -> bool | None:
         """``True`` once no turn ahead of ``run`` is paused or running (``None``: wait on)."""

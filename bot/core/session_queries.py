@@ -6,7 +6,7 @@ Shared by the agent tools and (later) the slash commands, so both number and nam
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +87,7 @@ class SessionQueries:
         transcripts: TranscriptRepository,
         delegate_tasks: DelegateTaskRepository,
         clock: Callable[[], float],
-        queue_places: Callable[[], dict[str, int]],
+        queue_places: Callable[[], Awaitable[dict[str, int]]],
     ) -> None:
         self._sessions = sessions
         self._runs = runs
@@ -102,7 +102,7 @@ class SessionQueries:
         if run is not None and run.status is RunStatus.WAITING_CHILDREN:
             waiting = await self._runs.count_unsettled_children(run.id)
         task = await self._delegate_tasks.for_run(run.id) if run is not None and session.delegation else None
-        place = self._queue_places().get(run.id) if run is not None else None
+        place = (await self._queue_places()).get(run.id) if run is not None else None
         return ChildRow(session, run, waiting, task.task_id if task else None, place)
 
     async def children(self, requester_key: str) -> list[ChildRow]:

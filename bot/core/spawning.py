@@ -269,7 +269,7 @@ class Spawning:
             kind=run.kind.value,
             parent_run_id=run.parent_run_id,
         )
-        self._execution.queue(run.id)
+        self._execution.dispatch.queue(run.id)
         self._signals.run_changed(run.id)
 
     def _resolve_model(self, reference: str) -> ResolvedModel:

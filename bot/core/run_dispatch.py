@@ -1,0 +1,137 @@
+"""Dispatch: where and when a run starts, and how a kill reaches it.
+
+Without durable runs, a run executes in a task of this process (it waits for its place in :mod:`bot.core.run_lanes`).
+With them, a run is a DBOS workflow: queued in :mod:`bot.core.run_queues` (any process may take it) or started at
+once, and a kill cancels its workflows wherever they execute (DBOS aborts an in-flight model request within about
+a second, :mod:`bot.agents.journal`; in this process the run's cancellation token stops it at once).
+
+Every start, wake and kill goes through one supervisor task, so none runs in its caller's context: a run started from
+a tool call never inherits the caller's deadline, cancellation or DBOS workflow (a DBOS call made in a workflow's
+context would be journaled as one of that workflow's steps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from bot.core.durable_runs import DurableRuns, run_of
+from bot.core.fair_lane import FairLane
+from bot.core.run_queues import RunQueues, placement
+from bot.records import short_run_id
+from storage.repositories import Repositories
+
+Action = Literal["queue", "wake", "kill"]
+Execute = Callable[[str, bool], Awaitable[None]]  # (run id, woken)
+_IDLE_POLL = 0.02  # seconds between looks at workflows this process queued, while waiting for them to finish
+
+
+class RunDispatch:
+    def __init__(
+        self,
+        repos: Repositories,
+        lane: FairLane,
+        execute: Execute,
+        durable: DurableRuns | None,
+        queues: RunQueues,
+    ) -> None:
+        self._repos = repos
+        self._lane = lane
+        self._execute = execute
+        self._durable = durable
+        self._queues = queues
+        self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._queued: set[str] = set()  # workflows this process queued that may not have finished
+        self._supervisor: asyncio.Task[None] | None = None
+
+    async def launch(self, body: Execute) -> set[str]:
+        """Launch durable runs (if on) with ``body`` as every workflow's; the ids of the runs they resume."""
+        if self._durable is None:
+            return set()
+        recovering = await self._durable.launch(body)
+        await self._queues.register()
+        return recovering
+
+    def start(self) -> None:
+        self._supervisor = asyncio.create_task(self._supervise(), name="run-dispatch")
+
+    def queue(self, run_id: str) -> None:
+        """Start a run that was just persisted as queued."""
+        self._actions.put_nowait((run_id, "queue"))
+
+    def wake(self, run_id: str) -> None:
+        """Resume a run that settlement moved from waiting back to running."""
+        self._actions.put_nowait((run_id, "wake"))
+
+    def kill(self, run_id: str) -> None:
+        """Take a killed run out of the lane's queue (the runs behind it move up at once), and cancel its workflows."""
+        if self._lane.withdraw(run_id):
+            self._tasks[run_id].cancel()
+        if self._durable is not None:
+            self._actions.put_nowait((run_id, "kill"))
+
+    def track(self, run_id: str) -> None:
+        """The current task executes ``run_id`` (a workflow DBOS started here): stopped with the others at close."""
+        task = asyncio.current_task()
+        if task is not None and self._tasks.get(run_id) is not task:
+            self._tasks[run_id] = task
+            task.add_done_callback(functools.partial(self._forget, run_id))
+
+    async def lane_places(self) -> dict[str, int]:
+        """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's order."""
+        order = await self._queues.lane_order() if self._durable is not None else self._lane.order()
+        return {run_of(workflow_id): place for place, workflow_id in enumerate(order, start=1)}
+
+    async def wait_idle(self) -> None:
+        """Wait until nothing this process started or queued is queued or executing (here, or anywhere)."""
+        while True:
+            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+            self._queued = await self._queues.unfinished(self._queued)
+            if not self._tasks and self._actions.empty() and not self._queued:
+                return
+            await asyncio.sleep(_IDLE_POLL if self._queued else 0)
+
+    async def close(self) -> None:
+        """Stop the supervisor and every run task; runs still live stay live in the database."""
+        tasks = [t for t in (self._supervisor, *self._tasks.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        self._supervisor = None
+        if self._durable is not None:
+            await self._durable.close()
+
+    async def _supervise(self) -> None:
+        while True:
+            run_id, action = await self._actions.get()
+            if action == "kill":
+                assert self._durable is not None
+                await self._durable.cancel(run_id)
+                continue
+            task = asyncio.create_task(self._dispatch(run_id, action == "wake"), name=f"run-{short_run_id(run_id)}")
+            self._tasks[run_id] = task
+            task.add_done_callback(functools.partial(self._forget, run_id))
+
+    async def _dispatch(self, run_id: str, wake: bool) -> None:
+        if self._durable is None:
+            await self._execute(run_id, wake)
+            return
+        run = await self._repos.runs.get(run_id)
+        session = await self._repos.sessions.get(run.session_key) if run is not None else None
+        if run is None or session is None:
+            return
+        place = await placement(self._repos, run, session, wake=wake)
+        queued = await self._durable.start(run_id, wake=wake, place=place, queues=self._queues)
+        if queued is not None:
+            self._queued.add(queued)
+
+    def _forget(self, run_id: str, task: asyncio.Task[None]) -> None:
+        if self._tasks.get(run_id) is task:
+            del self._tasks[run_id]

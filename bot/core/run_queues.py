@@ -1,0 +1,97 @@
+"""The DBOS queues durable runs wait in, shared by every process on the store: a run one process queues starts in
+whichever process's queue worker takes it first (its executor then owns it).
+
+- ``threadbound-subagents``, the sub-agent lane: at most ``max_concurrent`` runs at once across all processes, and
+  ``max_concurrent_per_process`` in each (a run woken after its children takes a place again). Order: priority,
+  then age. A run's priority is 1 + how many lane runs its member has queued or running already, so one member's
+  tenth spawn waits behind another member's first: the in-memory lane's fairness across members, kept across
+  processes (inside one member, oldest first; the in-memory lane also rotates a member's top-level runs, which one
+  number per run cannot).
+- ``threadbound-chat``, main-agent turns: partitioned by session, one at a time per session, whichever process
+  takes them.
+
+Started at once, not queued: a delegated child (``spawn_subagent``, ``delegate``: it runs inside its caller's turn,
+which holds the caller's place) and a main-agent turn woken after an approval (a later turn of its session may hold
+the session's place, waiting for this one to end). DBOS polls its queues every ``[durability] queue_poll_seconds``:
+a queued run starts within about that long once there is room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from dbos import DBOS, Queue, SetEnqueueOptions, SetWorkflowID
+
+from bot.config import SubagentDefaults
+from bot.records import Run, RunKind, Session
+from storage.repositories import Repositories
+
+SUBAGENTS = "threadbound-subagents"
+CHAT = "threadbound-chat"
+UNFINISHED = ["ENQUEUED", "PENDING"]
+
+
+@dataclass(frozen=True)
+class Placement:
+    queue: str
+    partition: str | None = None
+    priority: int | None = None
+
+
+async def placement(repos: Repositories, run: Run, session: Session, *, wake: bool) -> Placement | None:
+    """The queue a run (or its wake) waits in; ``None``: it starts at once."""
+    if session.delegation is not None:
+        return None
+    if run.kind is RunKind.CHAT:
+        return None if wake else Placement(CHAT, partition=session.key)
+    return Placement(SUBAGENTS, priority=1 + await repos.runs.lane_load(run.requester_user_id, but=run.id))
+
+
+class RunQueues:
+    def __init__(self, lane: SubagentDefaults, poll_seconds: float) -> None:
+        self._lane = lane
+        self._poll_seconds = poll_seconds
+        self._queues: dict[str, Queue] = {}
+
+    async def register(self) -> None:
+        """Declare both queues (once DBOS is launched); the last process started sets their limits."""
+        self._queues[SUBAGENTS] = await DBOS.register_queue_async(
+            SUBAGENTS,
+            global_concurrency=self._lane.max_concurrent,
+            worker_concurrency=self._lane.max_concurrent_per_process,
+            polling_interval_sec=self._poll_seconds,
+        )
+        self._queues[CHAT] = await DBOS.register_queue_async(
+            CHAT, partition_concurrency=1, polling_interval_sec=self._poll_seconds
+        )
+
+    async def enqueue(
+        self,
+        workflow_id: str,
+        place: Placement,
+        workflow: Callable[[str], Coroutine[Any, Any, None]],
+        run_id: str,
+    ) -> None:
+        options = SetEnqueueOptions(queue_partition_key=place.partition, priority=place.priority)
+        with SetWorkflowID(workflow_id), options:
+            await self._queues[place.queue].enqueue_async(workflow, run_id)
+
+    async def lane_order(self) -> list[str]:
+        """The workflows waiting in the sub-agent lane, in the order they will start."""
+        waiting = await DBOS.list_workflows_async(
+            queue_name=SUBAGENTS, status="ENQUEUED", load_input=False, load_output=False
+        )
+        waiting.sort(key=lambda workflow: (workflow.priority or 0, workflow.created_at or 0))
+        return [workflow.workflow_id for workflow in waiting]
+
+    @staticmethod
+    async def unfinished(workflow_ids: set[str]) -> set[str]:
+        """Those of ``workflow_ids`` still queued or executing (anywhere)."""
+        if not workflow_ids:
+            return set()
+        found = await DBOS.list_workflows_async(
+            workflow_ids=list(workflow_ids), status=UNFINISHED, load_input=False, load_output=False
+        )
+        return {workflow.workflow_id for workflow in found}
