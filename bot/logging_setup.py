@@ -57,6 +57,9 @@ class WithoutKilledWorkflowNoise(logging.Filter):
         return not any(noise in message for noise in self._NOISE)
 
 
+KILLED_WORKFLOW_FILTER = WithoutKilledWorkflowNoise()
+
+
 def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
     use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     shared: list[Processor] = [
@@ -90,8 +93,13 @@ def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
     logging.getLogger("discord.client").addFilter(VOICE_WARNINGS_FILTER)
     for noisy in ("httpx", "httpcore", "openai", "anthropic", "aiosqlite"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    # DBOS adds a console handler of its own (not JSON, not propagated) unless its logger has one already.
+    route_dbos_logs()
+
+
+def route_dbos_logs() -> None:
+    """DBOS adds a console handler of its own (not JSON, not propagated) unless its logger has one already: its
+    records go through ours instead, without a kill's noise."""
     dbos = logging.getLogger("dbos")
     dbos.handlers = [logging.NullHandler()]
     dbos.propagate = True
-    dbos.addFilter(WithoutKilledWorkflowNoise())
+    dbos.filters = [KILLED_WORKFLOW_FILTER]

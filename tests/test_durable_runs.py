@@ -4,14 +4,12 @@ at the next start from its journal, storing each message and counting each reque
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sqlite3
 import time
 from collections.abc import Callable
 
 import pytest
-import structlog
 from dbos import DBOS
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
@@ -21,7 +19,8 @@ from bot.config import StorageConfig, parse_config
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import ChatRequest, SpawnRequest
-from bot.logging_setup import configure_logging
+from bot.core.run_dispatch import RunDispatch
+from bot.logging_setup import route_dbos_logs
 from bot.records import LIVE_STATUSES, RunStatus
 from storage.db import Database
 from tests.core_support import ORIGIN, ScriptedModels, first_prompt
@@ -278,30 +277,27 @@ async def test_retention_deletes_the_journal_of_workflows_that_ended_and_keeps_a
         await stop(db, orchestrator)
 
 
-async def test_a_kill_cancels_the_runs_workflow_and_its_request_in_flight(tmp_path, capsys):
+async def test_a_kill_cancels_the_runs_workflow_and_its_request_in_flight(tmp_path, caplog):
+    route_dbos_logs()  # as the bot does: DBOS's records go through the bot's logging
     script = Script()
     db, orchestrator = await start(tmp_path, script, durable=True)
     accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find the secret plan", origin=ORIGIN))
     await script.waiting.wait()
 
-    before = structlog.get_config()
-    configure_logging("info", "json", [])  # as the bot logs: DBOS's own lines go through it too
-    try:
+    with capture_logs() as logs, caplog.at_level(logging.DEBUG, logger="dbos"):
         stopped = await orchestrator.kill(accepted.run_id)
         await asyncio.wait_for(orchestrator.wait_idle(), 10)
-        [workflow] = await DBOS.list_workflows_async(workflow_ids=[accepted.run_id])
-    finally:
-        logging.getLogger().handlers.clear()
-        structlog.configure(**before)
-    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    [workflow] = await DBOS.list_workflows_async(workflow_ids=[accepted.run_id])
     run = await orchestrator.runs.get(accepted.run_id)
 
     assert [r.id for r in stopped] == [accepted.run_id] and run.status is RunStatus.KILLED
     assert workflow.status == "CANCELLED"
     assert len(script.requests) == 2 and not script.release.is_set()
-    assert "run_killed" in [line["event"] for line in lines]
-    assert not [line for line in lines if line["level"] in ("error", "critical")], lines
-    assert "secret plan" not in str(lines)  # DBOS's warning about the stopped step carried the whole conversation
+    assert "run_killed" in [line["event"] for line in logs]
+    dbos_records = [record for record in caplog.records if record.name == "dbos"]
+    assert not [record for record in dbos_records if record.levelno >= logging.ERROR], dbos_records
+    # DBOS's warning about the step it stopped carried the whole conversation
+    assert not [record for record in dbos_records if "secret plan" in record.getMessage()]
     await stop(db, orchestrator)
 
 
@@ -332,4 +328,58 @@ async def test_a_workflow_cancelled_from_elsewhere_aborts_the_request_in_flight_
 
     assert run.status is RunStatus.KILLED and not script.release.is_set()
     assert await orchestrator.outbox.for_run(run.id) == []
+    await stop(db, orchestrator)
+
+
+async def test_a_wake_committed_but_never_started_before_the_stop_is_made_at_the_next_start(tmp_path, monkeypatch):
+    """The process dies between the commit that wakes a run (its child ended) and the start of the wake's workflow:
+    the next start wakes it, instead of announcing it ``interrupted``."""
+    before = Script(("sessions_spawn", {"task": CHILD_TASK}))
+    before.release.set()
+    monkeypatch.setattr(RunDispatch, "wake", lambda self, run_id: None)  # lost with the process
+    db, orchestrator = await start(tmp_path, before, durable=True)
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+
+    async def woken_not_started() -> bool | None:
+        children = await db.fetch_all("SELECT status FROM runs WHERE parent_run_id = ?", (accepted.run_id,))
+        parent = await orchestrator.runs.get(accepted.run_id)
+        return True if [row[0] for row in children] == ["completed"] and parent.status is RunStatus.RUNNING else None
+
+    assert await orchestrator.wait_for(woken_not_started, 10)
+    await asyncio.wait_for(orchestrator.wait_idle(), 10)
+    assert len(before.requests) == 2  # its first turn, then the wait: no request since
+    await stop(db, orchestrator)
+    monkeypatch.undo()
+
+    after = Script()
+    after.release.set()
+    db, orchestrator = await start(tmp_path, after, durable=True)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+    run = await orchestrator.runs.get(accepted.run_id)
+
+    assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
+    assert "child done" in prompts(after.requests[0])[-1]  # the child's result, taken by the wake
+    assert len(await db.fetch_all("SELECT id FROM runs WHERE parent_run_id = ?", (accepted.run_id,))) == 1
+    assert len(await orchestrator.outbox.for_run(run.id)) == 1
+    await stop(db, orchestrator)
+
+
+async def test_a_spawn_committed_but_never_queued_before_the_stop_is_queued_at_the_next_start(tmp_path, monkeypatch):
+    before = Script()
+    monkeypatch.setattr(RunDispatch, "queue", lambda self, run_id: None)  # lost with the process
+    db, orchestrator = await start(tmp_path, before, durable=True)
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+    assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.QUEUED
+    await stop(db, orchestrator)
+    monkeypatch.undo()
+
+    after = Script(("sessions_list", {}))
+    after.release.set()
+    db, orchestrator = await start(tmp_path, after, durable=True)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+    run = await orchestrator.runs.get(accepted.run_id)
+
+    assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
+    assert before.requests == [] and len(after.requests) == 2
+    assert len(await orchestrator.outbox.for_run(run.id)) == 1
     await stop(db, orchestrator)

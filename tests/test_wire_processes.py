@@ -1,6 +1,7 @@
 """Two bot processes (``python -m bot --shards 0 --shard-count 2`` and ``--shards 1``) on one PostgreSQL store, one
-fake Discord and one fake model: 200 spawns across guilds of both shards, one process SIGKILLed mid-way, and every
-run still completes and is announced exactly once, with no model request that had completed sent again."""
+fake Discord and one fake model: 200 spawns across guilds of both shards execute in either process, one process is
+SIGKILLed mid-way, and every run still completes and is announced exactly once, with no model request that had
+completed sent again. And the sub-agent lane is one across processes, and a kill stops a run wherever it executes."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tests.polling import eventually
 
 SPAWNS = 200
 LATENCY = 0.5  # seconds per model answer: the model dominates, as in production
-DEAD_LANE, LIVE_LANE = 2, 6  # the process to be killed is the slow one, so it has work in hand when it dies
+LANE, PER_PROCESS = 8, 4  # the sub-agent lane across both processes, and what each may run of it
 
 pytestmark = pytest.mark.skipif(stores.postgres_bindir() is None, reason="needs PostgreSQL's initdb and pg_ctl")
 
@@ -51,11 +52,12 @@ async def answer(body: dict) -> Step:
     return Step.reply(f"answer for {task_of(body)}", delay=LATENCY)
 
 
-def config_for(world, url: str, lane: int) -> str:
-    """The world's config on the PostgreSQL store, with a fast heartbeat and short lease, and ``lane`` runs at once."""
+def config_for(world, url: str, lane: int = LANE, per_process: int = PER_PROCESS) -> str:
+    """The world's config on the PostgreSQL store, with a fast heartbeat and short lease, ``lane`` sub-agent runs at
+    once across the processes and ``per_process`` in each."""
     text = world.config_text(
-        f"[agents.defaults.subagents]\nmax_concurrent = {lane}\nmax_children_per_agent = 20\n"
-        "[durability]\nheartbeat_seconds = 0.5\nlease_seconds = 2\n"
+        f"[agents.defaults.subagents]\nmax_concurrent = {lane}\nmax_concurrent_per_process = {per_process}\n"
+        "max_children_per_agent = 20\n[durability]\nheartbeat_seconds = 0.5\nlease_seconds = 2\n"
     )
     return text.replace(stores.storage_line(world.db_path), f'url = "{url}"')
 
@@ -93,13 +95,13 @@ async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_one
 
     guilds = guilds_on_both_shards(world)
     channels = [world.discord.add_text_channel(guild, f"work-{n}") for guild in guilds for n in range(3)]
-    doomed = await start(world, config_for(world, url, DEAD_LANE), 0, "shard0")
+    doomed = await start(world, config_for(world, url), 0, "shard0")
     await world.discord.wait_for_sessions(1, timeout=30)  # one at a time: each creates tables at its first start
-    live = await start(world, config_for(world, url, LIVE_LANE), 1, "shard1")
+    live = await start(world, config_for(world, url), 1, "shard1")
     try:
         await world.discord.wait_for_sessions(2, timeout=30)
         await world.discord.wait_for_request("PUT", r"/applications/\d+/commands$", timeout=30)
-        twin = await start(world, config_for(world, url, LIVE_LANE), 0, "twin")
+        twin = await start(world, config_for(world, url), 0, "twin")
         assert await asyncio.wait_for(twin.wait(), 30) == 1
         [refusal] = [line for line in (world.tmp_path / "twin.log").read_text().splitlines() if "threadbound:" in line]
         assert refusal.startswith("threadbound: executor id 'shards-0-of-2' is held by a live process (pid ")
@@ -121,8 +123,15 @@ async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_one
         await eventually(lambda: rows(done)[0][0] >= 20, timeout=20, describe="20 runs completed")
         doomed.send_signal(signal.SIGKILL)
         await doomed.wait()
-        owned = dict(rows("SELECT executor_id, COUNT(*) FROM runs WHERE status IN ('queued', 'running') GROUP BY 1"))
+        owned = dict(rows("SELECT executor_id, COUNT(*) FROM runs WHERE status = 'running' GROUP BY 1"))
         assert owned.get("shards-0-of-2", 0) > 0, f"the killed process had no run in hand: {owned}"
+        assert max(owned.values()) <= PER_PROCESS, owned
+        # runs execute wherever there is room: each process ran runs spawned on the other's servers
+        done_by = rows("SELECT executor_id, guild_id FROM runs WHERE status = 'completed'")
+        across = Counter(
+            executor for executor, guild_id in done_by if not executor.startswith(f"shards-{(guild_id >> 22) % 2}-")
+        )
+        assert across["shards-0-of-2"] > 0 and across["shards-1-of-2"] > 0, done_by
 
         await eventually(
             lambda: rows("SELECT COUNT(*) FROM runs WHERE status = 'completed'") == [(SPAWNS,)],
@@ -151,10 +160,59 @@ async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_one
     asked = Counter(task_of(r["body"]) for r in world.llm.requests)
     assert set(asked) == {task for _, task, _ in spawned}
     again = {task for task, times in asked.items() if times > 1}
-    assert again <= cut_off and len(again) <= DEAD_LANE and max(asked.values()) <= 2  # only what the kill cut off
+    assert again <= cut_off and len(again) <= PER_PROCESS and max(asked.values()) <= 2  # only what the kill cut off
     owners = dict(rows("SELECT executor_id, COUNT(*) FROM runs GROUP BY 1"))
     assert set(owners) == {"shards-0-of-2", "shards-1-of-2"}
     assert rows("SELECT executor_id, claimed_by FROM processes") == [("shards-1-of-2", None)]
     [recovered] = logged(world, "shard1", "dead_executor_recovered")
     # every run it had in hand resumed; more if a workflow was cut off after its run's end was committed
     assert recovered["executor_id"] == "shards-0-of-2" and recovered["resumed"] >= owned["shards-0-of-2"]
+
+
+async def test_the_lane_holds_across_processes_and_a_kill_stops_a_run_executing_in_the_other_one(world):
+    world.status_messages, world.guild_commands = False, False
+    world.llm.default = lambda body: Step.hang()
+    server = await asyncio.to_thread(stores.server)
+    url = server.database(world.db_path)
+
+    def rows(sql: str) -> list[tuple]:
+        with psycopg.connect(url) as connection:
+            return connection.execute(sql).fetchall()  # type: ignore[arg-type]
+
+    [here, _] = guilds_on_both_shards(world, per_shard=1)
+    channel = world.discord.add_text_channel(here, "work")  # its commands reach the process of shard_of(here)
+    first = await start(world, config_for(world, url, lane=2, per_process=1), 0, "shard0")
+    await world.discord.wait_for_sessions(1, timeout=30)
+    second = await start(world, config_for(world, url, lane=2, per_process=1), 1, "shard1")
+    try:
+        await world.discord.wait_for_sessions(2, timeout=30)
+        await world.discord.wait_for_request("PUT", r"/applications/\d+/commands$", timeout=30)
+
+        async def command(name: str, **options) -> str:
+            inter = await world.discord.slash(world.alice, channel, name, **options)
+            return (await world.discord.wait_followup(inter, timeout=30))["content"]
+
+        tasks = {}  # run id → its task
+        for n in range(3):
+            short = spawned_run_id({"content": await command("subagents spawn", agent="researcher", task=f"t{n}")})
+            [(run_id,)] = rows(f"SELECT id FROM runs WHERE id LIKE '{short}%'")
+            tasks[run_id] = f"t{n}"
+        await world.llm.wait_hanging(2, timeout=20)
+        running = dict(rows("SELECT id, executor_id FROM runs WHERE status = 'running'"))
+        assert sorted(running.values()) == ["shards-0-of-2", "shards-1-of-2"]  # one each: the lane is 2, 1 per process
+        [queued] = [run_id for run_id in tasks if run_id not in running]
+        await asyncio.sleep(1)  # ten polls of the queues: the third stays queued
+        assert len(world.llm.requests) == 2 and rows(f"SELECT status FROM runs WHERE id = '{queued}'") == [("queued",)]
+
+        elsewhere = next(run_id for run_id, executor in running.items() if executor != f"shards-{shard_of(here)}-of-2")
+        [cut_off] = [r for r in world.llm.requests if task_of(r["body"]) == tasks[elsewhere]]
+        assert await command("subagents kill", target=elsewhere[:8]) == f"killed {tasks[elsewhere]}."
+        await eventually(lambda: cut_off["disconnected"], timeout=5, describe="the killed run's request aborted")
+        await world.llm.wait_hanging(2, timeout=10)  # the queued run took the freed place
+        assert rows(f"SELECT status FROM runs WHERE id = '{elsewhere}'") == [("killed",)]
+        assert rows(f"SELECT status FROM runs WHERE id = '{queued}'") == [("running",)]
+        assert [task_of(r["body"]) for r in world.llm.requests][2:] == [tasks[queued]]
+    finally:
+        for process in (first, second):
+            process.send_signal(signal.SIGKILL)
+            await process.wait()

@@ -32,9 +32,10 @@ async def test_list_shows_queued_places_and_a_spawn_over_the_queue_cap_is_refuse
 
     listing = await eventually(listed_with_places, timeout=10, describe="both queued runs to have their place")
     assert status_of(listing, "alice one") == "running"
-    assert status_of(listing, "alice two") == "queued, 1st in line"
-    assert status_of(listing, "bob one") == "queued, 2nd in line"
-    assert "Status: queued, 2nd in line" in await command(world, bob, "subagents info", target="bob one")
+    # bob has nothing running yet, alice has one: bob's first goes before alice's second (run_queues' priority)
+    assert status_of(listing, "bob one") == "queued, 1st in line"
+    assert status_of(listing, "alice two") == "queued, 2nd in line"
+    assert "Status: queued, 1st in line" in await command(world, bob, "subagents info", target="bob one")
 
     refused = await command(world, bob, "subagents spawn", agent="researcher", task="bob two")
     assert refused == (

@@ -53,10 +53,11 @@ from typing import Any, ParamSpec, TypeVar
 import sqlalchemy.exc
 import structlog
 from dbos import DBOS, DBOSClient, DBOSConfig, SetWorkflowID, WorkflowStatus
+from dbos._error import DBOSException  # not re-exported by dbos
 
 from bot.agents.journal import in_workflow
 from bot.config import DurabilityConfig, StorageConfig
-from bot.core.run_queues import UNFINISHED, Placement, RunQueues
+from bot.core.run_queues import APPLICATION, UNFINISHED, Placement, RunQueues
 from storage.db import is_postgresql
 
 log = structlog.get_logger(__name__)
@@ -105,14 +106,13 @@ def step_key() -> str | None:
     return f"{DBOS.workflow_id}#{DBOS.step_id}"
 
 
-def _prepare(path: Path) -> bool:
-    """Put the file in WAL mode before DBOS opens it (about half the time per checkpoint of SQLite's rollback
-    journal); whether DBOS created its tables in it already."""
+def _prepare(path: Path) -> None:
+    """Put the file in WAL mode before DBOS creates its tables in it (about half the time per checkpoint of SQLite's
+    rollback journal)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path)
     try:
         connection.execute("PRAGMA journal_mode=WAL")
-        return connection.execute("SELECT 1 FROM sqlite_master WHERE name = 'workflow_status'").fetchone() is not None
     finally:
         connection.close()
 
@@ -125,31 +125,27 @@ def system_database_url(config: DurabilityConfig, storage: StorageConfig) -> str
     return f"sqlite:///{Path(chosen or f'{storage.local_file}.dbos').resolve()}"
 
 
-async def _has_journal(url: str) -> bool:
-    """Whether DBOS created its tables there already (a SQLite file is put in WAL mode first)."""
+async def _migrate(url: str) -> None:
+    """Create or migrate DBOS's tables (a SQLite file is put in WAL mode first)."""
     if not is_postgresql(url):
-        return await asyncio.to_thread(_prepare, Path(url.removeprefix("sqlite:///")))
-    import psycopg
-
-    async with await psycopg.AsyncConnection.connect(url) as connection:
-        cursor = await connection.execute("SELECT to_regclass('dbos.workflow_status') IS NOT NULL")
-        row = await cursor.fetchone()
-    return bool(row and row[0])
+        await asyncio.to_thread(_prepare, Path(url.removeprefix("sqlite:///")))
+    await asyncio.to_thread(DBOS.migrate, url)
 
 
 class DurableRuns:
     def __init__(self, config: DurabilityConfig, storage: StorageConfig) -> None:
         self._config = config
         self._url = system_database_url(config, storage)
+        self._queues: RunQueues | None = None
 
-    async def launch(self, body: RunBody) -> set[str]:
-        """Launch DBOS on the running loop, with ``body`` as every run's workflow; the ids of the runs whose
-        workflows it recovers (they start once ``body`` lets them)."""
+    async def launch(self, body: RunBody, queues: RunQueues) -> set[str]:
+        """Launch DBOS on the running loop, with ``body`` as every run's workflow and ``queues`` declared; the ids of
+        the runs it leaves live (their workflows are recovered here, or queued for any process)."""
         global _body
-        recovering = await self._recoverable()
+        recovering = await self._prepare_journal(queues)
         _body = body
         config: DBOSConfig = {
-            "name": "threadbound",
+            "name": APPLICATION,
             "system_database_url": self._url,
             "application_version": self._config.application_version,
             "executor_id": self._config.executor_id,
@@ -158,42 +154,50 @@ class DurableRuns:
         }
         DBOS(config=config)
         DBOS.launch()
+        await queues.attach()
+        self._queues = queues
         log.info("durable_runs_launched", recovering=len(recovering), executor_id=self._config.executor_id)
         return recovering
 
-    async def _recoverable(self) -> set[str]:
-        """What ``_pending`` says, once DBOS's tables are there and whole: processes starting together on a new
-        PostgreSQL store wait while the first creates them (DBOS serialises its migrations, not this read)."""
-        for _ in range(_SCHEMA_WAITS):
+    async def _prepare_journal(self, queues: RunQueues) -> set[str]:
+        """Before the launch: create or migrate DBOS's tables, declare the queues (so the launch's queue workers poll
+        them from the start), and read which runs have a workflow pending or queued. Processes starting together on
+        a new PostgreSQL store try again while another one migrates."""
+        for attempt in range(_SCHEMA_WAITS):
             try:
-                return await self._pending() if await _has_journal(self._url) else set()
-            except sqlalchemy.exc.ProgrammingError as error:
-                log.info("durable_journal_being_migrated", error=type(error.orig).__name__)
+                await _migrate(self._url)
+                client = DBOSClient(system_database_url=self._url, application_name=APPLICATION)
+                try:
+                    await queues.register(client)
+                    return await self.unfinished_runs(client)
+                finally:
+                    client.destroy()
+            except (sqlalchemy.exc.DBAPIError, DBOSException) as error:
+                if attempt == _SCHEMA_WAITS - 1:
+                    raise
+                log.info("durable_journal_being_migrated", error=type(error).__name__)
                 await asyncio.sleep(0.5)
-        return await self._pending()
-
-    async def _pending(self) -> set[str]:
-        """The runs whose workflows (a run's own, or one of its wakes') the launch recovers (pending, of this executor
-        and application version) or that wait in a queue (whichever process takes them)."""
-        client = DBOSClient(system_database_url=self._url)
-        try:
-            pending = await self._workflows(client, "PENDING", self._config.executor_id)
-            queued = await self._workflows(client, "ENQUEUED")
-        finally:
-            client.destroy()
-        return {run_of(workflow.workflow_id) for workflow in [*pending, *queued]}
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def pending_of(self, executor_id: str) -> list[tuple[str, str | None]]:
         """The workflows (runs' and wakes') the dead process ``executor_id`` left pending, of this app version, with
         the queue each came from."""
         return [(w.workflow_id, w.queue_name) for w in await self._workflows(DBOS, "PENDING", executor_id)]
 
-    async def queued(self) -> set[str]:
-        """The runs whose workflow (their own, or a wake) waits in a queue, for any process to take."""
-        return {run_of(workflow.workflow_id) for workflow in await self._workflows(DBOS, "ENQUEUED")}
+    async def unfinished_runs(self, source: type[DBOS] | DBOSClient = DBOS) -> set[str]:
+        """The runs whose workflow (their own, or a wake) of this application version is queued or executing, in
+        any process."""
+        return {run_of(workflow.workflow_id) for workflow in await self._workflows(source, UNFINISHED)}
+
+    async def statuses(self, run_id: str) -> list[str]:
+        """The statuses of every workflow of a run (its own and its wakes', of any application version)."""
+        found = await DBOS.list_workflows_async(
+            workflow_id_prefix=run_id, name=NAMES, load_input=False, load_output=False
+        )
+        return [workflow.status for workflow in found]
 
     async def _workflows(
-        self, source: type[DBOS] | DBOSClient, status: str, executor_id: str | None = None
+        self, source: type[DBOS] | DBOSClient, status: str | list[str], executor_id: str | None = None
     ) -> list[WorkflowStatus]:
         """Runs' and wakes' workflows of this application version in ``status`` (of ``executor_id``, if given)."""
         return await source.list_workflows_async(
@@ -226,12 +230,13 @@ class DurableRuns:
             await DBOS.delete_workflows_async([workflow.workflow_id for workflow in ended])
         return Counter({"journal_workflows": len(ended)})
 
-    async def start(self, run_id: str, *, wake: bool, place: Placement | None, queues: RunQueues) -> str | None:
+    async def start(self, run_id: str, *, wake: bool, place: Placement | None) -> str | None:
         """Queue a run's workflow (or, woken, its next wake's) where ``place`` says; with no place, execute it here and
         now. The id of the workflow queued, if one was."""
         workflow, workflow_id = (_wake_workflow, await self._next_wake(run_id)) if wake else (_run_workflow, run_id)
         if place is not None:
-            await queues.enqueue(workflow_id, place, workflow, run_id)
+            assert self._queues is not None, "a run queued before DBOS was launched"
+            await self._queues.enqueue(workflow_id, place, workflow, run_id)
             return workflow_id
         with SetWorkflowID(workflow_id):
             await workflow(run_id)

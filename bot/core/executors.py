@@ -31,7 +31,7 @@ import structlog
 
 from bot.config import DurabilityConfig
 from bot.core.durable_runs import DurableRuns, run_of
-from bot.core.live_at_start import left_live
+from bot.core.live_at_start import left_live, lost_starts
 from bot.core.settlement import AfterCommit, Settlement
 from storage.processes import ProcessRow
 from storage.repositories import Repositories
@@ -115,6 +115,11 @@ class Executors:
     async def _settle(self, executor_id: str, resuming: set[str], *, or_nobody: bool) -> None:
         """Settle what ``executor_id`` left live, but the runs ``resuming`` and those they keep live."""
         kept = await left_live(self._repos, resuming, executor_id, or_nobody=or_nobody)
+        if self._durable is not None:
+            again = await lost_starts(self._repos, self._durable, kept, executor_id, or_nobody=or_nobody)
+            restarting = {*resuming, *again.queue, *again.wake}
+            kept = await left_live(self._repos, restarting, executor_id, or_nobody=or_nobody)
+            self._apply(again)
         self._apply(await self._settlement.interrupt_leftovers(executor_id, kept, or_nobody=or_nobody))
 
     async def close(self) -> None:
@@ -170,13 +175,13 @@ class Executors:
 
     async def _recover(self, dead: ProcessRow) -> None:
         resuming: list[tuple[str, str | None]] = []
-        queued: set[str] = set()
+        live: set[str] = set()
         if self._durable is not None:
             resuming = await self._durable.pending_of(dead.executor_id)
             for workflow_id, queue in resuming:
                 await self._durable.resume(workflow_id, queue)
-            queued = await self._durable.queued()
-        await self._settle(dead.executor_id, {run_of(w) for w, _ in resuming} | queued, or_nobody=False)
+            live = await self._durable.unfinished_runs()
+        await self._settle(dead.executor_id, {run_of(w) for w, _ in resuming} | live, or_nobody=False)
         async with self._repos.db.transaction() as tx:
             await self._repos.processes.release(tx, dead.executor_id, self.executor_id)
         log.warning(

@@ -184,6 +184,8 @@ class Orchestrator:
             self._execution.cancel(run_id)
         for run_id in after.wake:
             self._execution.dispatch.wake(run_id)
+        for run_id in after.queue:
+            self._execution.dispatch.queue(run_id)
         for run_id in after.changed:
             self._signals.run_changed(run_id)
         for session_key, when in after.archive_at.items():

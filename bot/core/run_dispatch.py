@@ -52,9 +52,7 @@ class RunDispatch:
         """Launch durable runs (if on) with ``body`` as every workflow's; the ids of the runs they resume."""
         if self._durable is None:
             return set()
-        recovering = await self._durable.launch(body)
-        await self._queues.register()
-        return recovering
+        return await self._durable.launch(body, self._queues)
 
     def start(self) -> None:
         self._supervisor = asyncio.create_task(self._supervise(), name="run-dispatch")
@@ -128,7 +126,7 @@ class RunDispatch:
         if run is None or session is None:
             return
         place = await placement(self._repos, run, session, wake=wake)
-        queued = await self._durable.start(run_id, wake=wake, place=place, queues=self._queues)
+        queued = await self._durable.start(run_id, wake=wake, place=place)
         if queued is not None:
             self._queued.add(queued)
 

@@ -22,12 +22,13 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from dbos import DBOS, Queue, SetEnqueueOptions, SetWorkflowID
+from dbos import DBOS, DBOSClient, Queue, SetEnqueueOptions, SetWorkflowID
 
 from bot.config import SubagentDefaults
 from bot.records import Run, RunKind, Session
 from storage.repositories import Repositories
 
+APPLICATION = "threadbound"  # DBOS's name for the application, which owns the queues
 SUBAGENTS = "threadbound-subagents"
 CHAT = "threadbound-chat"
 UNFINISHED = ["ENQUEUED", "PENDING"]
@@ -55,17 +56,26 @@ class RunQueues:
         self._poll_seconds = poll_seconds
         self._queues: dict[str, Queue] = {}
 
-    async def register(self) -> None:
-        """Declare both queues (once DBOS is launched); the last process started sets their limits."""
-        self._queues[SUBAGENTS] = await DBOS.register_queue_async(
+    async def register(self, client: DBOSClient) -> None:
+        """Declare both queues in DBOS's tables before the launch (its queue workers then poll them from their first
+        round, not a second later); the last process started sets their limits."""
+        await client.register_queue_async(
             SUBAGENTS,
             global_concurrency=self._lane.max_concurrent,
             worker_concurrency=self._lane.max_concurrent_per_process,
             polling_interval_sec=self._poll_seconds,
+            application_name=APPLICATION,
         )
-        self._queues[CHAT] = await DBOS.register_queue_async(
-            CHAT, partition_concurrency=1, polling_interval_sec=self._poll_seconds
+        await client.register_queue_async(
+            CHAT, partition_concurrency=1, polling_interval_sec=self._poll_seconds, application_name=APPLICATION
         )
+
+    async def attach(self) -> None:
+        """Once DBOS is launched: the queues to enqueue on."""
+        for name in (SUBAGENTS, CHAT):
+            queue = await DBOS.retrieve_queue_async(name)
+            assert queue is not None, f"queue {name} was declared before the launch"
+            self._queues[name] = queue
 
     async def enqueue(
         self,

@@ -63,6 +63,7 @@ class AfterCommit:
     """What a committed settlement asks of the process (applied by ``Orchestrator._apply``)."""
 
     wake: list[str] = field(default_factory=list)  # waiting runs to resume with their inbox
+    queue: list[str] = field(default_factory=list)  # queued runs to start (again: their start was lost)
     changed: list[str] = field(default_factory=list)  # runs whose state changed (status listeners)
     cancel: list[str] = field(default_factory=list)  # killed runs whose turn in flight must stop
     archive_at: dict[str, float] = field(default_factory=dict)  # archive deadlines to schedule, by session key
