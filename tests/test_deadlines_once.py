@@ -1,8 +1,8 @@
 """Two processes on one database each rebuild every deadline's timer from it, so each deadline fires in both; what
 it does happens once: one farewell and one archive of an idle binding's thread, one archiving of a finished
 session, one timeout of an approval (one notice, one resumed turn), one run per schedule slot; two retention passes
-at once delete each row once and count it once. A delegate task's deadline has a timer only in the process that
-started the delegation (it is not rebuilt at start-up); were two to expire it at once, one would stop it.
+at once delete each row once and count it once; a delegate task's deadline expired by two processes at once is
+stopped by one.
 
 Each "process" is a core with its own database connections (and, for threads, its own discord.py client logged in
 over REST to the fake Discord); a second core started after the first rebuilds the same timers from the database.

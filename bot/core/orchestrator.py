@@ -141,7 +141,7 @@ class Orchestrator:
         self._tools = AgentTools(config, repos, self.queries, policy, self._spawning, self)
         budget = ActionBudget(config, repos, clock)
         self._subagent_spawn = SubagentSpawn(config, repos, self._spawning, self._signals, budget, clock)
-        tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill, clock)
+        self._delegate_tasks = tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill, clock)
         self._delegating = Delegating(config, repos, self._spawning, tasks, self._signals, budget, clock)
         self.schedules = Schedules(
             config, repos, models, self._timers, self._spawning, clock, channel_conversation=channel_conversation
@@ -162,8 +162,7 @@ class Orchestrator:
         """Resume or settle what a previous process left behind, rebuild timers, then start taking work."""
         await self._executors.start(self._execution.launch)
         self._timers.start()
-        await self._archiving.start()
-        await self.approvals.start()
+        await asyncio.gather(self._archiving.start(), self.approvals.start(), self._delegate_tasks.start())
         await self._thread_bindings.start()
         self._execution.start()
         await self.schedules.start()
