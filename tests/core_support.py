@@ -23,7 +23,7 @@ from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import StorageConfig, parse_config
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import ChatRequest
+from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
 from bot.core.threads import ThreadPort
 from bot.records import Origin
 from storage.db import Database
@@ -31,6 +31,14 @@ from tests import stores
 from tests.polling import eventually
 
 ORIGIN = Origin(user_id=7, channel_id=100, conversation="discord:channel:100", guild_id=1, message_id=55)
+# One agent on ``test/m``; a finished sub-agent's session is archived ``{minutes}`` after its run ends.
+ARCHIVING = """
+[agents.defaults]
+model = "test/m"
+[agents.defaults.subagents]
+archive_after_minutes = {minutes}
+[agents.list.main]
+"""
 
 
 class ScriptedModels(ModelFactory):
@@ -108,6 +116,17 @@ async def running_core(
     finally:
         await orchestrator.close()
         await db.close()
+
+
+async def spawned_and_done(core: Orchestrator) -> SpawnAccepted:
+    """A sub-agent of ``main`` spawned in the channel, once its run has ended."""
+    accepted = await core.spawn(SpawnRequest(agent_id="main", task="do it", origin=ORIGIN))
+
+    async def done():
+        return (await core.runs.get(accepted.run_id)).status.is_terminal
+
+    await settle(core, done)
+    return accepted
 
 
 async def outbox_payloads(orchestrator: Orchestrator) -> list[dict]:

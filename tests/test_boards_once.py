@@ -11,9 +11,14 @@ woken together would.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
+import discord
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
+from bot.core.orchestrator import Orchestrator
 from bot.core.requests import ChatRequest, SpawnRequest
 from bot.discord_adapter.approval_board import ApprovalBoard
 from bot.discord_adapter.status_board import StatusBoard
@@ -37,11 +42,34 @@ executor_id = "{executor}"
 """
 
 
+@dataclass(frozen=True)
+class Process:
+    executor_id: str
+    core: Orchestrator
+    client: discord.Client
+
+    @property
+    def repos(self) -> Repositories:
+        return Repositories.over(self.core._db)
+
+
 def asks_once(messages, info) -> ModelResponse:
     """Calls ``sessions_list`` (which waits for approval), then answers."""
     if tool_returns(messages):
         return ModelResponse(parts=[TextPart("listed")])
     return ModelResponse(parts=[ToolCallPart("sessions_list", {})])
+
+
+@contextlib.asynccontextmanager
+async def two_processes(fake_discord, tmp_path, models: ScriptedModels) -> AsyncIterator[list[Process]]:
+    """Processes ``a`` and ``b`` on one store, each a core and a discord.py client of the fake Discord."""
+    async with (
+        rest_client(fake_discord) as client_a,
+        rest_client(fake_discord) as client_b,
+        running_core(tmp_path, models, CONFIG.format(executor="a")) as a,
+        running_core(tmp_path, models, CONFIG.format(executor="b")) as b,
+    ):
+        yield [Process("a", a, client_a), Process("b", b, client_b)]
 
 
 def origin_in(guild, channel) -> Origin:
@@ -56,17 +84,9 @@ async def test_an_approval_request_is_posted_once_by_its_runs_process_and_a_deci
     fake_discord.nonce_window = 0
     guild = fake_discord.add_guild("Shared Guild")
     channel = fake_discord.add_text_channel(guild, "general")
-    models = ScriptedModels(main=asks_once)
-    async with (
-        rest_client(fake_discord) as client_a,
-        rest_client(fake_discord) as client_b,
-        running_core(tmp_path, models, CONFIG.format(executor="a")) as a,
-        running_core(tmp_path, models, CONFIG.format(executor="b")) as b,
-    ):
-        boards = [
-            ApprovalBoard(client, Repositories.over(core._db), 30, executor)
-            for client, core, executor in ((client_a, a, "a"), (client_b, b, "b"))
-        ]
+    async with two_processes(fake_discord, tmp_path, ScriptedModels(main=asks_once)) as processes:
+        a, b = (process.core for process in processes)
+        boards = [ApprovalBoard(p.client, p.repos, 30, p.executor_id) for p in processes]
         run_id = await a.chat(ChatRequest(text="list them", origin=origin_in(guild, channel)))
 
         async def paused() -> bool:
@@ -89,16 +109,11 @@ async def test_a_runs_status_message_is_posted_once_by_its_process_and_finalised
     guild = fake_discord.add_guild("Shared Guild")
     channel = fake_discord.add_text_channel(guild, "general")
     gate = Gate("found it")
-    models = ScriptedModels(main=gate)
-    async with (
-        rest_client(fake_discord) as client_a,
-        rest_client(fake_discord) as client_b,
-        running_core(tmp_path, models, CONFIG.format(executor="a")) as a,
-        running_core(tmp_path, models, CONFIG.format(executor="b")) as b,
-    ):
+    async with two_processes(fake_discord, tmp_path, ScriptedModels(main=gate)) as processes:
+        a = processes[0].core
         boards = [
-            StatusBoard(client, Repositories.over(core._db), StatusMessageRepository(core._db), executor, interval=0)
-            for client, core, executor in ((client_a, a, "a"), (client_b, b, "b"))
+            StatusBoard(p.client, p.repos, StatusMessageRepository(p.core._db), p.executor_id, interval=0)
+            for p in processes
         ]
         accepted = await a.spawn(SpawnRequest(agent_id="main", task="find it", origin=origin_in(guild, channel)))
         await asyncio.wait_for(gate.entered.wait(), 10)
