@@ -2,7 +2,7 @@
 methods the cogs, the Discord adapter and the tests call.
 
 A run goes spawn → persist (queued) → lane → running → (waiting on children) → terminal, crash-safe: every state
-change is written to SQLite before anything relies on it. Where each step lives:
+change is written to the database before anything relies on it. Where each step lives:
 
 - :mod:`bot.core.spawning` — new sessions and runs, persisted and queued (policy: :mod:`bot.core.spawn_policy`;
   what callers send and get back: :mod:`bot.core.requests`);
