@@ -218,11 +218,17 @@ class ThreadboundBot(commands.AutoShardedBot):
         self._bindings = BindingControl(self._orchestrator, repos, self._control, clock=self._clock)
         self._schedules = ScheduleControl(repos, self._orchestrator.schedules, clock=self._clock)
         self.add_dynamic_items(RunButton, ApprovalButton)
-        self._approval_board = ApprovalBoard(self, repos, self.config.agents.defaults.approval_timeout_minutes)
+        self._approval_board = ApprovalBoard(
+            self, repos, self.config.agents.defaults.approval_timeout_minutes, durability.executor_id
+        )
         self._orchestrator.approvals.add_listener(self._approval_board.changed)
         if self.config.discord.status_messages:
             self._status_board = StatusBoard(
-                self, repos, StatusMessageRepository(self._db), interval=self._status_edit_interval
+                self,
+                repos,
+                StatusMessageRepository(self._db),
+                durability.executor_id,
+                interval=self._status_edit_interval,
             )
             self._orchestrator.add_run_listener(self._status_board.run_changed)
         await self._orchestrator.start()

@@ -68,6 +68,11 @@ class DelegateTaskRepository:
         )
         return {task.run_id: task for task in map(_from_row, rows)}
 
+    async def running(self) -> list[DelegateTask]:
+        """Every task still running, background or not (their deadlines are rebuilt at start-up)."""
+        rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM delegate_tasks WHERE status = 'running'")
+        return [_from_row(row) for row in rows]
+
     async def count_running_background(self) -> int:
         row = await self._db.fetch_one(
             "SELECT COUNT(*) FROM delegate_tasks WHERE status = 'running' AND background = 1"

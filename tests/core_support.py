@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -20,15 +20,25 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
-from bot.config import parse_config
+from bot.config import StorageConfig, parse_config
+from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import ChatRequest
+from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
+from bot.core.threads import ThreadPort
 from bot.records import Origin
 from storage.db import Database
 from tests import stores
 from tests.polling import eventually
 
 ORIGIN = Origin(user_id=7, channel_id=100, conversation="discord:channel:100", guild_id=1, message_id=55)
+# One agent on ``test/m``; a finished sub-agent's session is archived ``{minutes}`` after its run ends.
+ARCHIVING = """
+[agents.defaults]
+model = "test/m"
+[agents.defaults.subagents]
+archive_after_minutes = {minutes}
+[agents.list.main]
+"""
 
 
 class ScriptedModels(ModelFactory):
@@ -90,16 +100,33 @@ def user_texts(message: ModelRequest) -> list[str]:
 
 
 @asynccontextmanager
-async def running_core(tmp_path, models: ModelFactory, config_text: str):
-    """An orchestrator on a database of ``tmp_path`` (see ``tests/stores.py``); reopening the same path is a restart."""
+async def running_core(
+    tmp_path, models: ModelFactory, config_text: str, *, threads: ThreadPort | None = None, durable: bool = False
+) -> AsyncIterator[Orchestrator]:
+    """An orchestrator on a database of ``tmp_path`` (see ``tests/stores.py``); reopening the same path is a restart
+    (or another process on the same store, while the first still runs). ``durable``: runs are workflows journaled
+    beside it, so one cut off by a restart resumes at the next start."""
+    config = parse_config(config_text)
     db = await Database.open(stores.database(tmp_path / "core.sqlite3"))
-    orchestrator = Orchestrator(parse_config(config_text), db, models)
+    journal = DurableRuns(config.durability, StorageConfig(path=str(tmp_path / "core.sqlite3"))) if durable else None
+    orchestrator = Orchestrator(config, db, models, threads=threads, durable=journal)
     await orchestrator.start()
     try:
         yield orchestrator
     finally:
         await orchestrator.close()
         await db.close()
+
+
+async def spawned_and_done(core: Orchestrator) -> SpawnAccepted:
+    """A sub-agent of ``main`` spawned in the channel, once its run has ended."""
+    accepted = await core.spawn(SpawnRequest(agent_id="main", task="do it", origin=ORIGIN))
+
+    async def done():
+        return (await core.runs.get(accepted.run_id)).status.is_terminal
+
+    await settle(core, done)
+    return accepted
 
 
 async def outbox_payloads(orchestrator: Orchestrator) -> list[dict]:

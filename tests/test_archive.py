@@ -5,26 +5,19 @@ from __future__ import annotations
 
 import time
 
-from bot.core.requests import SpawnRequest
 from tests import stores
 from tests.core_support import (
-    ORIGIN,
+    ARCHIVING,
     Script,
     ScriptedModels,
     chat_and_wait,
     outbox_payloads,
     running_core,
     settle,
+    spawned_and_done,
     text,
 )
 
-CONFIG = """
-[agents.defaults]
-model = "test/m"
-[agents.defaults.subagents]
-archive_after_minutes = {minutes}
-[agents.list.main]
-"""
 MODELS = ScriptedModels(m=text("answer"))
 
 
@@ -32,18 +25,8 @@ async def archived_at(core, key):
     return (await core.sessions.get(key)).archived_at
 
 
-async def spawned_and_done(core):
-    accepted = await core.spawn(SpawnRequest(agent_id="main", task="do it", origin=ORIGIN))
-
-    async def done():
-        return (await core.runs.get(accepted.run_id)).status.is_terminal
-
-    await settle(core, done)
-    return accepted
-
-
 async def test_session_is_archived_after_the_configured_time_and_keeps_its_transcript(tmp_path):
-    async with running_core(tmp_path, MODELS, CONFIG.format(minutes=0.01)) as core:
+    async with running_core(tmp_path, MODELS, ARCHIVING.format(minutes=0.01)) as core:
         accepted = await spawned_and_done(core)
         session = await core.sessions.get(accepted.session_key)
         assert session.archived_at is None and session.archive_at is not None
@@ -54,7 +37,7 @@ async def test_session_is_archived_after_the_configured_time_and_keeps_its_trans
 
 
 async def test_archive_deadline_survives_a_restart(tmp_path):
-    config = CONFIG.format(minutes=0.02)
+    config = ARCHIVING.format(minutes=0.02)
     async with running_core(tmp_path, MODELS, config) as core:
         accepted = await spawned_and_done(core)
     assert await _archived_now(tmp_path, accepted.session_key) is None
@@ -73,14 +56,14 @@ async def _archived_now(tmp_path, key):
 
 
 async def test_zero_means_never(tmp_path):
-    async with running_core(tmp_path, MODELS, CONFIG.format(minutes=0)) as core:
+    async with running_core(tmp_path, MODELS, ARCHIVING.format(minutes=0)) as core:
         accepted = await spawned_and_done(core)
         session = await core.sessions.get(accepted.session_key)
         assert session.archive_at is None and session.archived_at is None
 
 
 async def test_cleanup_delete_archives_only_after_delivery_even_across_a_restart(tmp_path):
-    config = CONFIG.format(minutes=60)
+    config = ARCHIVING.format(minutes=60)
     main = Script(("sessions_spawn", {"task": "do it", "cleanup": "delete"}))
     async with running_core(tmp_path, ScriptedModels(m=main), config) as core:
         await chat_and_wait(core)
@@ -103,7 +86,7 @@ async def test_cleanup_delete_archives_only_after_delivery_even_across_a_restart
 async def test_archived_session_refuses_follow_ups(tmp_path):
     from bot.core.session_toolset import Caller
 
-    async with running_core(tmp_path, MODELS, CONFIG.format(minutes=0.01)) as core:
+    async with running_core(tmp_path, MODELS, ARCHIVING.format(minutes=0.01)) as core:
         accepted = await spawned_and_done(core)
         await settle(core, lambda: archived_at(core, accepted.session_key))
         main = await core.sessions.get("agent:main:discord:channel:100")

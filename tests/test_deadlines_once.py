@@ -1,8 +1,8 @@
 """Two processes on one database each rebuild every deadline's timer from it, so each deadline fires in both; what
 it does happens once: one farewell and one archive of an idle binding's thread, one archiving of a finished
 session, one timeout of an approval (one notice, one resumed turn), one run per schedule slot; two retention passes
-at once delete each row once and count it once. A delegate task's deadline has a timer only in the process that
-started the delegation (it is not rebuilt at start-up); were two to expire it at once, one would stop it.
+at once delete each row once and count it once; a delegate task's deadline expired by two processes at once is
+stopped by one.
 
 Each "process" is a core with its own database connections (and, for threads, its own discord.py client logged in
 over REST to the fake Discord); a second core started after the first rebuilds the same timers from the database.
@@ -20,10 +20,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from bot.agents.tool_gate import TIMED_OUT
-from bot.config import parse_config
 from bot.core.delegate_records import DelegateRecords
-from bot.core.orchestrator import Orchestrator
-from bot.core.threads import ThreadPort
 from bot.discord_adapter.threads import DiscordThreads
 from bot.records import ApprovalStatus, Binding, RunStatus, TaskStatus
 from storage.db import Database
@@ -31,43 +28,19 @@ from storage.repositories import Repositories
 from storage.retention import RetentionRepository
 from tests import stores
 from tests.conftest import BOT_TOKEN
-from tests.core_support import ModelFactory, ScriptedModels, chat_and_wait, running_core, text
+from tests.core_support import ARCHIVING, ScriptedModels, chat_and_wait, running_core, spawned_and_done, text
 from tests.polling import eventually
 from tests.retention_data import KEY_COLUMNS, busy
 from tests.test_approvals import ASKING, finished, paused_chat, pending_of
-from tests.test_archive import spawned_and_done
 from tests.test_delegate import CONFIG as DELEGATING
 from tests.test_delegate import Caller, Held, delegate, models
 from tests.test_mcp_tools import ToolUser, recorded
 from tests.test_retention import due, keys, retention
 from tests.test_schedules import Clock, Researcher, core, cron_runs
 
-CONFIG = """
-[agents.defaults]
-model = "test/m"
-[agents.defaults.subagents]
-archive_after_minutes = {minutes}
-[agents.list.main]
-[session.thread_bindings]
-archive_on_expiry = true
-"""
+CONFIG = ARCHIVING + "[session.thread_bindings]\narchive_on_expiry = true\n"
 MODELS = ScriptedModels(m=text("answer"))
 SETTLE = 1.0  # after the winner's effect, how long the other process's firing gets to show a second one
-
-
-@contextlib.asynccontextmanager
-async def instance(
-    tmp_path, models: ModelFactory, config: str, threads: ThreadPort | None = None
-) -> AsyncIterator[Orchestrator]:
-    """One process's core on the database the test shares: started, so its timers are rebuilt from it."""
-    db = await Database.open(stores.database(tmp_path / "core.sqlite3"))
-    orchestrator = Orchestrator(parse_config(config), db, models, threads=threads)
-    await orchestrator.start()
-    try:
-        yield orchestrator
-    finally:
-        await orchestrator.close()
-        await db.close()
 
 
 @contextlib.asynccontextmanager
@@ -95,13 +68,13 @@ async def test_an_idle_binding_expiring_in_two_processes_says_farewell_and_archi
     async with (
         rest_client(fake_discord) as client_a,
         rest_client(fake_discord) as client_b,
-        instance(tmp_path, MODELS, config, DiscordThreads(client_a)) as a,
+        running_core(tmp_path, MODELS, config, threads=DiscordThreads(client_a)) as a,
     ):
         accepted = await spawned_and_done(a)
         now = time.time()
         binding = Binding(thread.id, channel.id, guild.id, accepted.session_key, 7, now, now, 2.0, 0)
         await a.bind(binding)  # idle in 2 s
-        async with instance(tmp_path, MODELS, config, DiscordThreads(client_b)) as b:
+        async with running_core(tmp_path, MODELS, config, threads=DiscordThreads(client_b)) as b:
             assert await b.bindings.get(thread.id) == binding  # B rebuilt the same deadline from the database
             farewell = await fake_discord.wait_for_message(thread, lambda m: "Session ended" in m["content"])
             await asyncio.sleep(SETTLE)
@@ -116,10 +89,10 @@ async def test_an_idle_binding_expiring_in_two_processes_says_farewell_and_archi
 async def test_a_session_archive_deadline_firing_in_two_processes_archives_it_once(tmp_path):
     config = CONFIG.format(minutes=0.04)  # 2.4 s after its run ends
     with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
-        async with instance(tmp_path, MODELS, config) as a:
+        async with running_core(tmp_path, MODELS, config) as a:
             accepted = await spawned_and_done(a)
             assert (await a.sessions.get(accepted.session_key)).archive_at is not None
-            async with instance(tmp_path, MODELS, config):
+            async with running_core(tmp_path, MODELS, config):
 
                 async def archived() -> float | None:
                     return (await a.sessions.get(accepted.session_key)).archived_at
@@ -136,9 +109,9 @@ async def test_an_approval_timing_out_in_two_processes_denies_once_and_the_run_g
     user = ToolUser(("calc__shout", {"text": "hi"}))
     models = ScriptedModels(main=user)
     notices: list[str] = []
-    async with instance(tmp_path, models, config) as a:
+    async with running_core(tmp_path, models, config) as a:
         run_id = await paused_chat(a)  # the deadline is 2.4 s away
-        async with instance(tmp_path, models, config) as b:
+        async with running_core(tmp_path, models, config) as b:
             a.approvals.add_listener(lambda: notices.append("a"))  # what posts or edits the request in Discord
             b.approvals.add_listener(lambda: notices.append("b"))
             run = await finished(a, run_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -452,6 +453,33 @@ async def test_a_running_task_is_lost_after_a_restart_and_timed_out_past_its_dea
     assert lost["error"] == "background task is lost and will not complete"
     assert json.loads(late["output"])["status"] == "timed_out"
     assert late["error"] == "background task is timed_out and will not complete"
+
+
+async def test_a_task_resumed_after_a_restart_is_still_stopped_at_its_deadline(tmp_path):
+    """Its deadline's timer lived in the process that started it; the next start rebuilds it from the database, or the
+    resumed run would hang until its turn's own timeout (120 s)."""
+    caller = Caller(delegate(agent="researcher", prompt="long job", background=True))
+    async with running_core(tmp_path, models(caller, researcher=Held()), CONFIG, durable=True) as core:
+        await chat_and_wait(core)
+        [task_id] = [task_id_of(result) for result in caller.results]
+    deadline = time.time() + 2  # the deadline is close when the bot comes back
+    db = await Database.open(stores.database(tmp_path / "core.sqlite3"))
+    async with db.transaction() as tx:
+        await tx.execute("UPDATE delegate_tasks SET deadline = ? WHERE task_id = ?", (deadline, task_id))
+    await db.close()
+    resumed = Held()
+    async with running_core(tmp_path, models(caller, researcher=resumed), CONFIG, durable=True) as core:
+        await asyncio.wait_for(resumed.started.wait(), 10)  # the run goes on from its journal
+
+        async def ended():
+            task = await core._db.fetch_one("SELECT status, error, finished_at FROM delegate_tasks")
+            return tuple(task) if task[0] != "running" else None
+
+        status, error, finished_at = await core.wait_for(ended, 10) or ("running", None, None)
+        [child] = await core.queries.children(MAIN_KEY)
+    assert (status, error) == ("timed_out", "Agent 'researcher' timed out after 120s")
+    assert finished_at >= deadline
+    assert child.run.status is RunStatus.KILLED
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import structlog
 
 from bot.core.delegate_records import DelegateRecords, summary, view
 from bot.core.signals import Signals
-from bot.core.timers import Timers
+from bot.core.timers import Timers, skipped_if_bad
 from bot.records import DelegateTask, Run, RunStatus, TaskStatus
 from storage.repositories import Repositories
 
@@ -70,6 +70,17 @@ class DelegateTasks:
         self._signals = signals
         self._kill = kill
         self._clock = clock
+
+    async def start(self) -> None:
+        """Rebuild the deadline of every task still running: its timer lived in the process that started it, and a
+        run that outlives a restart (resumed from its journal, paused for an approval, waiting on such children) is
+        stopped by nothing else. A deadline that passed meanwhile fires at once; every process on the store rebuilds
+        it, and the first to expire it is the one that stops its run."""
+        live = {run.id: run for run in await self._repos.runs.list_live()}
+        for task in await self._repos.delegate_tasks.running():
+            if (run := live.get(task.run_id)) is not None:
+                with skipped_if_bad("delegate_deadline", task_id=task.task_id, deadline=task.deadline):
+                    self.watch(task, run.timeout_seconds)
 
     def watch(self, task: DelegateTask, timeout_seconds: int) -> None:
         """Stop the task at its deadline if it is still running then (a run waiting on children has no timeout of

@@ -2,7 +2,7 @@
 methods the cogs, the Discord adapter and the tests call.
 
 A run goes spawn → persist (queued) → lane → running → (waiting on children) → terminal, crash-safe: every state
-change is written to SQLite before anything relies on it. Where each step lives:
+change is written to the database before anything relies on it. Where each step lives:
 
 - :mod:`bot.core.spawning` — new sessions and runs, persisted and queued (policy: :mod:`bot.core.spawn_policy`;
   what callers send and get back: :mod:`bot.core.requests`);
@@ -140,7 +140,7 @@ class Orchestrator:
         self._tools = AgentTools(config, repos, self.queries, policy, self._spawning, self)
         budget = ActionBudget(config, repos, clock)
         self._subagent_spawn = SubagentSpawn(config, repos, self._spawning, self._signals, budget, clock)
-        tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill, clock)
+        self._delegate_tasks = tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill, clock)
         self._delegating = Delegating(config, repos, self._spawning, tasks, self._signals, budget, clock)
         self.schedules = Schedules(
             config, repos, models, self._timers, self._spawning, clock, channel_conversation=channel_conversation
@@ -161,8 +161,7 @@ class Orchestrator:
         """Resume or settle what a previous process left behind, rebuild timers, then start taking work."""
         await self._executors.start(self._execution.launch)
         self._timers.start()
-        await self._archiving.start()
-        await self.approvals.start()
+        await asyncio.gather(self._archiving.start(), self.approvals.start(), self._delegate_tasks.start())
         await self._thread_bindings.start()
         self._execution.start()
         await self.schedules.start()

@@ -5,7 +5,16 @@ what was not posted and finishes edits it missed.
 
 Not through the outbox: an outbox row is a one-way announcement, while a request carries buttons and is edited
 later, like a run's status message (:mod:`bot.discord_adapter.status_board`), which this follows. The send carries
-a nonce from the approval id, so a retry within Discord's de-duplication window does not post twice."""
+a nonce from the approval id, so a retry within Discord's de-duplication window does not post twice.
+
+Every process on the store runs a board and sees every row, so only the process that owns the approval's run
+(``runs.executor_id``: the one that paused it, whose listener wakes this board) posts the request; a run has one
+owner at a time, and it changes only when another process executes the run (a decision's wake, a dead process's
+run taken over), so no lease or claim is needed for exactly one post, and a process started later on the store
+leaves another's requests alone. Not the process serving the approval's guild: a run may pause in another one (a
+schedule's firing, a run resumed after its process died) and nothing would wake that board. Edits are made by
+whichever process settled the approval (its listener is the one told): they set the same text, so a second one
+changes nothing."""
 
 from __future__ import annotations
 
@@ -45,10 +54,11 @@ def decided_text(approval: Approval) -> str:
 
 
 class ApprovalBoard:
-    def __init__(self, client: discord.Client, repos: Repositories, timeout_minutes: float) -> None:
+    def __init__(self, client: discord.Client, repos: Repositories, timeout_minutes: float, executor_id: str) -> None:
         self._client = client
         self._repos = repos
         self._timeout_minutes = timeout_minutes
+        self._executor_id = executor_id
         self._rounds = Rounds("approval-board", self._show_unshown)
 
     def changed(self) -> None:
@@ -72,6 +82,8 @@ class ApprovalBoard:
         channel = self._client.get_partial_messageable(approval.channel_id)
         message_id = None
         if approval.message_id is None and approval.status is ApprovalStatus.PENDING:
+            if await self._repos.runs.owner(approval.run_id) != self._executor_id:
+                return  # its run's process posts it
             message = await channel.send(
                 request_text(approval, self._timeout_minutes),
                 view=approval_controls(approval.id),

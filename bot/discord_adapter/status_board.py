@@ -1,6 +1,12 @@
 """A live status message for each run started from a channel: state, runtime, tool calls and tokens, with Kill
 and Steer buttons; edited at most once per interval per run (llmcord's throttled edits), finalised when the
-run ends — also after a restart, since where each message lives is stored in SQLite."""
+run ends — also after a restart, since where each message lives is stored in the database.
+
+Every process on the store runs a board, and any of them may be told a run changed (a kill or a child's end settled
+there), so only the process that owns the run (``runs.executor_id``: the one executing it) posts its message — the
+send has no nonce, and two boards finding no message yet would post two, one of them never finalised. A run has one
+owner at a time, so it is posted once with no claim to take; whoever is told of a change edits the message, and
+every edit renders the run as the database has it."""
 
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ class StatusBoard:
         client: discord.Client,
         repos: Repositories,
         messages: StatusMessageRepository,
+        executor_id: str,
         *,
         interval: float = 1.0,
         clock: Callable[[], float] = time.time,
@@ -36,6 +43,7 @@ class StatusBoard:
         self._repos = repos
         self._db = repos.db
         self._messages = messages
+        self._executor_id = executor_id
         self._interval = interval
         self._clock = clock
         self._dirty: set[str] = set()
@@ -78,6 +86,8 @@ class StatusBoard:
         if existing is None:
             if finished:
                 return  # it ended before its first status: the announcement says everything
+            if await self._repos.runs.owner(run.id) != self._executor_id:
+                return  # its process posts it
             message = await channel.send(
                 content, view=run_controls(run.id), allowed_mentions=discord.AllowedMentions.none()
             )
