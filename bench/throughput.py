@@ -12,9 +12,10 @@ is no Discord: the bench measures what the processes share, the store and the jo
 differ by ``[durability] executor_id`` (two on one id would take over each other's workflows) and share the
 durable-runs journal where the bot keeps it by default (``--journals store``: the file next to a SQLite store, the
 PostgreSQL store's own database), or one SQLite file (``shared``), or one file each (``own``). They start one at a
-time, each warmed up and idle before the next. The workload is ``--runs`` spawns split evenly; each process runs the
-spawns it admitted (today a run executes in the process that queued it), at most ``--lane`` at once (``[agents.defaults.
-subagents] max_concurrent``, a per-process lane), so one process's ideal is ``lane / latency`` runs/s. The clock runs
+time, each warmed up and idle before the next. The workload is ``--runs`` spawns split evenly, each process admitting
+its share; with durable runs they wait in one DBOS queue and each process executes whichever it takes, at most
+``--lane`` at once (``max_concurrent_per_process``; without durable runs, a process runs what it admitted, its own
+``max_concurrent`` lane), so one process's ideal is ``lane / latency`` runs/s. The clock runs
 from the moment every worker is ready to the last announcement delivered; every run is then checked completed and
 announced once. ``cpu ms/run`` is the workers' CPU time per run (all threads); ``busiest`` is the busiest worker's
 CPU time over the wall time: the model is the bound only while the machine's cores are far from busy — two processes
@@ -53,6 +54,9 @@ KEY_ENV = "TB_BENCH_API_KEY"
 
 def worker_config(args: argparse.Namespace) -> Config:
     store = f'url = "{args.store}"' if is_postgresql(args.store) else f'path = "{args.store}"'
+    durable = args.durability == "on"  # durable runs share one queue: the lane is then per process, the queue's wide
+    per_process = f"max_concurrent = 64\nmax_concurrent_per_process = {args.lane}"
+    lane = per_process if durable else f"max_concurrent = {args.lane}"
     return parse_config(f"""
 [discord]
 max_active_runs_per_member = 0
@@ -65,10 +69,10 @@ api_key_env = "{KEY_ENV}"
 [agents.defaults]
 model = "fake/gpt-4o-mini"
 [agents.defaults.subagents]  # the queue cap counts every process's queued runs: out of the way
-max_concurrent = {args.lane}
+{lane}
 max_queued = 1000000
 [durability]
-resume_interrupted = {str(args.durability == "on").lower()}
+resume_interrupted = {str(durable).lower()}
 executor_id = "{args.executor}"
 {f'system_database = "{args.journal}"' if args.journal else ""}
 """)

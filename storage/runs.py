@@ -192,14 +192,22 @@ class RunRepository:
         )
         return row[0] if row else 0
 
-    async def lane_load(self, member_id: int | None, but: str) -> int:
-        """Runs of the sub-agent lane queued or running for ``member_id`` (a schedule's: ``None``), but ``but``."""
+    async def lane_load(self, member_id: int | None, before: float) -> int:
+        """Runs of the sub-agent lane queued or running for ``member_id`` (a schedule's: ``None``), created before
+        ``before``."""
         member = "IS NULL" if member_id is None else "= ?"
         row = await self._db.fetch_one(
             "SELECT COUNT(*) FROM runs JOIN sessions ON sessions.key = runs.session_key "
             "WHERE runs.status IN ('queued', 'running') AND runs.kind != 'chat' AND sessions.delegation IS NULL "
-            f"AND runs.id != ? AND runs.requester_user_id {member}",
-            (but, *([] if member_id is None else [member_id])),
+            f"AND runs.created_at < ? AND runs.requester_user_id {member}",
+            (before, *([] if member_id is None else [member_id])),
+        )
+        return row[0] if row else 0
+
+    async def count_before(self, session_key: str, created_at: float) -> int:
+        """The session's runs created before ``created_at``: a turn's number in its session, less one."""
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM runs WHERE session_key = ? AND created_at < ?", (session_key, created_at)
         )
         return row[0] if row else 0
 

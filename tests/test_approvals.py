@@ -219,9 +219,10 @@ async def test_a_bounded_delegate_paused_for_approval_outlives_its_delegation_de
     assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
 
 
-async def test_a_message_sent_while_the_main_agent_waits_is_answered_after_the_paused_turn(tmp_path, calls):
+@pytest.mark.parametrize("durable", [False, True], ids=["in-process lane", "DBOS queue"])
+async def test_a_message_sent_while_the_main_agent_waits_is_answered_after_the_paused_turn(tmp_path, calls, durable):
     user = ToolUser(("calc__shout", {"text": "hi"}))
-    async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING, durable=durable) as core:
         paused_id = await paused_chat(core)
         later_id = await core.chat(ChatRequest(text="and then?", origin=ORIGIN))
         [approval] = await pending_of(core, paused_id)

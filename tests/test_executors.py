@@ -13,6 +13,7 @@ import time
 
 import pytest
 from dbos import DBOS
+from structlog.testing import capture_logs
 
 from bot.__main__ import main
 from bot.config import StorageConfig, parse_config
@@ -225,3 +226,42 @@ async def test_a_dead_processs_workflow_is_resumed_by_a_live_one_which_then_owns
         assert _announced(await outbox_payloads(b)) == [(accepted.run_id, "completed", "resumed answer")]
     finally:
         await stop(db_b, b)
+
+
+async def test_a_process_claimed_while_alive_stops_its_runs_and_registers_again(tmp_path):
+    """A process silent past its lease (stalled) is declared dead and its runs handed on; when it comes back it
+    stops executing them (the request it had in flight is aborted, not answered twice) and takes new work again."""
+    gate, aborted = Gate(), asyncio.Event()
+
+    async def watched(messages, info):
+        try:
+            return await gate(messages, info)
+        except asyncio.CancelledError:
+            aborted.set()
+            raise
+
+    db_a, a = await process(tmp_path, "a", ScriptedModels(default=watched))
+    db_b, b = await process(tmp_path, "b", ScriptedModels())
+    try:
+        accepted = await a.spawn(SpawnRequest(agent_id="researcher", task="work", origin=ORIGIN))
+        await gate.entered.wait()
+        async with db_a.transaction() as tx:  # a's heartbeat stalls past the lease
+            await tx.execute("UPDATE processes SET heartbeat_at = 0 WHERE executor_id = 'a'")
+        assert await b._executors.sweep() == ["a"]
+        assert (await b.runs.get(accepted.run_id)).status is RunStatus.INTERRUPTED
+
+        with capture_logs() as logs:
+            await a._executors.beat()
+        await asyncio.wait_for(aborted.wait(), 5)
+        assert "executor_claimed_while_alive" in [line["event"] for line in logs]
+        assert processes(tmp_path) == [("a", None), ("b", None)]  # registered again
+        assert (await a.runs.get(accepted.run_id)).status is RunStatus.INTERRUPTED
+        assert [status for _, status, _ in _announced(await outbox_payloads(a))] == ["interrupted"]
+
+        gate.opened.set()
+        again = await a.spawn(SpawnRequest(agent_id="researcher", task="more work", origin=ORIGIN))
+        await settle(a, lambda: _status(a, again.run_id, RunStatus.COMPLETED))
+        assert await a.runs.owner(again.run_id) == "a"
+    finally:
+        await stop(db_b, b)
+        await stop(db_a, a)

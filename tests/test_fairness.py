@@ -179,3 +179,57 @@ async def test_a_grandchild_waits_in_its_members_bucket_under_the_top_level_run_
             ("leaf", ORIGIN.user_id),
         ]
         assert [await core.runs.root_of(run_id) for run_id, _, _ in rows] == [top, top, top]
+
+
+async def test_with_durable_runs_another_members_first_spawn_goes_before_a_backlog(tmp_path):
+    """Durable runs wait in DBOS's queue, shared by every process: a member with fewer runs in the lane goes first."""
+    work = Work()
+    async with running_core(tmp_path, ScriptedModels(work=work), LANE_OF_TWO, durable=True) as core:
+        for i in range(10):
+            await spawn(core, ALICE, f"a{i}")
+        await settle(core, lambda: work.started == ["a0", "a1"])
+        await spawn(core, BOB, "b")
+        await settle(core, lambda: _place_known(core, "b"))  # queued in DBOS by the dispatch task, a moment later
+        listed = await statuses(core)
+        assert (listed["b"], listed["a2"], listed["a9"]) == (
+            "queued, 1st in line",
+            "queued, 2nd in line",
+            "queued, 9th in line",
+        )
+
+        work.finish("a0")
+        await settle(core, lambda: len(work.started) == 3)
+        assert work.started == ["a0", "a1", "b"]
+        await asyncio.sleep(0.3)  # three polls of the queue: the lane is full
+        assert len(work.started) == 3 and (await statuses(core))["a2"] == "queued, 1st in line"
+        for task in ("a1", "b", *(f"a{i}" for i in range(2, 10))):
+            work.finish(task)
+        await settle(core, lambda: _all_completed(core, 11))
+
+
+async def test_with_durable_runs_killing_a_queued_run_takes_it_out_of_the_queue(tmp_path):
+    work = Work()
+    async with running_core(tmp_path, ScriptedModels(work=work), LANE_OF_TWO, durable=True) as core:
+        for i in range(2):
+            await spawn(core, ALICE, f"busy{i}")
+        await settle(core, lambda: work.started == ["busy0", "busy1"])
+        ahead = await spawn(core, ALICE, "ahead")
+        behind = await spawn(core, ALICE, "behind")
+        await settle(core, lambda: _place_known(core, "behind"))
+        assert (await statuses(core))["behind"] == "queued, 2nd in line"
+
+        await core.kill(ahead)
+        await settle(core, lambda: _is(core, "behind", "queued, 1st in line"))
+        work.finish("busy0")
+        await settle(core, lambda: work.started == ["busy0", "busy1", "behind"])
+        assert (await core.runs.get(behind)).status is RunStatus.RUNNING
+        assert (await core.runs.get(ahead)).status is RunStatus.KILLED
+
+
+async def _is(core, task: str, status: str) -> bool:
+    return (await statuses(core))[task] == status
+
+
+async def _all_completed(core, count: int) -> bool:
+    rows = await core._db.fetch_all("SELECT status FROM runs")
+    return [row[0] for row in rows] == ["completed"] * count

@@ -21,12 +21,16 @@ without effects (lists, history) are not journaled and run again. Transcript row
 are not stored twice (the ``turn.start`` positions tell them apart).
 
 DBOS is one instance per process, launched on the running loop (``setup_hook``): workflows it recovers or takes from
-its queues run on that loop, next to the database connection they use. At launch a process recovers only the
-workflows of its own ``executor_id`` and ``application_version``; the start-up leaves their runs live, and the runs
-waiting on them (:mod:`bot.core.live_at_start`). A dead process's workflows are handed on by the janitor
-(:mod:`bot.core.executors`, through ``pending_of`` and ``resume``: DBOS's internal queue, which any live process takes
-from). A live run whose workflow nobody recovers (another version, none at all: a wake the crash cut off between the
-commit that woke the run and the start of its workflow) is settled ``interrupted`` as before.
+its queues (:mod:`bot.core.run_queues`) run on that loop, next to the database connection they use. At launch a
+process recovers only the workflows of its own ``executor_id`` and ``application_version``; the start-up leaves
+their runs live, the runs whose workflows are queued or executing elsewhere, and the runs waiting on them
+(:mod:`bot.core.live_at_start`). A dead process's workflows are handed on by the janitor (:mod:`bot.core.executors`,
+through ``pending_of`` and ``resume``: back to their queue, which any live process takes from). A run committed as
+queued or woken whose workflow was never started (the crash came between the commit and the start) is started
+again; a live run whose workflow nobody recovers (another version) is settled ``interrupted`` as before.
+
+A kill cancels the run's workflows (:meth:`DurableRuns.cancel`) in whichever process they are queued or executing;
+the model request in flight is a preemptible step, which DBOS aborts when it sees the cancellation.
 
 The system database follows the store: with PostgreSQL the same database (DBOS's tables in its ``dbos`` schema), so
 processes on several machines share it; with SQLite a file next to the store's (processes on one host share it).

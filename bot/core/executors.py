@@ -14,6 +14,10 @@ holds a ``processes`` row under its executor id and beats it every ``heartbeat_s
   run), settles its other live runs ``interrupted`` as a restart would (but the runs still waiting in a queue: any
   process takes them), and deletes its row.
 
+A process found claimed while alive (silent past the lease: stalled, or its database unreachable) stops executing its
+runs at once — the janitor hands them to live processes, and two executions of one run would make its model requests
+and tool calls twice — and registers again, a process with no runs in hand.
+
 A process that closes cleanly ends its heartbeat at once, so a live process takes its runs over without waiting
 for the lease (or it takes them back itself if it starts again first).
 """
@@ -30,8 +34,9 @@ from dataclasses import replace
 import structlog
 
 from bot.config import DurabilityConfig
-from bot.core.durable_runs import DurableRuns, run_of
+from bot.core.durable_runs import run_of
 from bot.core.live_at_start import left_live, lost_starts
+from bot.core.run_dispatch import RunDispatch
 from bot.core.settlement import AfterCommit, Settlement
 from storage.processes import ProcessRow
 from storage.repositories import Repositories
@@ -62,18 +67,19 @@ class Executors:
         settlement: Settlement,
         apply: Callable[[AfterCommit], None],
         clock: Callable[[], float],
-        shards: str | None = None,
-        durable: DurableRuns | None = None,
+        shards: str | None,
+        dispatch: RunDispatch,
     ) -> None:
-        """``shards``: the Discord shards this process runs (shown in its row); ``durable``: DBOS, if runs are
-        workflows (a dead process's are then resumed, not settled)."""
+        """``shards``: the Discord shards this process runs (shown in its row); ``dispatch``: where its runs execute
+        (with DBOS, if runs are workflows: a dead process's are then resumed, not settled)."""
         self.executor_id = config.executor_id
         self._config = config
         self._repos = repos
         self._settlement = settlement
         self._apply = apply
         self._clock = clock
-        self._durable = durable
+        self._dispatch = dispatch
+        self._durable = dispatch.durable
         self._me = ProcessRow(self.executor_id, os.getpid(), socket.gethostname(), shards, 0.0, 0.0, None)
         self._beating: asyncio.Task[None] | None = None
 
@@ -156,6 +162,8 @@ class Executors:
                 executor_id=self.executor_id,
                 hint=f"a heartbeat came later than lease_seconds ({self._config.lease_seconds:g}); raise it",
             )
+            self._dispatch.abandon()
+            await self.register()
 
     async def sweep(self) -> list[str]:
         """Claim and recover every process whose heartbeat expired; the executor ids this process recovered."""

@@ -121,8 +121,9 @@ class Orchestrator:
         self._execution = Execution(  # with ``durable``, runs are DBOS workflows that resume after a restart
             config, repos, models, settlement, signals, self, mcp, approvals, budgets, self._apply, clock, durable
         )
-        self._executors = Executors(config.durability, repos, settlement, self._apply, clock, shards, durable)
-        places, delegated = self._execution.dispatch.lane_places, repos.delegate_tasks
+        dispatch, delegated = self._execution.dispatch, repos.delegate_tasks
+        self._executors = Executors(config.durability, repos, settlement, self._apply, clock, shards, dispatch)
+        places = dispatch.lane_places
         self.queries = SessionQueries(repos.sessions, repos.runs, repos.transcripts, delegated, clock, places)
         self._spawning = Spawning(
             config,

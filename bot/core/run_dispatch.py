@@ -41,7 +41,7 @@ class RunDispatch:
         self._repos = repos
         self._lane = lane
         self._execute = execute
-        self._durable = durable
+        self.durable = durable
         self._queues = queues
         self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -50,9 +50,9 @@ class RunDispatch:
 
     async def launch(self, body: Execute) -> set[str]:
         """Launch durable runs (if on) with ``body`` as every workflow's; the ids of the runs they resume."""
-        if self._durable is None:
+        if self.durable is None:
             return set()
-        return await self._durable.launch(body, self._queues)
+        return await self.durable.launch(body, self._queues)
 
     def start(self) -> None:
         self._supervisor = asyncio.create_task(self._supervise(), name="run-dispatch")
@@ -69,8 +69,14 @@ class RunDispatch:
         """Take a killed run out of the lane's queue (the runs behind it move up at once), and cancel its workflows."""
         if self._lane.withdraw(run_id):
             self._tasks[run_id].cancel()
-        if self._durable is not None:
+        if self.durable is not None:
             self._actions.put_nowait((run_id, "kill"))
+
+    def abandon(self) -> None:
+        """Stop every run task here, leaving the runs as they are: another process declared this one dead (it was
+        silent past its lease) and took them over; two executions of one run would make its requests twice."""
+        for task in list(self._tasks.values()):
+            task.cancel()
 
     def track(self, run_id: str) -> None:
         """The current task executes ``run_id`` (a workflow DBOS started here): stopped with the others at close."""
@@ -81,7 +87,7 @@ class RunDispatch:
 
     async def lane_places(self) -> dict[str, int]:
         """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's order."""
-        order = await self._queues.lane_order() if self._durable is not None else self._lane.order()
+        order = await self._queues.lane_order() if self.durable is not None else self._lane.order()
         return {run_of(workflow_id): place for place, workflow_id in enumerate(order, start=1)}
 
     async def wait_idle(self) -> None:
@@ -103,22 +109,22 @@ class RunDispatch:
                 await task
         self._tasks.clear()
         self._supervisor = None
-        if self._durable is not None:
-            await self._durable.close()
+        if self.durable is not None:
+            await self.durable.close()
 
     async def _supervise(self) -> None:
         while True:
             run_id, action = await self._actions.get()
             if action == "kill":
-                assert self._durable is not None
-                await self._durable.cancel(run_id)
+                assert self.durable is not None
+                await self.durable.cancel(run_id)
                 continue
             task = asyncio.create_task(self._dispatch(run_id, action == "wake"), name=f"run-{short_run_id(run_id)}")
             self._tasks[run_id] = task
             task.add_done_callback(functools.partial(self._forget, run_id))
 
     async def _dispatch(self, run_id: str, wake: bool) -> None:
-        if self._durable is None:
+        if self.durable is None:
             await self._execute(run_id, wake)
             return
         run = await self._repos.runs.get(run_id)
@@ -126,7 +132,7 @@ class RunDispatch:
         if run is None or session is None:
             return
         place = await placement(self._repos, run, session, wake=wake)
-        queued = await self._durable.start(run_id, wake=wake, place=place)
+        queued = await self.durable.start(run_id, wake=wake, place=place)
         if queued is not None:
             self._queued.add(queued)
 

@@ -3,12 +3,13 @@ whichever process's queue worker takes it first (its executor then owns it).
 
 - ``threadbound-subagents``, the sub-agent lane: at most ``max_concurrent`` runs at once across all processes, and
   ``max_concurrent_per_process`` in each (a run woken after its children takes a place again). Order: priority,
-  then age. A run's priority is 1 + how many lane runs its member has queued or running already, so one member's
+  then age. A run's priority is 1 + how many lane runs its member has queued or running from before it, so one member's
   tenth spawn waits behind another member's first: the in-memory lane's fairness across members, kept across
   processes (inside one member, oldest first; the in-memory lane also rotates a member's top-level runs, which one
   number per run cannot).
 - ``threadbound-chat``, main-agent turns: partitioned by session, one at a time per session, whichever process
-  takes them.
+  takes them, in the order they were asked: a turn's priority is its number in the session (DBOS orders a partition
+  by priority, then by its own enqueue time, which on SQLite under Python 3.11 counts whole seconds).
 
 Started at once, not queued: a delegated child (``spawn_subagent``, ``delegate``: it runs inside its caller's turn,
 which holds the caller's place) and a main-agent turn woken after an approval (a later turn of its session may hold
@@ -43,11 +44,12 @@ class Placement:
 
 async def placement(repos: Repositories, run: Run, session: Session, *, wake: bool) -> Placement | None:
     """The queue a run (or its wake) waits in; ``None``: it starts at once."""
-    if session.delegation is not None:
+    if session.delegation is not None or (run.kind is RunKind.CHAT and wake):
         return None
     if run.kind is RunKind.CHAT:
-        return None if wake else Placement(CHAT, partition=session.key)
-    return Placement(SUBAGENTS, priority=1 + await repos.runs.lane_load(run.requester_user_id, but=run.id))
+        turn = 1 + await repos.runs.count_before(session.key, run.created_at)
+        return Placement(CHAT, partition=session.key, priority=turn)
+    return Placement(SUBAGENTS, priority=1 + await repos.runs.lane_load(run.requester_user_id, run.created_at))
 
 
 class RunQueues:
