@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections import Counter
 
 import psycopg
@@ -21,6 +22,7 @@ from tests.fakes.openai_server import Step
 from tests.polling import eventually
 
 SPAWNS = 200
+RUNNING_HERE = "SELECT COUNT(*) FROM runs WHERE status = 'running' AND executor_id = 'shards-0-of-2'"
 LATENCY = 0.5  # seconds per model answer: the model dominates, as in production
 LANE, PER_PROCESS = 8, 4  # the sub-agent lane across both processes, and what each may run of it
 
@@ -120,7 +122,12 @@ async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_one
         by_shard = Counter((guild_id >> 22) % 2 for _, _, guild_id in spawned)
         assert by_shard[0] >= 60 and by_shard[1] >= 60
         done = "SELECT COUNT(*) FROM runs WHERE status = 'completed'"
-        await eventually(lambda: rows(done)[0][0] >= 20, timeout=20, describe="20 runs completed")
+
+        def in_hand() -> bool:  # the runs complete in waves: kill it while a wave of its own is young
+            young = f"started_at > {time.time() - LATENCY / 2}"
+            return rows(done)[0][0] >= 20 and rows(f"{RUNNING_HERE} AND {young}")[0][0] > 0
+
+        await eventually(in_hand, timeout=20, describe="20 runs completed, the doomed process amid some")
         doomed.send_signal(signal.SIGKILL)
         await doomed.wait()
         owned = dict(rows("SELECT executor_id, COUNT(*) FROM runs WHERE status = 'running' GROUP BY 1"))

@@ -2085,7 +2085,10 @@ class FakeDiscord:
         self._interactions_by_token[inter.token] = inter
         # Set before sending: the bot may answer while dispatch() is still awaiting other sessions.
         inter.dispatched_at = self.now()
-        delivered = await self.dispatch("INTERACTION_CREATE", inter.payload)
+        guild_id = inter.payload.get("guild_id")  # like Discord: only the guild's shard receives it
+        delivered = await self.dispatch(
+            "INTERACTION_CREATE", inter.payload, guild_id=int(guild_id) if guild_id else None
+        )
         if delivered == 0:
             raise RuntimeError(f"{inter!r}: no bot is connected to the fake gateway to receive it")
         return inter
