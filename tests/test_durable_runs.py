@@ -383,3 +383,28 @@ async def test_a_spawn_committed_but_never_queued_before_the_stop_is_queued_at_t
     assert before.requests == [] and len(after.requests) == 2
     assert len(await orchestrator.outbox.for_run(run.id)) == 1
     await stop(db, orchestrator)
+
+
+async def test_a_cancellation_that_fails_leaves_the_run_killed_and_the_next_runs_starting(tmp_path, monkeypatch):
+    script = Script()
+    db, orchestrator = await start(tmp_path, script, durable=True)
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+    await script.waiting.wait()
+
+    async def unreachable(self, run_id: str) -> None:
+        raise ConnectionError("DBOS's database is down")
+
+    monkeypatch.setattr(DurableRuns, "cancel", unreachable)
+    with capture_logs() as logs:
+        await orchestrator.kill(accepted.run_id)
+        await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 5)
+    assert "run_workflow_not_cancelled" in [line["event"] for line in logs]
+    assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.KILLED
+
+    script.release.set()
+    script.requests.clear()
+    script.calls = ()
+    after = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="and this", origin=ORIGIN))
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, after.run_id), 10)
+    assert (await orchestrator.runs.get(after.run_id)).status is RunStatus.COMPLETED
+    await stop(db, orchestrator)

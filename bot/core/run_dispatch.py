@@ -18,12 +18,15 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
+import structlog
+
 from bot.core.durable_runs import DurableRuns, run_of
 from bot.core.fair_lane import FairLane
 from bot.core.run_queues import RunQueues, placement
 from bot.records import short_run_id
 from storage.repositories import Repositories
 
+log = structlog.get_logger(__name__)
 Action = Literal["queue", "wake", "kill"]
 Execute = Callable[[str, bool], Awaitable[None]]  # (run id, woken)
 _IDLE_POLL = 0.02  # seconds between looks at workflows this process queued, while waiting for them to finish
@@ -117,7 +120,10 @@ class RunDispatch:
             run_id, action = await self._actions.get()
             if action == "kill":
                 assert self.durable is not None
-                await self.durable.cancel(run_id)
+                try:
+                    await self.durable.cancel(run_id)
+                except Exception:  # its run is killed already; a workflow left running ends at its settled run
+                    log.exception("run_workflow_not_cancelled", run_id=run_id)
                 continue
             task = asyncio.create_task(self._dispatch(run_id, action == "wake"), name=f"run-{short_run_id(run_id)}")
             self._tasks[run_id] = task
@@ -132,7 +138,11 @@ class RunDispatch:
         if run is None or session is None:
             return
         place = await placement(self._repos, run, session, wake=wake)
-        queued = await self.durable.start(run_id, wake=wake, place=place)
+        try:
+            queued = await self.durable.start(run_id, wake=wake, place=place)
+        except Exception:  # DBOS's database failed us: the next start finds the run not started and starts it
+            log.exception("run_not_started", run_id=run_id, wake=wake)
+            return
         if queued is not None:
             self._queued.add(queued)
 
