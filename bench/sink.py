@@ -5,7 +5,8 @@ core's outbox signal, each channel's oldest pending row first, record the part s
 core) and leaves out only the post to Discord. ``delivered(run_id)`` waits for a run's announcement and returns when
 it was marked delivered (``time.perf_counter``). Rows are claimed as the worker claims them (``owner``, the
 process's executor id); processes sharing a store each deliver their own channels only (``channels``), so each
-process's ``delivered`` hears of its own runs.
+process's ``delivered`` hears of its own runs. Those may execute in another process (durable runs share one queue),
+whose outbox signal is not heard here: the sink also looks every 20 ms.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import contextlib
 import time
 
 from bot.core.orchestrator import Orchestrator
+from bot.waiting import wait_set
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
 
 CLAIM_SECONDS = 60.0
+LOOK_AGAIN_SECONDS = 0.02  # a run this process queued may execute in another one, whose outbox signal is not heard here
 
 
 class DeliverySink:
@@ -52,7 +55,7 @@ class DeliverySink:
 
     async def _loop(self) -> None:
         while True:
-            await self._wake.wait()
+            await wait_set(self._wake, LOOK_AGAIN_SECONDS)
             self._wake.clear()
             for channel_id, _due in await self._outbox.heads():
                 if self._channels is not None and channel_id not in self._channels:
