@@ -34,6 +34,7 @@ from bench.floor import CHANNEL_ID, Floor
 from bench.orchestrator_overhead import InstantModels, answer
 from bench.sink import DeliverySink
 from bench.stores import STORES, BenchStores, bench_stores
+from bench.table import STORE, Column, Table
 from bot.config import DurabilityConfig, StorageConfig, parse_config
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
@@ -140,9 +141,20 @@ async def measure(args: argparse.Namespace, stores: BenchStores, store: str) -> 
 
 
 RATIOS = {"on": ("off", "floor", "floor+agent"), "off": ("floor", "floor+agent"), "floor+agent": ("floor",)}
+TABLE = Table(
+    STORE,
+    Column("load", 14, align="<"),
+    Column("path", 12, align="<"),
+    Column("p50 ms", 9, ".2f"),
+    Column("p99 ms", 9, ".2f"),
+    Column("ms/run", 9, ".2f"),
+    Column("× off", 10),
+    Column("× floor", 10),
+    Column("× fl+agt", 10),
+)
 
 
-def table(store: str, samples: dict[tuple[str, str], list[Sample]]) -> list[str]:
+def rows(store: str, samples: dict[tuple[str, str], list[Sample]]) -> list[str]:
     lines = []
     for (load, path), repeats in samples.items():
         p50 = statistics.median(s.quantile(50) for s in repeats) * 1000
@@ -152,21 +164,20 @@ def table(store: str, samples: dict[tuple[str, str], list[Sample]]) -> list[str]
         def basis(of: str, load: str = load) -> float:
             return statistics.median(s.cost(at_once="at once" in load) for s in samples[(load, of)])
 
-        cells = "".join(
-            f"{basis(path) / basis(other):9.2f}x" if other in RATIOS.get(path, ()) else " " * 10
+        ratios = (
+            f"{basis(path) / basis(other):.2f}x" if other in RATIOS.get(path, ()) else ""
             for other in ("off", "floor", "floor+agent")
         )
-        lines.append(f"{store:<11}{load:<14}{path:<12}{p50:9.2f}{p99:9.2f}{per_run:9.2f}{cells}")
+        lines.append(TABLE.row(store, load, path, p50, p99, per_run, *ratios))
     return lines
 
 
 async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str]) -> None:
     configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
     print(f"runs={args.runs} at once={args.concurrent} repeats={args.repeats} warm-up={args.warmup}")
-    header = f"{'store':<11}{'load':<14}{'path':<12}{'p50 ms':>9}{'p99 ms':>9}{'ms/run':>9}"
-    print(header + f"{'× off':>10}{'× floor':>10}{'× fl+agt':>10}")
+    print(TABLE.header())
     for store in usable:
-        for line in table(store, await measure(args, stores, store)):
+        for line in rows(store, await measure(args, stores, store)):
             print(line, flush=True)
 
 

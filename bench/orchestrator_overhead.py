@@ -8,6 +8,7 @@ the lane, and the supervisor. Prints medians and the ratio; the machine is share
 from __future__ import annotations
 
 import asyncio
+import functools
 import statistics
 import sys
 import tempfile
@@ -15,8 +16,8 @@ import time
 from pathlib import Path
 
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart
-from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bot.agents.models import ModelFactory, ResolvedModel
 from bot.config import parse_config
@@ -28,7 +29,7 @@ from storage.db import Database
 CONFIG = '[agents.defaults]\nmodel = "bench/instant"\n[agents.defaults.subagents]\nmax_children_per_agent = 20\n'
 
 
-def answer(messages, info):
+def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart("done")])
 
 
@@ -58,7 +59,7 @@ async def orchestrated(runs: int) -> float:
         started = time.perf_counter()
         for i in range(runs):
             accepted = await core.spawn(SpawnRequest(agent_id="main", task=f"task {i}", origin=origin))
-            await core.wait_for(lambda rid=accepted.run_id: _done(core, rid), timeout=10)
+            await core.wait_for(functools.partial(_done, core, accepted.run_id), timeout=10)
         elapsed = (time.perf_counter() - started) / runs
         await core.close()
         await db.close()

@@ -42,7 +42,11 @@ async def measured(work: asyncio.Future[PassReport] | float) -> tuple[list[float
     stop = asyncio.Event()
     ticking = asyncio.create_task(ticker(stalls, stop))
     await asyncio.sleep(0)
-    report = await work if isinstance(work, asyncio.Future) else await asyncio.sleep(work)
+    report: PassReport | None = None
+    if isinstance(work, asyncio.Future):
+        report = await work
+    else:
+        await asyncio.sleep(work)
     stop.set()
     await ticking
     return stalls, report

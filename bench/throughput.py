@@ -37,6 +37,7 @@ from typing import Any
 
 from bench.sink import DeliverySink
 from bench.stores import STORES, BenchStores, bench_stores
+from bench.table import STORE, Column, Table
 from bot.agents.models import ModelFactory
 from bot.config import Config, parse_config
 from bot.core.durable_runs import DurableRuns
@@ -50,6 +51,15 @@ from tests.fakes.openai_server import FakeOpenAI, Step
 GOAL = 1.7
 WARMUP = 2  # runs each worker does before it says it is ready
 KEY_ENV = "TB_BENCH_API_KEY"
+TABLE = Table(
+    STORE,
+    Column("processes", 10),
+    Column("runs/s", 9, ".1f"),
+    Column("of ideal", 10, ".0%"),
+    Column("cpu ms/run", 12, ".1f"),
+    Column("busiest", 9, ".0%"),
+    Column("split", 9),
+)
 
 
 def worker_config(args: argparse.Namespace) -> Config:
@@ -196,10 +206,9 @@ def summary(store: str, results: dict[int, list[Measured]], ideal: float) -> lis
         cpu = statistics.median(m.cpu_per_run for m in measured) * 1000
         busiest = statistics.median(m.busiest for m in measured)
         split = "/".join(str(share) for share in measured[-1].split)
-        of_ideal = medians[n] / (ideal * n)
-        lines.append(f"{store:<11}{n:>10}{medians[n]:9.1f}{of_ideal:10.0%}{cpu:12.1f}{busiest:9.0%}{split:>9}")
+        lines.append(TABLE.row(store, n, medians[n], medians[n] / (ideal * n), cpu, busiest, split))
     ratio = medians[2] / medians[1]
-    lines.append(f"{store:<11}two / one {ratio:6.2f}x  {'PASS' if ratio >= GOAL else 'FAIL'} (goal ≥ {GOAL}x)")
+    lines.append(f"{STORE.cell(store)}two / one {ratio:6.2f}x  {'PASS' if ratio >= GOAL else 'FAIL'} (goal ≥ {GOAL}x)")
     return lines
 
 
@@ -211,7 +220,7 @@ async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str])
     journals = {"store": "journal in the store", "shared": "one journal file", "own": "a journal file each"}
     print(f", {journals[args.journals]}" if args.durability == "on" else "")
     print(f"repeats={args.repeats}; ideal {ideal:.1f} runs/s per process (lane / latency)")
-    print(f"{'store':<11}{'processes':>10}{'runs/s':>9}{'of ideal':>10}{'cpu ms/run':>12}{'busiest':>9}{'split':>9}")
+    print(TABLE.header())
     async with FakeOpenAI(default=lambda body: Step.reply("done", delay=args.latency)) as model:
         for store in usable:
             results: dict[int, list[Measured]] = {1: [], 2: []}

@@ -163,28 +163,31 @@ def busy(trees: int, history: int) -> Rows:
 
 def _survivors(rows: Rows, main: str, first_turn: str) -> None:
     """Old archived sessions something still holds on to: each stays (its own old rows go by their policies)."""
-    old = {"archived_at": OLD, "at": OLD, "keep": True, "requester": main, "parent_run": first_turn}
+
+    def held(key: str) -> str:
+        return rows.finished_session(key, archived_at=OLD, at=OLD, keep=True, requester=main, parent_run=first_turn)
+
     parent = "held:parent-of-recent"
-    rows.finished_session(parent, **old)
+    held(parent)
     rows.finished_session(  # spawned by a person in its thread: no run of it names the parent's
         "held:recent-child", archived_at=RECENT, at=RECENT, keep=True, requester=parent, parent_run=None
     )
     parent = "held:parent-of-live"
-    parent_run = rows.finished_session(parent, **old)
+    parent_run = held(parent)
     rows.session("held:live-child", keep=True, archived_at=None, requester=parent, depth=2)
     child_run = rows.run("held:live-child", keep=True, ended_at=None, parent=parent_run, status="running")
     rows.transcript("held:live-child", child_run, OLD, keep=True)
-    pending = rows.finished_session("held:pending-announcement", **old)
+    pending = held("held:pending-announcement")
     rows.outbox(pending, OLD, keep=True, status="pending")
-    rows.finished_session("held:bound", **old)
+    held("held:bound")
     rows.add("thread_bindings", (rows.next_id(), "held:bound", OLD, OLD, None), keep=True)
     rows.session("held:queued", keep=True, archived_at=OLD, requester=main)
     rows.run("held:queued", keep=True, ended_at=None, parent=first_turn, status="queued")
-    followed = rows.finished_session("held:followed-up", **old)  # another session's run names its run as parent
+    followed = held("held:followed-up")  # another session's run names its run as parent
     rows.finished_session(
         "held:follower", archived_at=RECENT, at=RECENT, keep=True, requester=main, parent_run=followed
     )
-    unread = rows.finished_session("held:unread-result", **old)
+    unread = held("held:unread-result")
     rows.add("run_inbox", (rows.next_id(), first_turn, unread, "pending", OLD), keep=True)
-    ending = rows.finished_session("held:ends-a-binding", **old)
+    ending = held("held:ends-a-binding")
     rows.add("thread_bindings", (rows.next_id(), main, OLD, OLD, ending), keep=True)

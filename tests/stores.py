@@ -95,7 +95,7 @@ class PostgresServer:
 
     def _admin(self, sql: str) -> None:
         with psycopg.connect(self.url("postgres"), autocommit=True) as connection:
-            connection.execute(sql)  # type: ignore[arg-type]
+            connection.execute(sql)
 
     def database(self, path: Path, *, migrated: bool = True) -> str:
         """The database standing for the SQLite file ``path``, created on first use: migrated, or empty."""
@@ -149,11 +149,11 @@ async def foreign_key_violations(db: Database) -> list[Any]:
 def query(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Run one statement (committed at once) on the database a test keeps at ``path``; the rows it returns."""
     if POSTGRESQL:
-        with psycopg.connect(server().database(path), autocommit=True) as connection:
-            cursor = connection.execute(translate(sql), params)  # type: ignore[arg-type]
+        with psycopg.connect(server().database(path), autocommit=True) as postgres:
+            cursor = postgres.execute(translate(sql), params)
             return cursor.fetchall() if cursor.description else []
-    connection = sqlite3.connect(path, isolation_level=None)
+    sqlite = sqlite3.connect(path, isolation_level=None)
     try:
-        return connection.execute(sql, params).fetchall()
+        return sqlite.execute(sql, params).fetchall()
     finally:
-        connection.close()
+        sqlite.close()

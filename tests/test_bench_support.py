@@ -1,6 +1,7 @@
 """The parts of ``bench/`` its numbers rest on (not timings): the floor does a delivered run's durable writes into the
 real schema, on either store; the delivery sink delivers a run's announcement, and only in its own channels, so
-processes sharing a store do not take each other's (a worker would wait forever for one taken elsewhere)."""
+processes sharing a store do not take each other's (a worker would wait forever for one taken elsewhere); a results
+table prints each number under its column's title."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import asyncio
 import json
 from dataclasses import replace
 
+import pytest
 from pydantic_ai import Agent
 from pydantic_ai.models.function import FunctionModel
 
 from bench.floor import Floor
 from bench.sink import DeliverySink
+from bench.table import STORE, Column, Table
 from bot.core.requests import SpawnRequest
 from tests import stores
 from tests.core_support import ORIGIN, ScriptedModels, running_core, settle, text
@@ -54,3 +57,13 @@ async def test_the_sink_delivers_announcements_in_its_own_channels_and_leaves_th
         rows = await core._db.fetch_all("SELECT run_id, channel_id, status FROM outbox ORDER BY id")
 
     assert [tuple(row) for row in rows] == [(elsewhere.run_id, 200, "pending"), (here.run_id, 100, "delivered")]
+
+
+def test_a_table_prints_each_value_under_its_title_and_refuses_a_row_of_the_wrong_length():
+    table = Table(STORE, Column("processes", 10), Column("runs/s", 9, ".1f"), Column("of ideal", 10, ".0%"))
+
+    assert table.header() == "store       processes   runs/s  of ideal"
+    assert table.row("postgresql", 2, 17.44, 0.5) == "postgresql          2     17.4       50%"
+    assert table.row("sqlite", 1, 9.0, 1.25) == "sqlite              1      9.0      125%"
+    with pytest.raises(ValueError):
+        table.row("sqlite", 1, 9.0)

@@ -1,0 +1,32 @@
+"""The results table a bench prints: its columns declared once, so the header and the rows line up by construction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Column:
+    """``width`` characters, title and values aligned by ``align``; a value is formatted by ``spec`` (``.2f``…)."""
+
+    title: str
+    width: int
+    spec: str = ""
+    align: str = ">"
+
+    def cell(self, value: object) -> str:
+        return format(value, f"{self.align}{self.width}{self.spec}")
+
+
+STORE = Column("store", 11, align="<")  # every bench's first column: which store a row measured
+
+
+class Table:
+    def __init__(self, *columns: Column) -> None:
+        self.columns = columns
+
+    def header(self) -> str:
+        return "".join(format(column.title, f"{column.align}{column.width}") for column in self.columns)
+
+    def row(self, *values: object) -> str:
+        return "".join(column.cell(value) for column, value in zip(self.columns, values, strict=True))
