@@ -127,7 +127,8 @@ class FakeOpenAI:
         self.model_list_requests = 0
         self.requests: list[dict[str, Any]] = []
         """Chat-completion requests in arrival order: ``index, body, headers`` (lowercased keys), ``model``,
-        ``messages``, ``stream``, and ``disconnected`` (True if the client went away before the answer)."""
+        ``messages``, ``stream``, ``disconnected`` (True if the client went away before the answer) and ``at`` (when it
+        arrived, epoch seconds)."""
         self.hanging = 0
         """Requests currently parked by a hang step."""
         self.base_url = ""
@@ -286,6 +287,7 @@ class FakeOpenAI:
             "messages": body.get("messages", []),
             "stream": bool(body.get("stream")),
             "disconnected": False,
+            "at": time.time(),
         }
         self.requests.append(rec)
         self._notify()
