@@ -48,6 +48,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if (marker := item.get_closest_marker("sqlite_only")) is not None:
             item.add_marker(pytest.mark.skip(reason=f"SQLite only: {marker.args[0]}"))
+        if (marker := item.get_closest_marker("own_store")) is not None:
+            item.add_marker(pytest.mark.skip(reason=f"ran in the default pass: {marker.args[0]}"))
 
 
 def pytest_sessionfinish(session, exitstatus):

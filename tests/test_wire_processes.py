@@ -26,7 +26,10 @@ RUNNING_HERE = "SELECT COUNT(*) FROM runs WHERE status = 'running' AND executor_
 LATENCY = 0.5  # seconds per model answer: the model dominates, as in production
 LANE, PER_PROCESS = 8, 4  # the sub-agent lane across both processes, and what each may run of it
 
-pytestmark = pytest.mark.skipif(stores.postgres_bindir() is None, reason="needs PostgreSQL's initdb and pg_ctl")
+pytestmark = [
+    pytest.mark.skipif(stores.postgres_bindir() is None, reason="needs PostgreSQL's initdb and pg_ctl"),
+    pytest.mark.own_store("two processes on PostgreSQL whatever the pass's store: once is enough"),
+]
 
 
 def shard_of(guild) -> int:
