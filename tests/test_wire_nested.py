@@ -57,7 +57,8 @@ async def test_mention_to_planner_to_three_workers_gives_one_final_answer(world)
     )
     assert reply["content"] == "On it: the planner is working."
 
-    final = await world.discord.wait_for_message(world.channel, lambda m: "Launch planner" in m["content"], timeout=20)
+    announced = f"<@{world.alice.id}> ✅ Subagent **Launch planner**"  # not its status message, which names it too
+    final = await world.discord.wait_for_message(world.channel, lambda m: announced in m["content"], timeout=20)
     assert final["content"].startswith(f"<@{world.alice.id}> ✅ Subagent **Launch planner**")
     assert "Final plan: result of part 1; result of part 2; result of part 3" in final["content"]
 
