@@ -96,18 +96,22 @@ class SessionQueries:
         self._clock = clock
         self._queue_places = queue_places
 
-    async def _row(self, session: Session) -> ChildRow:
+    async def _row(self, session: Session, places: dict[str, int] | None = None) -> ChildRow:
+        """``places``: the lane's queue places, read once for a whole list (with durable runs, a query of DBOS)."""
         run = await self._runs.latest_for_session(session.key)
         waiting = 0
         if run is not None and run.status is RunStatus.WAITING_CHILDREN:
             waiting = await self._runs.count_unsettled_children(run.id)
         task = await self._delegate_tasks.for_run(run.id) if run is not None and session.delegation else None
-        place = (await self._queue_places()).get(run.id) if run is not None else None
+        place = None
+        if run is not None and run.status is RunStatus.QUEUED:
+            place = (places if places is not None else await self._queue_places()).get(run.id)
         return ChildRow(session, run, waiting, task.task_id if task else None, place)
 
     async def children(self, requester_key: str) -> list[ChildRow]:
         """Children of a session: active ones first, then those that ended in the last 30 minutes."""
-        rows = [await self._row(session) for session in await self._sessions.children(requester_key)]
+        places = await self._queue_places()
+        rows = [await self._row(session, places) for session in await self._sessions.children(requester_key)]
         now = self._clock()
         active = [r for r in rows if r.run is not None and not r.run.status.is_terminal]
         recent = [
