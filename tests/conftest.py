@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
+import os
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +27,8 @@ from tests.polling import eventually
 
 BOT_TOKEN = "fake-bot-token-0123456789"
 API_KEY = "sk-test-secret-key-42"
+_EXIT_STATUS = pytest.StashKey[int]()
+CLOSE_TIMEOUT = 60  # seconds a bot may take to close (it takes well under one)
 QUICK_STATUS_EDITS = 0.05  # for tests that watch status messages change: the default throttle is 1 s an edit
 
 # structlog's default console renders a logged exception with rich (installed with fastmcp) and every local of
@@ -54,6 +60,18 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_sessionfinish(session, exitstatus):
     stores.stop_server()
+    session.config.stash[_EXIT_STATUS] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """A test that failed before closing its database leaves aiosqlite's worker thread (not a daemon) waiting for
+    ever, and the interpreter would wait for it at exit, hanging the run: name such threads and exit now."""
+    stray = [t.name for t in threading.enumerate() if not t.daemon and "_connection_worker_thread" in t.name]
+    if stray and _EXIT_STATUS in config.stash:
+        print(f"\nthreads left by unclosed databases: {stray}; exiting without waiting for them", flush=True)
+        sys.stderr.flush()
+        os._exit(config.stash[_EXIT_STATUS])
 
 
 @pytest.fixture(autouse=True)
@@ -184,7 +202,11 @@ api_key_env = "TB_TEST_API_KEY"
         return bot
 
     async def stop_bot(self, bot: ThreadboundBot) -> None:
-        await bot.close()
+        closing = asyncio.ensure_future(bot.close())
+        await asyncio.wait({closing}, timeout=CLOSE_TIMEOUT)
+        if not closing.done():  # the asyncio tasks' stacks say where, which pytest-timeout's thread dump does not
+            raise AssertionError(f"the bot did not close within {CLOSE_TIMEOUT} s; its tasks:\n{task_stacks()}")
+        closing.result()
         with contextlib.suppress(asyncio.CancelledError):
             await bot.runner_task
         self.bots.remove(bot)
@@ -237,6 +259,13 @@ async def world(fake_discord, llm, tmp_path, monkeypatch):
     yield w
     for bot in list(w.bots):
         await w.stop_bot(bot)
+
+
+def task_stacks() -> str:
+    out = io.StringIO()
+    for task in asyncio.all_tasks():
+        task.print_stack(file=out)
+    return out.getvalue()
 
 
 def announcement_for(run_id_prefix: str):

@@ -16,6 +16,7 @@ from pydantic_ai.models.function import AgentInfo
 from structlog.testing import capture_logs
 
 from bot.config import StorageConfig, parse_config
+from bot.core import durable_runs as durable_runs_module
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import ChatRequest, SpawnRequest
@@ -78,12 +79,21 @@ class Script:
         return ModelResponse(parts=[TextPart("resumed answer")])
 
 
+def durable_runs(tmp_path) -> DurableRuns:
+    return DurableRuns(parse_config(CONFIG).durability, StorageConfig(path=str(tmp_path / "t.sqlite3")))
+
+
 async def start(
-    tmp_path, script: Script, *, durable: bool, clock: Callable[[], float] = time.time
+    tmp_path,
+    script: Script,
+    *,
+    durable: bool,
+    clock: Callable[[], float] = time.time,
+    runs: DurableRuns | None = None,
 ) -> tuple[Database, Orchestrator]:
     config = parse_config(CONFIG)
     db = await Database.open(str(tmp_path / "t.sqlite3"))
-    runs = DurableRuns(config.durability, StorageConfig(path=str(tmp_path / "t.sqlite3"))) if durable else None
+    runs = runs or (durable_runs(tmp_path) if durable else None)
     orchestrator = Orchestrator(config, db, ScriptedModels(default=script.answer), clock=clock, durable=runs)
     await orchestrator.start()
     return db, orchestrator
@@ -408,4 +418,39 @@ async def test_a_cancellation_that_fails_leaves_the_run_killed_and_the_next_runs
     after = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="and this", origin=ORIGIN))
     await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, after.run_id), 10)
     assert (await orchestrator.runs.get(after.run_id)).status is RunStatus.COMPLETED
+    await stop(db, orchestrator)
+
+
+async def test_a_workflow_handed_over_while_the_process_closes_is_left_pending_and_runs_at_the_next_start(
+    tmp_path, monkeypatch
+):
+    handed_over = asyncio.Event()
+
+    async def closing(run_id: str, woken: bool) -> None:
+        handed_over.set()
+        await closing_body(run_id, woken)
+
+    closing_body = durable_runs_module._closing
+    monkeypatch.setattr(durable_runs_module, "_closing", closing)
+    before, runs = Script(), durable_runs(tmp_path)
+    db, orchestrator = await start(tmp_path, before, durable=True, runs=runs)
+    runs.stop_taking()  # as a close does first: DBOS may still hand over a workflow it took from its queue
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+    await asyncio.wait_for(handed_over.wait(), 10)
+    await stop(db, orchestrator)
+    monkeypatch.undo()
+
+    after = Script(("sessions_list", {}))
+    after.release.set()
+    db, orchestrator = await start(tmp_path, after, durable=True)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+    run = await orchestrator.runs.get(accepted.run_id)
+
+    await asyncio.wait_for(orchestrator.wait_idle(), 10)
+    workflows = await DBOS.list_workflows_async(workflow_id_prefix=accepted.run_id)
+
+    assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
+    assert before.requests == [] and len(after.requests) == 2
+    assert [(w.workflow_id, w.status) for w in workflows] == [(accepted.run_id, "SUCCESS")]
+    assert len(await orchestrator.outbox.for_run(run.id)) == 1
     await stop(db, orchestrator)

@@ -77,6 +77,12 @@ WAKE = ":wake:"  # a wake's workflow id: <run id>:wake:<n>, n counting the run's
 _body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body
 
 
+async def _closing(run_id: str, woken: bool) -> None:
+    """The body of a workflow DBOS hands this process while it closes: it ends at once, unfinished (cancelled, not
+    failed), so the workflow stays pending and resumes at the next start."""
+    raise asyncio.CancelledError
+
+
 @DBOS.workflow(name=WORKFLOW)
 async def _run_workflow(run_id: str) -> None:
     assert _body is not None, "a run workflow started before DBOS was launched"
@@ -265,12 +271,19 @@ class DurableRuns:
         for workflow in live:
             await DBOS.cancel_workflow_async(workflow.workflow_id)
 
-    async def close(self) -> None:
-        """Stop DBOS; workflows in flight stay pending and are recovered at the next start. DBOS made its executor
-        the loop's default one (``asyncio.to_thread``), and shuts it down: the loop gets a fresh one."""
+    def stop_taking(self) -> None:
+        """Start no more run bodies here: a workflow DBOS hands over from now on is left pending (:func:`_closing`)."""
         global _body
+        _body = _closing
+
+    async def close(self) -> None:
+        """Stop DBOS; workflows in flight stay pending and are recovered at the next start. It is stopped from another
+        thread while this loop runs on: its queue workers hand workflows to this loop and wait until it takes them (a
+        loop blocked in the stop left each stuck until a 10 s join gave up on it, and its workflow started after DBOS
+        had stopped). DBOS made its executor the loop's default one (``asyncio.to_thread``) and shuts it down: the
+        loop gets a fresh one first."""
         started = time.monotonic()
-        DBOS.destroy()
+        self.stop_taking()
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())
-        _body = None
+        await asyncio.to_thread(DBOS.destroy)
         log.info("durable_runs_stopped", seconds=round(time.monotonic() - started, 3))

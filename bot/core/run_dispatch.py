@@ -104,6 +104,8 @@ class RunDispatch:
 
     async def close(self) -> None:
         """Stop the supervisor and every run task; runs still live stay live in the database."""
+        if self.durable is not None:  # first: a workflow starting while its siblings are stopped would go on
+            self.durable.stop_taking()
         tasks = [t for t in (self._supervisor, *self._tasks.values()) if t is not None]
         for task in tasks:
             task.cancel()
