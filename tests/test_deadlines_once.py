@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable
+from typing import TypeVar
 
 import discord
 import structlog
@@ -40,6 +42,7 @@ from tests.test_schedules import Clock, Researcher, core, cron_runs
 
 CONFIG = ARCHIVING + "[session.thread_bindings]\narchive_on_expiry = true\n"
 MODELS = ScriptedModels(m=text("answer"))
+T = TypeVar("T")
 SETTLE = 1.0  # after the winner's effect, how long the other process's firing gets to show a second one
 
 
@@ -138,6 +141,52 @@ async def test_a_schedule_slot_fired_by_two_processes_runs_once(tmp_path):
     assert researcher.prompts == ["[cron:1 digest] Summarise the hour"]
 
 
+class Turns:
+    """Two passes run batch about batch: each batch (a transaction) starts when the other pass has run one, or ended.
+    Left to themselves on a busy machine, one pass can take the write lock for every batch while the other waits."""
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._ended: set[int] = set()
+        self._changed = asyncio.Condition()
+
+    async def batch(self, who: int, work: Awaitable[T]) -> T:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self._next == who or 1 - who in self._ended)
+        try:
+            return await work
+        finally:
+            async with self._changed:
+                self._next = 1 - who
+                self._changed.notify_all()
+
+    async def taken(self, who: int, work: Awaitable[T]) -> T:
+        try:
+            return await work
+        finally:
+            async with self._changed:
+                self._ended.add(who)
+                self._changed.notify_all()
+
+
+class TakingTurns(RetentionRepository):
+    def __init__(self, db: Database, turns: Turns, who: int) -> None:
+        super().__init__(db)
+        self._turns, self._who = turns, who
+
+    async def prune_sessions(self, cutoff: float, limit: int) -> Counter[str]:
+        return await self._turns.batch(self._who, super().prune_sessions(cutoff, limit))
+
+    async def prune_turns(self, cutoff: float, limit: int) -> Counter[str]:
+        return await self._turns.batch(self._who, super().prune_turns(cutoff, limit))
+
+    async def prune_transcripts(self, cutoff: float, limit: int) -> Counter[str]:
+        return await self._turns.batch(self._who, super().prune_transcripts(cutoff, limit))
+
+    async def prune_outbox(self, cutoff: float, limit: int) -> Counter[str]:
+        return await self._turns.batch(self._who, super().prune_outbox(cutoff, limit))
+
+
 async def test_two_retention_passes_at_once_delete_each_row_once_and_count_it_once(tmp_path):
     rows = busy(trees=300, history=300)
     path = stores.database(tmp_path / "retention.sqlite3")
@@ -145,9 +194,10 @@ async def test_two_retention_passes_at_once_delete_each_row_once_and_count_it_on
     second = await Database.open(path)
     try:
         await rows.write(first)
+        turns = Turns()
         one, two = await asyncio.gather(
-            retention(first, RetentionRepository(first), batch_size=50).prune(),
-            retention(second, RetentionRepository(second), batch_size=50).prune(),
+            turns.taken(0, retention(first, TakingTurns(first, turns, 0), batch_size=50).prune()),
+            turns.taken(1, retention(second, TakingTurns(second, turns, 1), batch_size=50).prune()),
         )
         assert one.deleted and two.deleted  # both passes did delete: they ran together
         assert one.deleted + two.deleted == due(rows)

@@ -13,7 +13,7 @@ from tests.test_wire_control import command, member, spawn
 
 OVER_TOKENS = re.compile(
     r"⚠️ Over budget: your tokens today on this server: 1,205 of 1,000 tokens \(member_tokens_per_day\)\. "
-    r"It resets at 00:00 UTC, in \d+h\d+m\."
+    r"It resets at 00:00 UTC, in (\d+h\d+m|\d+m\d+s|\d+s)\."  # the last hour of the day counts seconds
 )
 
 
