@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from bot.records import Binding
 from storage.db import Connection, Database
 
@@ -9,7 +11,14 @@ _COLUMNS = (
     "thread_id, parent_channel_id, guild_id, session_key, bound_by, bound_at, last_activity_at, idle_seconds, "
     "max_age_seconds, ends_with_run_id"
 )
-_REPLACE = ", ".join(f"{name} = excluded.{name}" for name in _COLUMNS.split(", ")[1:])
+_WRITTEN = f"{_COLUMNS}, deadline_at"
+_REPLACE = ", ".join(f"{name} = excluded.{name}" for name in _WRITTEN.split(", ")[1:])
+_PAGE = 500  # due bindings read at a time
+
+
+def _deadline_at(binding: Binding) -> float | None:
+    deadline = binding.deadline()
+    return deadline[0] if deadline else None
 
 
 class BindingRepository:
@@ -18,7 +27,7 @@ class BindingRepository:
 
     async def add(self, tx: Connection, binding: Binding) -> None:
         await tx.execute(
-            f"INSERT INTO thread_bindings ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"INSERT INTO thread_bindings ({_WRITTEN}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             f"ON CONFLICT (thread_id) DO UPDATE SET {_REPLACE}",
             (
                 binding.thread_id,
@@ -31,6 +40,7 @@ class BindingRepository:
                 binding.idle_seconds,
                 binding.max_age_seconds,
                 binding.ends_with_run_id,
+                _deadline_at(binding),
             ),
         )
 
@@ -49,8 +59,41 @@ class BindingRepository:
     async def all(self) -> list[Binding]:
         return [Binding(*row) for row in await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings")]
 
-    async def touch(self, tx: Connection, thread_id: int, now: float) -> None:
-        await tx.execute("UPDATE thread_bindings SET last_activity_at = ? WHERE thread_id = ?", (now, thread_id))
+    async def run_mode(self) -> list[Binding]:
+        """The bindings that end with their run."""
+        rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings WHERE ends_with_run_id IS NOT NULL")
+        return [Binding(*row) for row in rows]
+
+    async def touch(self, tx: Connection, touched: Binding) -> None:
+        """Record activity: ``touched`` is the binding with its new ``last_activity_at`` (and so its new deadline)."""
+        await tx.execute(
+            "UPDATE thread_bindings SET last_activity_at = ?, deadline_at = ? WHERE thread_id = ?",
+            (touched.last_activity_at, _deadline_at(touched), touched.thread_id),
+        )
+
+    async def set_deadline(self, tx: Connection, thread_id: int, deadline_at: float | None) -> None:
+        """Correct a stored deadline that says less than the binding's own lifetimes (``None``: it has none)."""
+        await tx.execute("UPDATE thread_bindings SET deadline_at = ? WHERE thread_id = ?", (deadline_at, thread_id))
+
+    async def next_deadline(self) -> float | None:
+        row = await self._db.fetch_one("SELECT MIN(deadline_at) FROM thread_bindings")
+        return None if row is None or row[0] is None else float(row[0])
+
+    async def due(self, now: float) -> AsyncIterator[Binding]:
+        """The bindings whose stored deadline is ``now`` or before, earliest first, read a page at a time (a row
+        ended meanwhile is not read again; one left due is not either)."""
+        after: tuple[float, int] = (float("-inf"), 0)
+        while True:
+            rows = await self._db.fetch_all(
+                f"SELECT {_COLUMNS}, deadline_at FROM thread_bindings WHERE deadline_at <= ? "
+                "AND (deadline_at > ? OR (deadline_at = ? AND thread_id > ?)) ORDER BY deadline_at, thread_id LIMIT ?",
+                (now, after[0], after[0], after[1], _PAGE),
+            )
+            for row in rows:
+                yield Binding(*row[:-1])
+            if len(rows) < _PAGE:
+                return
+            after = (rows[-1][-1], rows[-1][0])
 
     async def remove(
         self, tx: Connection, thread_id: int, *, unless_changed_from: Binding | None = None

@@ -102,17 +102,19 @@ async def test_a_corrupt_deadline_row_is_logged_and_the_bot_starts_anyway(world)
     with contextlib.closing(sqlite3.connect(world.db_path)) as db, db:  # what an older bot or a bad edit left
         db.execute("UPDATE thread_bindings SET idle_seconds = ? WHERE thread_id = ?", (99999999999 * 3600.0, thread.id))
         db.execute("UPDATE thread_bindings SET max_age_seconds = 'soon' WHERE thread_id = ?", (other.id,))
+        db.execute("UPDATE thread_bindings SET deadline_at = 0")  # and their stored deadlines say they are due
 
     with capture_logs() as logs:
         await world.start_bot()
+        await world.until("SELECT COUNT(*) FROM thread_bindings WHERE deadline_at IS NULL OR deadline_at > 1", [(2,)])
 
-    clamped = [e for e in logs if e["event"] == "timer_clamped"]
-    assert [(e["job_id"], e["run_date"]) for e in clamped] == [
-        (f"binding:{thread.id}", "9999-12-31T23:59:59.999999+00:00")
-    ]
-    skipped = [e for e in logs if e["event"] == "startup_row_skipped"]
-    assert len(skipped) == 1 and skipped[0]["what"] == "thread_binding"
-    assert f"thread_id={other.id}" in skipped[0]["binding"] and "max_age_seconds='soon'" in skipped[0]["binding"]
+    huge = world.rows("SELECT last_activity_at + idle_seconds FROM thread_bindings WHERE thread_id = ?", (thread.id,))
+    assert world.rows("SELECT deadline_at FROM thread_bindings WHERE thread_id = ?", (thread.id,)) == huge
+    assert world.rows("SELECT deadline_at FROM thread_bindings WHERE thread_id = ?", (other.id,)) == [(None,)]
+    unreadable = [e for e in logs if e["event"] == "binding_deadline_unreadable"]
+    assert len(unreadable) == 1
+    assert f"thread_id={other.id}" in unreadable[0]["binding"] and "max_age_seconds='soon'" in unreadable[0]["binding"]
+    assert world.rows("SELECT COUNT(*) FROM thread_bindings") == [(2,)]  # neither was ended
 
     shown = await command_in(world, world.alice, thread, "session idle")
     assert shown == "ℹ️ Idle timeout active (1e+11h, next auto-unfocus at 9999-12-31 23:59 UTC)."

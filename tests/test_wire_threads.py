@@ -130,7 +130,8 @@ async def test_binding_and_its_deadline_survive_a_restart(world):
     _, thread = await spawn_into_thread(world)
     await world.quiescent()
     await world.stop_bot(bot)
-    world.rows("UPDATE thread_bindings SET last_activity_at = last_activity_at - idle_seconds - 1")  # while it is down
+    idle_passed = "last_activity_at = last_activity_at - idle_seconds - 1, deadline_at = deadline_at - idle_seconds - 1"
+    world.rows(f"UPDATE thread_bindings SET {idle_passed}")  # while it is down
 
     await world.start_bot()
     farewell = await world.discord.wait_for_message(thread, lambda m: "Session ended" in m["content"], timeout=5)

@@ -1,8 +1,9 @@
 """A session's Discord thread: open it, introduce it, route what people write in it, bind and unbind, expire
 bindings at their idle or max-age deadline, and reconcile with threads closed while the bot was down.
 
-Bindings live in the database; their deadline timers are rebuilt from it at start-up, and every process sharing it
-sets them: a deadline ends its binding by compare-and-set, so one process says farewell.
+Bindings live in the database with their next deadline (``deadline_at``); one sweep (:mod:`bot.core.deadline_sweep`)
+wakes at the earliest and ends the due ones. Every process sharing the database sweeps: a deadline ends its binding
+by compare-and-set, so one process says farewell.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import Protocol
 import structlog
 
 from bot.core.archiving import Archiving
+from bot.core.deadline_sweep import DeadlineSweep
 from bot.core.errors import SpawnRefused, UserError
 from bot.core.guild_settings import GuildSettings
 from bot.core.limits import checked_text
 from bot.core.spawn_policy import SpawnPlan
 from bot.core.threads import ThreadPort, ThreadUnavailable, auto_archive_minutes, farewell_text, intro_text, thread_name
-from bot.core.timers import Timers, skipped_if_bad
+from bot.core.timers import Timers
 from bot.records import Binding, Origin, Run, Session
 from storage.repositories import Repositories
 
@@ -57,17 +59,16 @@ class ThreadBindings:
         self._threads = threads
         self._guild_settings = guild_settings
         self._archiving = archiving
-        self._timers = timers
         self._sessions = sessions
         self._clock = clock
+        self._deadlines = DeadlineSweep("bindings", timers, clock, repos.bindings.next_deadline, self._expire_due)
 
     async def start(self) -> None:
-        """Rebuild every binding's deadline, and end run-mode bindings whose run ended while the bot was down."""
-        for binding in await self._repos.bindings.all():
-            with skipped_if_bad("thread_binding", binding=repr(binding)):
-                self._schedule_deadline(binding)
-            if binding.ends_with_run_id is not None:
-                await self.end_run_bindings(binding.ends_with_run_id)
+        """Wake for the earliest deadline, and end run-mode bindings whose run ended while the bot was down."""
+        await self._deadlines.start()
+        for binding in await self._repos.bindings.run_mode():
+            assert binding.ends_with_run_id is not None
+            await self.end_run_bindings(binding.ends_with_run_id)
 
     async def open_thread(self, plan: SpawnPlan, origin: Origin) -> Binding:
         """Create the thread a spawned session will live in (a DM binds itself); not yet persisted."""
@@ -148,9 +149,8 @@ class ThreadBindings:
             return False
         message = checked_text(text)
         now = self._clock()
-        async with self._repos.db.transaction() as tx:
-            await self._repos.bindings.touch(tx, thread_id, now)
-        self._schedule_deadline(replace(binding, last_activity_at=now))
+        async with self._repos.db.transaction() as tx:  # a later deadline: the sweep finds it not due and moves on
+            await self._repos.bindings.touch(tx, replace(binding, last_activity_at=now))
         session = await self._repos.sessions.get(binding.session_key)
         assert session is not None, f"binding of thread {thread_id} has no session"
         latest = await self._repos.runs.latest_for_session(binding.session_key)
@@ -168,10 +168,7 @@ class ThreadBindings:
         async with self._repos.db.transaction() as tx:
             removed = await self._repos.bindings.remove(tx, thread_id, unless_changed_from=unless_changed_from)
         if removed is None:
-            if unless_changed_from is None:
-                self._timers.cancel(f"binding:{thread_id}")
             return False
-        self._timers.cancel(f"binding:{thread_id}")
         log.info("thread_unbound", thread_id=thread_id, farewell=farewell is not None)
         if farewell and self._threads is not None:
             with contextlib.suppress(ThreadUnavailable):
@@ -195,26 +192,30 @@ class ThreadBindings:
 
     def _schedule_deadline(self, binding: Binding) -> None:
         deadline = binding.deadline()
-        if deadline is None:
-            self._timers.cancel(f"binding:{binding.thread_id}")
-        else:
-            self._timers.at(f"binding:{binding.thread_id}", deadline[0], self._deadline_due, binding.thread_id)
+        if deadline is not None:
+            self._deadlines.moved(deadline[0])
 
-    async def _deadline_due(self, thread_id: int) -> None:
-        binding = await self._repos.bindings.get(thread_id)
-        deadline = binding.deadline() if binding else None
-        if binding is None or deadline is None:
-            return
-        when, reason = deadline
-        if when > self._clock():
-            self._schedule_deadline(binding)  # activity moved it meanwhile
-            return
+    async def _expire_due(self, now: float) -> None:
+        async for binding in self._repos.bindings.due(now):
+            try:
+                deadline = binding.deadline()
+            except (TypeError, ValueError):  # a row an older bot or a bad edit left: it is not ended automatically
+                log.warning("binding_deadline_unreadable", binding=repr(binding))
+                deadline = None
+            if deadline is None or deadline[0] > now:  # its stored deadline says less than its lifetimes: corrected
+                async with self._repos.db.transaction() as tx:
+                    await self._repos.bindings.set_deadline(tx, binding.thread_id, deadline[0] if deadline else None)
+                continue
+            try:
+                await self._expire(binding, deadline[1])
+            except Exception:
+                log.exception("binding_not_expired", thread_id=binding.thread_id)
+
+    async def _expire(self, binding: Binding, reason: str) -> None:
+        thread_id = binding.thread_id
         seconds = binding.idle_seconds if reason == "idle" else binding.max_age_seconds
         if not await self.unbind(thread_id, farewell=farewell_text(reason, seconds), unless_changed_from=binding):
-            current = await self._repos.bindings.get(thread_id)  # another process ended it first, or activity
-            if current is not None:  # moved its deadline meanwhile
-                self._schedule_deadline(current)
-            return
+            return  # another process ended it first, or activity moved its deadline meanwhile
         settings = (await self._guild_settings.effective(binding.guild_id)).thread_bindings
         if settings.archive_on_expiry and binding.guild_id is not None and self._threads is not None:
             try:

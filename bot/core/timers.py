@@ -1,4 +1,5 @@
-"""Deadlines and recurring schedules on APScheduler: one job per deadline (replaced when it moves) or schedule.
+"""Deadlines and recurring schedules on APScheduler: one job per deadline (replaced when it moves), per table of
+deadlines swept together (:mod:`bot.core.deadline_sweep`), or per schedule.
 
 The database is the source of truth; callers rebuild every job from it at start-up, so a restart loses no
 timer, and a deadline that passed while the process was down fires as soon as it is scheduled.
