@@ -59,6 +59,11 @@ class BindingRepository:
     async def all(self) -> list[Binding]:
         return [Binding(*row) for row in await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings")]
 
+    async def threads_by_guild(self) -> list[tuple[int, int]]:
+        """(guild id, thread id) of every binding in a server (a DM's has none)."""
+        rows = await self._db.fetch_all("SELECT guild_id, thread_id FROM thread_bindings WHERE guild_id IS NOT NULL")
+        return [(row[0], row[1]) for row in rows]
+
     async def run_mode(self) -> list[Binding]:
         """The bindings that end with their run."""
         rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings WHERE ends_with_run_id IS NOT NULL")

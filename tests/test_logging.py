@@ -31,3 +31,20 @@ def test_json_logs_redact_secrets_everywhere(capsys):
     assert lines[1]["logger"] == "discord.gateway" and lines[1]["level"] == "warning"
     assert "boom with [REDACTED]" in lines[2]["exception"]
     assert "bot-token-123456" not in str(lines) and "sk-api-key-987654" not in str(lines)
+
+
+def test_the_scheduler_logs_what_goes_wrong_not_a_line_per_job(capsys):
+    """APScheduler logs each job added, run and executed at info: with a timer per deadline, the start of a bot
+    holding many wrote as many lines."""
+    before = structlog.get_config()
+    configure_logging("info", "json", [])
+    try:
+        logging.getLogger("apscheduler.scheduler").info('Added job "deadline" to job store "default"')
+        logging.getLogger("apscheduler.executors.default").warning('Run time of job "deadline" was missed')
+        structlog.get_logger("bot.test").info("bot_ready")
+    finally:
+        logging.getLogger().handlers.clear()
+        structlog.configure(**before)
+
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    assert [entry["event"] for entry in lines] == ['Run time of job "deadline" was missed', "bot_ready"]

@@ -8,7 +8,7 @@ import discord
 from tests.conftest import announcement_for, answer_to
 from tests.fakes.openai_server import Step
 from tests.test_wire_control import command
-from tests.test_wire_focus import command_in
+from tests.test_wire_focus import command_in, focused_thread
 
 THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"
 
@@ -443,3 +443,22 @@ async def test_a_message_to_a_session_waiting_on_its_children_joins_the_waiting_
     assert "Also check prices" in synthesis["content"]
     await world.quiescent()
     assert world.rows(session_runs) == [(1,)]
+
+
+async def test_start_up_asks_discord_for_a_servers_open_threads_once_and_about_the_others_one_by_one(world):
+    kept = await focused_thread(world, "Plan K")
+    locked, deleted = world.discord.add_thread(world.channel, "locked"), world.discord.add_thread(world.channel, "gone")
+    for thread in (locked, deleted):
+        assert (await command_in(world, world.alice, thread, "focus", target="1")).startswith("✅ bound")
+    await world.stop_bot(world.bots[0])
+    world.discord.archive_thread(locked, locked=True)  # while the bot is down
+    world.discord.delete_channel(deleted)
+    asked_before = len(world.discord.requests_matching("GET", r"/threads/active$|/channels/\d+$"))
+
+    await world.start_bot()
+
+    await world.until("SELECT thread_id FROM thread_bindings", [(kept.id,)])
+    asked = world.discord.requests_matching("GET", r"/threads/active$|/channels/\d+$")[asked_before:]
+    assert sorted(request.path for request in asked) == sorted(
+        [f"/channels/{locked.id}", f"/channels/{deleted.id}", f"/guilds/{world.guild.id}/threads/active"]
+    )

@@ -9,6 +9,7 @@ by compare-and-set, so one process says farewell.
 from __future__ import annotations
 
 import contextlib
+from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Protocol
@@ -124,12 +125,17 @@ class ThreadBindings:
             log.warning("thread_intro_failed", thread_id=binding.thread_id, error=str(unavailable))
 
     async def reconcile(self) -> None:
-        """Unbind threads that people deleted, locked or archived while the bot was down (no farewell)."""
+        """Unbind threads that people deleted, locked or archived while the bot was down (no farewell): asked server
+        by server, so a server's open threads are one request to Discord, not one per binding."""
         if self._threads is None:
             return
-        for binding in await self._repos.bindings.all():
-            if binding.guild_id is not None and await self._threads.is_closed(binding.thread_id) is True:
-                await self.unbind(binding.thread_id)
+        by_guild: dict[int, list[int]] = defaultdict(list)
+        for guild_id, thread_id in await self._repos.bindings.threads_by_guild():
+            by_guild[guild_id].append(thread_id)
+        for guild_id, thread_ids in by_guild.items():
+            for thread_id, closed in (await self._threads.closed_among(guild_id, thread_ids)).items():
+                if closed is True:
+                    await self.unbind(thread_id)
 
     async def bind(self, binding: Binding) -> None:
         """Create or replace a binding, and (re)schedule its deadline. A bound session is not archived under

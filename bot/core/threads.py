@@ -3,6 +3,7 @@ by the Discord adapter), and the texts people see when a binding starts and ends
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,9 +32,10 @@ class ThreadPort(Protocol):
 
     async def archive(self, thread_id: int) -> None: ...
 
-    async def is_closed(self, thread_id: int) -> bool | None:
-        """Whether people closed the thread — deleted, locked, or archived it (Discord's own archiving of an idle
-        thread does not count: the next message reopens it); ``None`` if that cannot be told."""
+    async def closed_among(self, guild_id: int, channel_ids: Collection[int]) -> dict[int, bool | None]:
+        """For each bound thread (or channel) of a server, whether people closed it — deleted, locked, or archived it
+        (Discord's own archiving of an idle thread does not count: the next message reopens it); ``None`` if that
+        cannot be told. Asked per server, so the port can answer most from one request."""
         ...
 
 

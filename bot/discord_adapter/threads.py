@@ -4,7 +4,7 @@ that Discord archived because it was quiet."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -93,7 +93,27 @@ class DiscordThreads:
         except discord.HTTPException as error:
             raise ThreadUnavailable(f"could not post in thread {thread_id} ({error.text or error.status}).") from None
 
-    async def is_closed(self, thread_id: int) -> bool | None:
+    async def closed_among(self, guild_id: int, channel_ids: Collection[int]) -> dict[int, bool | None]:
+        """One request for the server's active threads answers for those among them; a channel still in the cache
+        that is not a thread is open; any other (an archived or deleted thread) is asked about on its own."""
+        try:
+            payload = await self._client.http.get_active_threads(guild_id)
+        except discord.HTTPException:
+            active: dict[int, Mapping[str, Any]] = {}
+        else:
+            active = {int(thread["id"]): thread for thread in payload["threads"]}
+        closed: dict[int, bool | None] = {}
+        for channel_id in channel_ids:
+            cached = self._client.get_channel(channel_id)
+            if channel_id in active:
+                closed[channel_id] = closed_by_people(active[channel_id])
+            elif cached is not None and not isinstance(cached, discord.Thread):
+                closed[channel_id] = False
+            else:
+                closed[channel_id] = await self._is_closed(channel_id)
+        return closed
+
+    async def _is_closed(self, thread_id: int) -> bool | None:
         try:
             payload = await self._client.http.get_channel(thread_id)
         except (discord.NotFound, discord.Forbidden):

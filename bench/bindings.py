@@ -1,0 +1,182 @@
+"""Thread bindings at scale (issue 14): a store holding ``--bindings`` bindings with deadlines, measured in one process.
+
+Run by hand from the repository's root: ``.venv/bin/python -m bench.bindings [--bindings 100000] [--lookups 5000]
+[--stores sqlite,postgresql]``. On a fresh database of each store (one session, every binding on it, deadlines
+spread over the next day):
+
+- ``start-up``: the core's start (every room; the bindings' deadline sweep armed) while a ticker (1 ms sleeps)
+  records the loop's longest stall; goal ≤ 2 s, no stall over 100 ms;
+- ``reconcile``: what checking every binding against Discord asks of it (a thread port that answers at once, as
+  if every thread were active, and counts the requests the Discord adapter would make): requests and wall time;
+  goal: one request per server, not one per binding;
+- ``routing lookup``: the store read that routes a thread message (``bindings.get``), p50 and p99 over
+  ``--lookups`` random threads (half bound), against a dict lookup of the same ids (the floor); goal p99 ≤ 0.1 ms.
+
+The machine is shared: compare ratios more than times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import TypeVar
+
+from bench.floor import CHANNEL_ID
+from bench.orchestrator_overhead import InstantModels
+from bench.retention_stall import ticker
+from bench.stores import STORES, bench_stores
+from bench.table import STORE, Column, Table
+from bot.config import parse_config
+from bot.core.orchestrator import Orchestrator
+from bot.core.requests import SpawnRequest
+from bot.core.threads import ThreadRef
+from bot.logging_setup import configure_logging
+from bot.records import Origin
+from storage.db import Database
+
+T = TypeVar("T")
+CONFIG = '[agents.defaults]\nmodel = "bench/instant"\n'
+GUILD_ID = 3
+ORIGIN = Origin(user_id=1, channel_id=CHANNEL_ID, conversation="bench:1", guild_id=GUILD_ID)
+DAY = 86400.0
+TABLE = Table(
+    STORE,
+    Column("measure", 18, align="<"),
+    Column("measured", 16),
+    Column("floor / goal", 16),
+    Column("ratio", 9),
+    Column("verdict", 9),
+)
+
+
+class CountingThreads:
+    """A thread port that answers at once (every thread open) and counts what it is asked."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    async def create_thread(self, channel_id: int, name: str, auto_archive_minutes: int) -> ThreadRef:
+        raise AssertionError("the bench creates no thread")
+
+    async def post(self, thread_id: int, text: str) -> None:
+        self.requests += 1
+
+    async def archive(self, thread_id: int) -> None:
+        self.requests += 1
+
+    async def closed_among(self, guild_id: int, channel_ids: Collection[int]) -> dict[int, bool | None]:
+        self.requests += 1  # the adapter's one request for the server's active threads (all of them are)
+        return dict.fromkeys(channel_ids, False)
+
+
+async def filled(url: str, bindings: int) -> None:
+    """The store with one session and ``bindings`` bindings on it (thread ids 1…n), none due for an hour."""
+    db = await Database.open(url)
+    core = Orchestrator(parse_config(CONFIG), db, InstantModels())
+    await core.start()
+    session_key = (await core.spawn(SpawnRequest(agent_id="main", task="bench", origin=ORIGIN))).session_key
+    await core.wait_idle()
+    await core.close()
+    now = time.time()
+    rows = [
+        (thread_id, CHANNEL_ID, GUILD_ID, session_key, 1, now, now, DAY, 0.0, now + DAY * (0.05 + thread_id / bindings))
+        for thread_id in range(1, bindings + 1)
+    ]
+    async with db.transaction() as tx:
+        await tx.executemany(
+            "INSERT INTO thread_bindings (thread_id, parent_channel_id, guild_id, session_key, bound_by, bound_at, "
+            "last_activity_at, idle_seconds, max_age_seconds, deadline_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    await db.close()
+
+
+async def watched(work: Callable[[], Awaitable[T]]) -> tuple[T, float, float]:
+    """``work()``'s result, its wall time, and the loop's longest stall while it ran."""
+    stalls: list[float] = [0.0]
+    stop = asyncio.Event()
+    ticking = asyncio.create_task(ticker(stalls, stop))
+    await asyncio.sleep(0)
+    started = time.perf_counter()
+    result = await work()
+    elapsed = time.perf_counter() - started
+    stop.set()
+    await ticking
+    return result, elapsed, max(stalls)
+
+
+def percentile(samples: list[float], q: int) -> float:
+    return statistics.quantiles(samples, n=100)[q - 1] if len(samples) > 1 else samples[0]
+
+
+async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tuple[object, ...]]:
+    db = await Database.open(url)
+    threads = CountingThreads()
+    core = Orchestrator(parse_config(CONFIG), db, InstantModels(), threads=threads)
+    _, start_seconds, start_stall = await watched(core.start)
+    _, reconcile_seconds, reconcile_stall = await watched(core.reconcile_bindings)
+    ids = [random.randint(1, bindings * 2) for _ in range(lookups)]
+    known = {thread_id: "session" for thread_id in range(1, bindings + 1)}
+    store_times, dict_times = [], []
+    for thread_id in ids:
+        started = time.perf_counter()
+        await core.bindings.get(thread_id)
+        store_times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        known.get(thread_id)
+        dict_times.append(time.perf_counter() - started)
+    await core.close()
+    await db.close()
+    p50, p99, floor99 = (percentile(store_times, 50), percentile(store_times, 99), percentile(dict_times, 99))
+    ms = 1000
+    return [
+        (store, "start-up", f"{start_seconds:.2f} s", "≤ 2 s", "", verdict(start_seconds <= 2)),
+        (store, "start-up stall", f"{start_stall * ms:.1f} ms", "≤ 100 ms", "", verdict(start_stall <= 0.1)),
+        (
+            store,
+            "reconcile",
+            f"{threads.requests} requests",
+            "1 (one server)",
+            f"{threads.requests}×",
+            verdict(threads.requests <= 1),
+        ),
+        (store, "reconcile wall", f"{reconcile_seconds:.2f} s", f"stall {reconcile_stall * ms:.0f} ms", "", ""),
+        (store, "route lookup p50", f"{p50 * ms:.3f} ms", "", "", ""),
+        (
+            store,
+            "route lookup p99",
+            f"{p99 * ms:.3f} ms",
+            f"{floor99 * ms:.4f} / 0.1 ms",
+            f"{p99 / floor99:.0f}×",
+            verdict(p99 <= 0.0001),
+        ),
+    ]
+
+
+def verdict(passed: bool) -> str:
+    return "pass" if passed else "FAIL"
+
+
+async def main(bindings: int, lookups: int, stores: list[str]) -> None:
+    configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
+    print(f"bindings={bindings} lookups={lookups}")
+    print(TABLE.header())
+    with bench_stores(stores) as (fresh, usable):
+        for store in usable:
+            url = fresh.fresh(store, f"bindings-{store}")
+            await filled(url, bindings)
+            for row in await measure(store, url, bindings, lookups):
+                print(TABLE.row(*row))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bindings", type=int, default=100_000)
+    parser.add_argument("--lookups", type=int, default=5000)
+    parser.add_argument("--stores", default=",".join(STORES))
+    args = parser.parse_args()
+    asyncio.run(main(args.bindings, args.lookups, args.stores.split(",")))
