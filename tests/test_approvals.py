@@ -17,6 +17,7 @@ from bot.core.errors import UserError
 from bot.core.executors import Executors
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
+from storage.bindings import BindingRepository
 from storage.runs import RunRepository
 from tests import stores
 from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, running_core, settle, text
@@ -260,6 +261,7 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         old_bot.setattr(RunRepository, "own", lambda self, tx, run_id: asyncio.sleep(0))  # nor executors (0014)
         old_bot.setattr(Executors, "start", lambda self, launch: launch())
         old_bot.setattr(Executors, "close", lambda self: asyncio.sleep(0))
+        old_bot.setattr(BindingRepository, "next_deadline", lambda self: asyncio.sleep(0))  # nor deadline_at (0017)
         async with running_core(tmp_path, ScriptedModels(main=text("hello")), CONFIG) as core:
             old_id = await chat_and_wait(core)
     user = ToolUser(("calc__shout", {"text": "hi"}))

@@ -454,3 +454,39 @@ async def test_a_workflow_handed_over_while_the_process_closes_is_left_pending_a
     assert [(w.workflow_id, w.status) for w in workflows] == [(accepted.run_id, "SUCCESS")]
     assert len(await orchestrator.outbox.for_run(run.id)) == 1
     await stop(db, orchestrator)
+
+
+def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_at_the_next_start(tmp_path):
+    """DBOS starts a workflow on the loop it was launched on only while that loop runs (else on a loop of its own):
+    between a test's body and its teardown, or on the way out of the process."""
+    loop = asyncio.new_event_loop()
+    try:
+        before = Script()
+        db, orchestrator = loop.run_until_complete(start(tmp_path, before, durable=True))
+        accepted = loop.run_until_complete(
+            orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+        )
+
+        async def enqueued() -> bool:
+            return [w.status for w in await DBOS.list_workflows_async(workflow_ids=[accepted.run_id])] == ["ENQUEUED"]
+
+        loop.run_until_complete(eventually(enqueued, timeout=10, describe="the run's workflow enqueued"))
+        time.sleep(1.0)  # the loop stands still while DBOS's queue worker (0.1 s polls) takes the workflow
+        [workflow] = DBOS.list_workflows(workflow_ids=[accepted.run_id])
+
+        assert workflow.status == "PENDING" and before.requests == []  # taken, and left for the next start
+        loop.run_until_complete(stop(db, orchestrator))
+
+        after = Script(("sessions_list", {}))
+        after.release.set()
+        db, orchestrator = loop.run_until_complete(start(tmp_path, after, durable=True))
+        loop.run_until_complete(
+            orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+        )
+        run = loop.run_until_complete(orchestrator.runs.get(accepted.run_id))
+
+        assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
+        assert before.requests == [] and len(after.requests) == 2
+        loop.run_until_complete(stop(db, orchestrator))
+    finally:
+        loop.close()

@@ -75,6 +75,7 @@ NAMES = [WORKFLOW, WAKE_WORKFLOW]
 WAKE = ":wake:"  # a wake's workflow id: <run id>:wake:<n>, n counting the run's wakes from 1
 
 _body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body
+_home: asyncio.AbstractEventLoop | None = None  # and the loop it was launched on, where run bodies belong
 
 
 async def _closing(run_id: str, woken: bool) -> None:
@@ -83,16 +84,22 @@ async def _closing(run_id: str, woken: bool) -> None:
     raise asyncio.CancelledError
 
 
+def _body_here() -> RunBody:
+    """The run body for a workflow starting now. DBOS starts a workflow taken from its queue on the loop it was
+    launched on only while that loop runs; otherwise (the loop stopped, on the way out) on a loop of its own, where the
+    run's connections and tasks do not belong: such a workflow is left pending, like one handed over while closing."""
+    assert _body is not None, "a run workflow started before DBOS was launched"
+    return _body if asyncio.get_running_loop() is _home else _closing
+
+
 @DBOS.workflow(name=WORKFLOW)
 async def _run_workflow(run_id: str) -> None:
-    assert _body is not None, "a run workflow started before DBOS was launched"
-    await _body(run_id, False)
+    await _body_here()(run_id, False)
 
 
 @DBOS.workflow(name=WAKE_WORKFLOW)
 async def _wake_workflow(run_id: str) -> None:
-    assert _body is not None, "a wake workflow started before DBOS was launched"
-    await _body(run_id, True)
+    await _body_here()(run_id, True)
 
 
 def run_of(workflow_id: str) -> str:
@@ -151,9 +158,9 @@ class DurableRuns:
     async def launch(self, body: RunBody, queues: RunQueues) -> set[str]:
         """Launch DBOS on the running loop, with ``body`` as every run's workflow and ``queues`` declared; the ids of
         the runs it leaves live (their workflows are recovered here, or queued for any process)."""
-        global _body
+        global _body, _home
         recovering = await self._prepare_journal(queues)
-        _body = body
+        _body, _home = body, asyncio.get_running_loop()
         config: DBOSConfig = {
             "name": APPLICATION,
             "system_database_url": self._url,
