@@ -29,7 +29,7 @@ from bench.floor import CHANNEL_ID
 from bench.orchestrator_overhead import InstantModels
 from bench.retention_stall import ticker
 from bench.stores import STORES, bench_stores
-from bench.table import STORE, Column, Table
+from bench.table import TARGETS, verdict
 from bot.config import parse_config
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import SpawnRequest
@@ -43,14 +43,6 @@ CONFIG = '[agents.defaults]\nmodel = "bench/instant"\n'
 GUILD_ID = 3
 ORIGIN = Origin(user_id=1, channel_id=CHANNEL_ID, conversation="bench:1", guild_id=GUILD_ID)
 DAY = 86400.0
-TABLE = Table(
-    STORE,
-    Column("measure", 18, align="<"),
-    Column("measured", 16),
-    Column("floor / goal", 16),
-    Column("ratio", 9),
-    Column("verdict", 9),
-)
 
 
 class CountingThreads:
@@ -134,21 +126,28 @@ async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tup
     p50, p99, floor99 = (percentile(store_times, 50), percentile(store_times, 99), percentile(dict_times, 99))
     ms = 1000
     return [
-        (store, "start-up", f"{start_seconds:.2f} s", "≤ 2 s", "", verdict(start_seconds <= 2)),
-        (store, "start-up stall", f"{start_stall * ms:.1f} ms", "≤ 100 ms", "", verdict(start_stall <= 0.1)),
+        (store, "bindings: start-up", f"{start_seconds:.2f} s", "≤ 2 s", "", verdict(start_seconds <= 2)),
+        (store, "bindings: start-up stall", f"{start_stall * ms:.1f} ms", "≤ 100 ms", "", verdict(start_stall <= 0.1)),
         (
             store,
-            "reconcile",
+            "bindings: reconcile",
             f"{threads.requests} requests",
             "1 (one server)",
             f"{threads.requests}×",
             verdict(threads.requests <= 1),
         ),
-        (store, "reconcile wall", f"{reconcile_seconds:.2f} s", f"stall {reconcile_stall * ms:.0f} ms", "", ""),
-        (store, "route lookup p50", f"{p50 * ms:.3f} ms", "", "", ""),
         (
             store,
-            "route lookup p99",
+            "bindings: reconcile wall",
+            f"{reconcile_seconds:.2f} s",
+            f"stall {reconcile_stall * ms:.0f} ms",
+            "",
+            "",
+        ),
+        (store, "bindings: route p50", f"{p50 * ms:.3f} ms", "", "", ""),
+        (
+            store,
+            "bindings: route p99",
             f"{p99 * ms:.3f} ms",
             f"{floor99 * ms:.4f} / 0.1 ms",
             f"{p99 / floor99:.0f}×",
@@ -157,20 +156,16 @@ async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tup
     ]
 
 
-def verdict(passed: bool) -> str:
-    return "pass" if passed else "FAIL"
-
-
 async def main(bindings: int, lookups: int, stores: list[str]) -> None:
     configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
     print(f"bindings={bindings} lookups={lookups}")
-    print(TABLE.header())
+    print(TARGETS.header())
     with bench_stores(stores) as (fresh, usable):
         for store in usable:
             url = fresh.fresh(store, f"bindings-{store}")
             await filled(url, bindings)
             for row in await measure(store, url, bindings, lookups):
-                print(TABLE.row(*row))
+                print(TARGETS.row(*row))
 
 
 if __name__ == "__main__":

@@ -48,11 +48,12 @@ ORIGIN = Origin(user_id=1, channel_id=CHANNEL_ID, conversation="bench:1", guild_
 Lifecycle = Callable[[str], Awaitable[float]]  # runs a task to its delivered announcement; when (perf_counter)
 
 
-def config_text(queued: int) -> str:
-    """No cap on a member's live runs; the sub-agent lane at its largest; room in its queue for every run."""
+def config_text(queued: int, lane: int = 64) -> str:
+    """No cap on a member's live runs; the sub-agent lane ``lane`` wide (64, its largest); room in its queue for
+    every run."""
     return (
         '[discord]\nmax_active_runs_per_member = 0\n[agents.defaults]\nmodel = "bench/instant"\n'
-        f"[agents.defaults.subagents]\nmax_concurrent = 64\nmax_queued = {queued}\n"
+        f"[agents.defaults.subagents]\nmax_concurrent = {lane}\nmax_queued = {queued}\n"
     )
 
 
@@ -82,8 +83,10 @@ async def timed(lifecycle: Lifecycle, runs: int, *, concurrent: bool) -> Sample:
 
 
 @asynccontextmanager
-async def floor_path(url: str, *, agent: bool) -> AsyncIterator[Lifecycle]:
-    async with Floor.open(url, Agent(FunctionModel(answer, model_name="instant")) if agent else None) as floor:
+async def floor_path(url: str, *, agent: bool, model: FunctionModel | None = None) -> AsyncIterator[Lifecycle]:
+    """The floor on ``url``; with ``agent``, a bare pydantic-ai run of ``model`` (by default an instant one) in it."""
+    model = model or FunctionModel(answer, model_name="instant")
+    async with Floor.open(url, Agent(model) if agent else None) as floor:
 
         async def lifecycle(task: str) -> float:
             await floor.run(task)
@@ -93,11 +96,14 @@ async def floor_path(url: str, *, agent: bool) -> AsyncIterator[Lifecycle]:
 
 
 @asynccontextmanager
-async def core_path(url: str, journal: str | None, queued: int) -> AsyncIterator[Lifecycle]:
-    """The orchestrator on ``url``; with ``journal`` (a path) its runs are durable, journaled in ``journal.dbos``."""
+async def core_path(
+    url: str, journal: str | None, queued: int, *, lane: int = 64, model: FunctionModel | None = None
+) -> AsyncIterator[Lifecycle]:
+    """The orchestrator on ``url``, ``lane`` runs at once, every agent on ``model`` (by default an instant one); with
+    ``journal`` (a path) its runs are durable, journaled in ``journal.dbos``."""
     db = await Database.open(url)
     durable = DurableRuns(DurabilityConfig(), StorageConfig(path=journal)) if journal is not None else None
-    core = Orchestrator(parse_config(config_text(queued)), db, InstantModels(), durable=durable)
+    core = Orchestrator(parse_config(config_text(queued, lane)), db, InstantModels(model), durable=durable)
     sink = DeliverySink(core, db)
     await core.start()
     sink.start()

@@ -34,9 +34,11 @@ def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 
 
 class InstantModels(ModelFactory):
-    def __init__(self) -> None:
+    """Every agent's model is ``model``: by default one that answers at once."""
+
+    def __init__(self, model: FunctionModel | None = None) -> None:
         super().__init__({})
-        self._model = FunctionModel(answer, model_name="instant")
+        self._model = model or FunctionModel(answer, model_name="instant")
 
     def resolve(self, reference: str, agent: str | None = None) -> ResolvedModel:
         return ResolvedModel("bench/instant", self._model)

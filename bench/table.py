@@ -30,3 +30,17 @@ class Table:
 
     def row(self, *values: object) -> str:
         return "".join(column.cell(value) for column, value in zip(self.columns, values, strict=True))
+
+
+TARGETS = Table(  # a bench that checks goals: what it measured, against what, and whether it met the goal
+    STORE,
+    Column("target", 26, align="<"),
+    Column("measured", 17),
+    Column("floor / goal", 22),
+    Column("ratio", 9),
+    Column("verdict", 9),
+)
+
+
+def verdict(passed: bool) -> str:
+    return "pass" if passed else "FAIL"

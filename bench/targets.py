@@ -1,0 +1,160 @@
+"""Issue 14's targets in one command: each measured beside its floor or ideal in the same run, with a verdict.
+
+Run by hand from the repository's root: ``.venv/bin/python -m bench.targets [--scale 1.0] [--stores sqlite]``.
+``--scale`` multiplies every count (0.1 for a quick look; the verdicts are for 1.0). Per store, with durable runs on
+(the default) and the delivery sink of ``bench/sink.py`` (the delivery worker's database work, no Discord):
+
+- overhead, one after another: a spawn → delivered announcement with an instant model, p50 against the floor plus a
+  bare pydantic-ai run (``bench/floor.py``); goal ≤ 1.3×, and p99 ≤ 3× p50;
+- overhead, 2,000 at once: wall time per run against the same floor's; goal ≤ 1.3×, p99 ≤ 3× p50;
+- lane-bound: 1,000 runs through a lane of 8, the model answering after 50 ms, against the ideal (runs / lane ×
+  50 ms); goal ≤ 1.1×;
+- 10,000 at once, the model answering after 100 ms: the loop's longest stall while they run (a 1 ms ticker; goal
+  ≤ 100 ms), wall time against the floor's same workload (goal ≤ 2×), and memory per queued run (RSS growth once
+  all are spawned, over the runs then queued; goal ≤ 5 KiB). The lane is 64, the most ``max_concurrent`` takes,
+  not the 10,000 the issue names; the floor has no lane;
+- bindings: ``bench/bindings.py`` with 100,000 bindings.
+
+The announcements' p99 over the wire (the real bot against the fake Discord) is not measured here yet. The machine
+is shared: compare ratios more than times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from bench.bindings import filled, watched
+from bench.bindings import measure as bindings_measure
+from bench.durability import Sample, core_path, floor_path, timed
+from bench.stores import STORES, BenchStores, bench_stores
+from bench.table import TARGETS, verdict
+from bot.logging_setup import configure_logging
+from storage.db import Database
+
+Row = tuple[object, ...]
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def answering_after(latency: float) -> FunctionModel:
+    async def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        await asyncio.sleep(latency)
+        return ModelResponse(parts=[TextPart("done")])
+
+    return FunctionModel(answer, model_name=f"after-{latency}s")
+
+
+def rss() -> int:
+    """This process's resident memory now, in bytes."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * PAGE
+
+
+def scaled(count: int, scale: float) -> int:
+    return max(2, round(count * scale))
+
+
+async def overhead(stores: BenchStores, store: str, scale: float) -> list[Row]:
+    rows: list[Row] = []
+    for load, runs, at_once in (("one after another", 200, False), ("2,000 at once", 2000, True)):
+        runs = scaled(runs, scale)
+        samples: dict[str, Sample] = {}
+        for path in ("floor+agent", "on"):
+            url = stores.fresh(store, f"overhead-{path}-{at_once}")
+            journal = str(stores.folder / f"overhead-{path}-{at_once}")
+            lifecycle = floor_path(url, agent=True) if path == "floor+agent" else core_path(url, journal, runs + 5)
+            async with lifecycle as run:
+                for i in range(5):
+                    await run(f"warm-up {i}")
+                samples[path] = await timed(run, runs, concurrent=at_once)
+        core, floor = samples["on"], samples["floor+agent"]
+        ratio = core.cost(at_once=at_once) / floor.cost(at_once=at_once)
+        what = "ms/run" if at_once else "p50"
+        tail = core.quantile(99) / core.quantile(50)
+        rows += [
+            (store, f"overhead {load}", f"{core.cost(at_once=at_once) * 1000:.2f} ms {what}",
+             f"{floor.cost(at_once=at_once) * 1000:.2f} ms / ≤ 1.3×", f"{ratio:.1f}×", verdict(ratio <= 1.3)),
+            (store, f"overhead {load}: p99/p50", f"{tail:.1f}×", "≤ 3×", "", verdict(tail <= 3)),
+        ]  # fmt: skip
+    return rows
+
+
+async def lane_bound(stores: BenchStores, store: str, scale: float) -> list[Row]:
+    runs, lane, latency = scaled(1000, scale), 8, 0.05
+    url, journal = stores.fresh(store, "lane-bound"), str(stores.folder / "lane-bound")
+    async with core_path(url, journal, runs, lane=lane, model=answering_after(latency)) as run:
+        sample = await timed(run, runs, concurrent=True)
+    ideal = runs / lane * latency
+    ratio = sample.wall / ideal
+    return [
+        (store, f"lane-bound {runs} runs, lane {lane}", f"{sample.wall:.2f} s", f"ideal {ideal:.2f} s / ≤ 1.1×",
+         f"{ratio:.2f}×", verdict(ratio <= 1.1)),
+    ]  # fmt: skip
+
+
+async def many_at_once(stores: BenchStores, store: str, scale: float) -> list[Row]:
+    runs, latency = scaled(10_000, scale), 0.1
+    model = answering_after(latency)
+    url = stores.fresh(store, "many-floor")
+    async with floor_path(url, agent=True, model=model) as floor_run:
+        floor = await timed(floor_run, runs, concurrent=True)
+    url, journal = stores.fresh(store, "many-core"), str(stores.folder / "many-core")
+    async with core_path(url, journal, runs, model=model) as run:
+        before = rss()
+        watching = asyncio.ensure_future(watched(lambda: timed(run, runs, concurrent=True)))
+        probe = await Database.open(url)
+        while not watching.done() and await count(probe, "SELECT COUNT(*) FROM runs") < runs:
+            await asyncio.sleep(0.01)
+        queued = await count(probe, "SELECT COUNT(*) FROM runs WHERE status = 'queued'")
+        per_queued = (rss() - before) / max(1, queued)  # every run spawned, all but a lane's worth queued
+        await probe.close()
+        sample, _, stall = await watching
+    ratio = sample.wall / floor.wall
+    return [
+        (store, f"{runs} at once: stall", f"{stall * 1000:.0f} ms", "≤ 100 ms", "", verdict(stall <= 0.1)),
+        (store, f"{runs} at once: wall", f"{sample.wall:.1f} s", f"{floor.wall:.1f} s / ≤ 2×", f"{ratio:.1f}×",
+         verdict(ratio <= 2)),
+        (store, f"{runs} at once: per queued", f"{per_queued / 1024:.1f} KiB", "≤ 5 KiB", "",
+         verdict(per_queued <= 5 * 1024)),
+    ]  # fmt: skip
+
+
+async def count(db: Database, sql: str) -> int:
+    row = await db.fetch_one(sql)
+    assert row is not None
+    return int(row[0])
+
+
+async def bindings(stores: BenchStores, store: str, scale: float) -> list[Row]:
+    count = scaled(100_000, scale)
+    url = stores.fresh(store, "bindings")
+    await filled(url, count)
+    return await bindings_measure(store, url, count, 5000)
+
+
+async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str]) -> None:
+    configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
+    print(f"scale={args.scale}")
+    print(TARGETS.header())
+    for store in usable:
+        for measure in (overhead, lane_bound, many_at_once, bindings):
+            for row in await measure(stores, store, args.scale):
+                print(TARGETS.row(*row), flush=True)
+    print(TARGETS.row("", "announcements p99 (wire)", "not measured", "≤ 0.5 s after run end", "", "—"))
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.targets", description=__doc__.split("\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies every count (default 1.0)")
+    parser.add_argument("--stores", type=lambda text: text.split(","), default=["sqlite"], help=f"of {STORES}")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    options = arguments()
+    with bench_stores(options.stores) as (bench, usable):  # a PostgreSQL server starts outside the loop
+        asyncio.run(main(options, bench, usable))
