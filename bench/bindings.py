@@ -131,7 +131,7 @@ async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tup
         (
             store,
             "bindings: reconcile",
-            f"{threads.requests} requests",
+            f"{threads.requests} request{'' if threads.requests == 1 else 's'}",
             "1 (one server)",
             f"{threads.requests}×",
             verdict(threads.requests <= 1),

@@ -60,8 +60,8 @@ def scaled(count: int, scale: float) -> int:
 
 async def overhead(stores: BenchStores, store: str, scale: float) -> list[Row]:
     rows: list[Row] = []
-    for load, runs, at_once in (("one after another", 200, False), ("2,000 at once", 2000, True)):
-        runs = scaled(runs, scale)
+    for runs, at_once in ((scaled(200, scale), False), (scaled(2000, scale), True)):
+        load = f"{runs:,} at once" if at_once else f"{runs:,} one by one"
         samples: dict[str, Sample] = {}
         for path in ("floor+agent", "on"):
             url = stores.fresh(store, f"overhead-{path}-{at_once}")
