@@ -11,8 +11,8 @@ Run by hand from the repository's root: ``.venv/bin/python -m bench.targets [--s
   50 ms); goal ≤ 1.1×;
 - 10,000 at once, the model answering after 100 ms: the loop's longest stall while they run (a 1 ms ticker; goal
   ≤ 100 ms), wall time against the floor's same workload (goal ≤ 2×), and memory per queued run (as many spawned
-  through a lane of 1 whose run waits: RSS growth over the runs queued; goal ≤ 5 KiB). The lane is 64, the most ``max_concurrent`` takes,
-  not the 10,000 the issue names; the floor has no lane;
+  through a lane of 1 whose run waits: Python's heap growth over the runs queued; goal ≤ 5 KiB). The lane is 64,
+  the most ``max_concurrent`` takes, not the 10,000 the issue names; the floor has no lane;
 - bindings: ``bench/bindings.py`` with 100,000 bindings;
 - announcements over the wire: ``bench/wire_announcements.py``, 200 spawns across 10 channels (the real bot against
   the tests' fake Discord, the model answering after 0.5 s), each announcement's arrival after its run's end; goal
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
+import tracemalloc
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -40,7 +40,6 @@ from bot.logging_setup import configure_logging
 from storage.db import Database
 
 Row = tuple[object, ...]
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def answering_after(latency: float) -> FunctionModel:
@@ -49,12 +48,6 @@ def answering_after(latency: float) -> FunctionModel:
         return ModelResponse(parts=[TextPart("done")])
 
     return FunctionModel(answer, model_name=f"after-{latency}s")
-
-
-def rss() -> int:
-    """This process's resident memory now, in bytes."""
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * PAGE
 
 
 def scaled(count: int, scale: float) -> int:
@@ -120,8 +113,9 @@ async def many_at_once(stores: BenchStores, store: str, scale: float) -> list[Ro
 
 
 async def memory_per_queued(stores: BenchStores, store: str, runs: int) -> float:
-    """Resident memory per queued run: ``runs`` spawned at once through a lane of 1 whose run waits, so all but
-    one stay queued; the growth from before the spawns, over them (the bench's own waiting coroutines included)."""
+    """Memory per queued run: ``runs`` spawned at once through a lane of 1 whose run waits, so all but one stay
+    queued; the growth of Python's heap (``tracemalloc``: resident memory says nothing in a process whose heap has
+    room from earlier work) from before the spawns, over them (the bench's own waiting coroutines included)."""
     release = asyncio.Event()
 
     async def waiting(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -131,11 +125,13 @@ async def memory_per_queued(stores: BenchStores, store: str, runs: int) -> float
     url, journal = stores.fresh(store, "memory"), str(stores.folder / "memory")
     async with core_path(url, journal, runs, lane=1, model=FunctionModel(waiting, model_name="waiting")) as run:
         probe = await Database.open(url)
-        before = rss()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
         spawning = asyncio.ensure_future(timed(run, runs, concurrent=True))
         while await count(probe, "SELECT COUNT(*) FROM runs WHERE status = 'queued'") < runs - 1:
             await asyncio.sleep(0.05)
-        grown = rss() - before
+        grown = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
         await probe.close()
         release.set()
         await spawning
