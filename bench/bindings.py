@@ -28,7 +28,7 @@ from typing import TypeVar
 from bench.floor import CHANNEL_ID
 from bench.orchestrator_overhead import InstantModels
 from bench.retention_stall import ticker
-from bench.stores import STORES, bench_stores
+from bench.stores import STORES, BenchStores, bench_stores
 from bench.table import TARGETS, verdict
 from bot.config import parse_config
 from bot.core.orchestrator import Orchestrator
@@ -156,16 +156,15 @@ async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tup
     ]
 
 
-async def main(bindings: int, lookups: int, stores: list[str]) -> None:
+async def main(bindings: int, lookups: int, fresh: BenchStores, usable: list[str]) -> None:
     configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
     print(f"bindings={bindings} lookups={lookups}")
     print(TARGETS.header())
-    with bench_stores(stores) as (fresh, usable):
-        for store in usable:
-            url = fresh.fresh(store, f"bindings-{store}")
-            await filled(url, bindings)
-            for row in await measure(store, url, bindings, lookups):
-                print(TARGETS.row(*row))
+    for store in usable:
+        url = fresh.fresh(store, f"bindings-{store}")
+        await filled(url, bindings)
+        for row in await measure(store, url, bindings, lookups):
+            print(TARGETS.row(*row))
 
 
 if __name__ == "__main__":
@@ -174,4 +173,5 @@ if __name__ == "__main__":
     parser.add_argument("--lookups", type=int, default=5000)
     parser.add_argument("--stores", default=",".join(STORES))
     args = parser.parse_args()
-    asyncio.run(main(args.bindings, args.lookups, args.stores.split(",")))
+    with bench_stores(args.stores.split(",")) as (bench, usable):  # a PostgreSQL server starts outside the loop
+        asyncio.run(main(args.bindings, args.lookups, bench, usable))

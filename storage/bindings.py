@@ -14,6 +14,7 @@ _COLUMNS = (
 _WRITTEN = f"{_COLUMNS}, deadline_at"
 _REPLACE = ", ".join(f"{name} = excluded.{name}" for name in _WRITTEN.split(", ")[1:])
 _PAGE = 500  # due bindings read at a time
+_SCAN_PAGE = 5000  # bindings read at a time when every one is looked at
 
 
 def _deadline_at(binding: Binding) -> float | None:
@@ -59,10 +60,21 @@ class BindingRepository:
     async def all(self) -> list[Binding]:
         return [Binding(*row) for row in await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings")]
 
-    async def threads_by_guild(self) -> list[tuple[int, int]]:
-        """(guild id, thread id) of every binding in a server (a DM's has none)."""
-        rows = await self._db.fetch_all("SELECT guild_id, thread_id FROM thread_bindings WHERE guild_id IS NOT NULL")
-        return [(row[0], row[1]) for row in rows]
+    async def threads_by_guild(self) -> AsyncIterator[tuple[int, int]]:
+        """(guild id, thread id) of every binding in a server (a DM's has none), read a page at a time, so a hundred
+        thousand bindings are never one result in memory."""
+        after = 0  # thread ids are snowflakes, all above it
+        while True:
+            rows = await self._db.fetch_all(
+                "SELECT guild_id, thread_id FROM thread_bindings WHERE guild_id IS NOT NULL AND thread_id > ? "
+                "ORDER BY thread_id LIMIT ?",
+                (after, _SCAN_PAGE),
+            )
+            for row in rows:
+                yield row[0], row[1]
+            if len(rows) < _SCAN_PAGE:
+                return
+            after = rows[-1][1]
 
     async def run_mode(self) -> list[Binding]:
         """The bindings that end with their run."""

@@ -130,7 +130,7 @@ class ThreadBindings:
         if self._threads is None:
             return
         by_guild: dict[int, list[int]] = defaultdict(list)
-        for guild_id, thread_id in await self._repos.bindings.threads_by_guild():
+        async for guild_id, thread_id in self._repos.bindings.threads_by_guild():
             by_guild[guild_id].append(thread_id)
         for guild_id, thread_ids in by_guild.items():
             for thread_id, closed in (await self._threads.closed_among(guild_id, thread_ids)).items():
