@@ -57,9 +57,6 @@ class BindingRepository:
         rows = await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings WHERE ends_with_run_id = ?", (run_id,))
         return [Binding(*row) for row in rows]
 
-    async def all(self) -> list[Binding]:
-        return [Binding(*row) for row in await self._db.fetch_all(f"SELECT {_COLUMNS} FROM thread_bindings")]
-
     async def threads_by_guild(self) -> AsyncIterator[tuple[int, int]]:
         """(guild id, thread id) of every binding in a server (a DM's has none), read a page at a time, so a hundred
         thousand bindings are never one result in memory."""

@@ -36,7 +36,8 @@ async def test_bindings_due_while_down_end_once_each_earliest_first_and_others_s
         async with running_core(tmp_path, MODELS, CONFIG) as core:
 
             async def only_undue_left() -> bool:
-                return sorted(binding.thread_id for binding in await core.bindings.all()) == [DUE + 1, DUE + 2]
+                left = stores.query(tmp_path / "core.sqlite3", "SELECT thread_id FROM thread_bindings ORDER BY 1")
+                return left == [(DUE + 1,), (DUE + 2,)]
 
             await eventually(only_undue_left, timeout=60, describe="the due bindings to end")
             undue = await core.bindings.get(DUE + 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 
@@ -22,7 +23,7 @@ from bot.core.orchestrator import Orchestrator
 from bot.core.requests import ChatRequest, SpawnRequest
 from bot.core.run_dispatch import RunDispatch
 from bot.logging_setup import route_dbos_logs
-from bot.records import LIVE_STATUSES, RunStatus
+from bot.records import LIVE_STATUSES, Run, RunStatus
 from storage.db import Database
 from tests.core_support import ORIGIN, ScriptedModels, first_prompt
 from tests.polling import eventually
@@ -102,6 +103,18 @@ async def start(
 async def stop(db: Database, orchestrator: Orchestrator) -> None:
     await orchestrator.close()
     await db.close()
+
+
+async def completed_at_next_start(tmp_path, run_id: str) -> tuple[Database, Orchestrator, Run, Script]:
+    """Start again with a script that lists sessions, then answers: the run left behind completes; the started core,
+    the run, and the script (for its requests)."""
+    after = Script(("sessions_list", {}))
+    after.release.set()
+    db, orchestrator = await start(tmp_path, after, durable=True)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, run_id), 10)
+    run = await orchestrator.runs.get(run_id)
+    assert run is not None
+    return db, orchestrator, run, after
 
 
 async def test_a_run_stopped_mid_request_resumes_from_its_journal_at_the_next_start(tmp_path):
@@ -384,11 +397,7 @@ async def test_a_spawn_committed_but_never_queued_before_the_stop_is_queued_at_t
     await stop(db, orchestrator)
     monkeypatch.undo()
 
-    after = Script(("sessions_list", {}))
-    after.release.set()
-    db, orchestrator = await start(tmp_path, after, durable=True)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
-    run = await orchestrator.runs.get(accepted.run_id)
+    db, orchestrator, run, after = await completed_at_next_start(tmp_path, accepted.run_id)
 
     assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
     assert before.requests == [] and len(after.requests) == 2
@@ -440,11 +449,7 @@ async def test_a_workflow_handed_over_while_the_process_closes_is_left_pending_a
     await stop(db, orchestrator)
     monkeypatch.undo()
 
-    after = Script(("sessions_list", {}))
-    after.release.set()
-    db, orchestrator = await start(tmp_path, after, durable=True)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
-    run = await orchestrator.runs.get(accepted.run_id)
+    db, orchestrator, run, after = await completed_at_next_start(tmp_path, accepted.run_id)
 
     await asyncio.wait_for(orchestrator.wait_idle(), 10)
     workflows = await DBOS.list_workflows_async(workflow_id_prefix=accepted.run_id)
@@ -456,9 +461,19 @@ async def test_a_workflow_handed_over_while_the_process_closes_is_left_pending_a
     await stop(db, orchestrator)
 
 
-def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_at_the_next_start(tmp_path):
+def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_at_the_next_start(
+    tmp_path, monkeypatch
+):
     """DBOS starts a workflow on the loop it was launched on only while that loop runs (else on a loop of its own):
     between a test's body and its teardown, or on the way out of the process."""
+    handed_over = threading.Event()  # set on DBOS's loop, in its thread
+
+    async def closing(run_id: str, woken: bool) -> None:
+        handed_over.set()
+        await closing_body(run_id, woken)
+
+    closing_body = durable_runs_module._closing
+    monkeypatch.setattr(durable_runs_module, "_closing", closing)
     loop = asyncio.new_event_loop()
     try:
         before = Script()
@@ -471,19 +486,14 @@ def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_
             return [w.status for w in await DBOS.list_workflows_async(workflow_ids=[accepted.run_id])] == ["ENQUEUED"]
 
         loop.run_until_complete(eventually(enqueued, timeout=10, describe="the run's workflow enqueued"))
-        time.sleep(1.0)  # the loop stands still while DBOS's queue worker (0.1 s polls) takes the workflow
+        assert handed_over.wait(10)  # this loop stands still while DBOS's queue worker takes the workflow
         [workflow] = DBOS.list_workflows(workflow_ids=[accepted.run_id])
 
         assert workflow.status == "PENDING" and before.requests == []  # taken, and left for the next start
         loop.run_until_complete(stop(db, orchestrator))
+        monkeypatch.undo()
 
-        after = Script(("sessions_list", {}))
-        after.release.set()
-        db, orchestrator = loop.run_until_complete(start(tmp_path, after, durable=True))
-        loop.run_until_complete(
-            orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
-        )
-        run = loop.run_until_complete(orchestrator.runs.get(accepted.run_id))
+        db, orchestrator, run, after = loop.run_until_complete(completed_at_next_start(tmp_path, accepted.run_id))
 
         assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
         assert before.requests == [] and len(after.requests) == 2
