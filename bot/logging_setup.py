@@ -91,7 +91,7 @@ def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
     root.setLevel(level.upper())
     logging.getLogger("discord.http").setLevel(logging.WARNING)
     logging.getLogger("discord.client").addFilter(VOICE_WARNINGS_FILTER)
-    for noisy in ("httpx", "httpcore", "openai", "anthropic", "aiosqlite", "apscheduler"):  # a line per request, job
+    for noisy in ("httpx", "httpcore", "openai", "anthropic", "apscheduler"):  # a line per request, job
         logging.getLogger(noisy).setLevel(logging.WARNING)
     route_dbos_logs()
 

@@ -1,61 +1,72 @@
-"""The SQLite backend: WAL, foreign keys, a writer connection for transactions and a read-only one for reads."""
+"""The SQLite backend: WAL, foreign keys, a writer connection for transactions and a read-only one for reads.
+
+Statements run on the event loop's thread, not through a worker thread: a statement of this store takes tens of
+microseconds, a hop to a thread and back several times that, and a transaction made of hops held the write lock across
+all of them. With WAL and ``synchronous = NORMAL`` a commit does not wait for the disk (a checkpoint, every 1,000 pages
+of WAL, does). What could block the loop is another process's lock: ``busy_timeout`` is 0 and a busy database is
+tried again after an asynchronous sleep (:func:`_patiently`), for up to 5 s as ``busy_timeout = 5000`` did. Once
+``BEGIN IMMEDIATE`` holds the write lock, and for reads (WAL readers do not wait for writers), nothing waits.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-
-import aiosqlite
+from typing import TypeVar
 
 from storage.db import Connection, Database, DatabaseUnreachable, Params, Row
 
+T = TypeVar("T")
+_BUSY_SECONDS = 5.0  # how long a statement waits for another process's lock, as busy_timeout = 5000 did
+_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+async def _patiently(call: Callable[[], T]) -> T:
+    """``call()`` now; while another connection holds the database, again after short asynchronous sleeps (1 ms,
+    doubling to 50 ms), for up to 5 s."""
+    delay, deadline = 0.001, time.monotonic() + _BUSY_SECONDS
+    while True:
+        try:
+            return call()
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode not in _BUSY_CODES or time.monotonic() >= deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
 
 class SqliteConnection:
-    def __init__(self, connection: aiosqlite.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection) -> None:
         self.raw = connection
 
     async def execute(self, sql: str, params: Params = ()) -> int:
-        cursor = await self.raw.execute(sql, params)
-        return cursor.rowcount
+        return (await _patiently(lambda: self.raw.execute(sql, params))).rowcount
 
     async def executemany(self, sql: str, rows: Iterable[Params]) -> None:
-        await self.raw.executemany(sql, rows)
+        listed = list(rows)
+        await _patiently(lambda: self.raw.executemany(sql, listed))
 
     async def fetch_all(self, sql: str, params: Params = ()) -> list[Row]:
-        return list(await self.raw.execute_fetchall(sql, params))
+        return await _patiently(lambda: self.raw.execute(sql, params).fetchall())
 
     async def fetch_one(self, sql: str, params: Params = ()) -> Row | None:
-        return await (await self.raw.execute(sql, params)).fetchone()
+        return await _patiently(lambda: self.raw.execute(sql, params).fetchone())
 
 
-_WAL_ATTEMPTS = 50  # 5 s, as busy_timeout
-
-
-async def _connect(path: str) -> SqliteConnection:
+def _connect(path: str) -> SqliteConnection:
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        connection = await aiosqlite.connect(path, isolation_level=None)
-    except (OSError, aiosqlite.Error) as error:
+        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except (OSError, sqlite3.Error) as error:
         raise DatabaseUnreachable(f"SQLite database {path}: {error}") from error
-    connection.row_factory = aiosqlite.Row
-    for pragma in ("foreign_keys = ON", "synchronous = NORMAL", "busy_timeout = 5000"):
-        await connection.execute_fetchall(f"PRAGMA {pragma}")
+    connection.row_factory = sqlite3.Row
+    for pragma in ("foreign_keys = ON", "synchronous = NORMAL", "busy_timeout = 0"):
+        connection.execute(f"PRAGMA {pragma}")
     return SqliteConnection(connection)
-
-
-async def _wal(connection: SqliteConnection) -> None:
-    """Switch the file to WAL. The switch takes the file for a moment and ``busy_timeout`` does not cover it, so a
-    process opening a new file at the same instant as another (which may be migrating it) waits its turn."""
-    for attempt in range(_WAL_ATTEMPTS):
-        try:
-            await connection.fetch_all("PRAGMA journal_mode = WAL")
-            return
-        except aiosqlite.OperationalError as error:
-            if "locked" not in str(error) or attempt == _WAL_ATTEMPTS - 1:
-                raise
-            await asyncio.sleep(0.1)
 
 
 class SqliteDatabase(Database):
@@ -71,9 +82,11 @@ class SqliteDatabase(Database):
 
     @classmethod
     async def connect(cls, path: str) -> SqliteDatabase:
-        writer = await _connect(path)
-        await _wal(writer)
-        reader = await _connect(path)
+        """The switch to WAL takes the file for a moment: a process opening it at the same instant as another (which
+        may be migrating it) waits its turn, like any statement."""
+        writer = _connect(path)
+        await writer.fetch_all("PRAGMA journal_mode = WAL")
+        reader = _connect(path)
         await reader.fetch_all("PRAGMA query_only = ON")
         return cls(writer, reader)
 
@@ -95,5 +108,5 @@ class SqliteDatabase(Database):
         return await self._reader.fetch_all(sql, params)
 
     async def close(self) -> None:
-        await self._reader.raw.close()
-        await self._conn.raw.close()
+        self._reader.raw.close()
+        self._conn.raw.close()

@@ -6,9 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import os
-import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +24,6 @@ from tests.polling import eventually
 
 BOT_TOKEN = "fake-bot-token-0123456789"
 API_KEY = "sk-test-secret-key-42"
-_EXIT_STATUS = pytest.StashKey[int]()
 CLOSE_TIMEOUT = 60  # seconds a bot may take to close (it takes well under one)
 QUICK_STATUS_EDITS = 0.05  # for tests that watch status messages change: the default throttle is 1 s an edit
 
@@ -60,18 +56,6 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_sessionfinish(session, exitstatus):
     stores.stop_server()
-    session.config.stash[_EXIT_STATUS] = int(exitstatus)
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config):
-    """A test that failed before closing its database leaves aiosqlite's worker thread (not a daemon) waiting for
-    ever, and the interpreter would wait for it at exit, hanging the run: name such threads and exit now."""
-    stray = [t.name for t in threading.enumerate() if not t.daemon and "_connection_worker_thread" in t.name]
-    if stray and _EXIT_STATUS in config.stash:
-        print(f"\nthreads left by unclosed databases: {stray}; exiting without waiting for them", flush=True)
-        sys.stderr.flush()
-        os._exit(config.stash[_EXIT_STATUS])
 
 
 @pytest.fixture(autouse=True)

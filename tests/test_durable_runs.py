@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from dbos import DBOS
+from dbos import DBOS, _dbos
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
 from structlog.testing import capture_logs
@@ -500,3 +500,15 @@ def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_
         loop.run_until_complete(stop(db, orchestrator))
     finally:
         loop.close()
+
+
+async def test_the_journal_in_a_sqlite_file_commits_without_waiting_for_the_disk_like_the_store(tmp_path):
+    db, orchestrator = await start(tmp_path, Script(), durable=True)
+    try:
+        assert _dbos._dbos_global_instance is not None
+        with _dbos._dbos_global_instance._sys_db.engine.connect() as connection:
+            journal = connection.exec_driver_sql("PRAGMA synchronous").scalar()
+        store = (await db.fetch_all("PRAGMA synchronous"))[0][0]
+        assert journal == store == 1  # NORMAL (FULL, 2, is SQLite's default)
+    finally:
+        await stop(db, orchestrator)

@@ -119,10 +119,12 @@ class Spy(RetentionRepository):
     def __init__(self, db: Database) -> None:
         super().__init__(db)
         self.outbox_batches: list[int] = []
+        self.first_batch = asyncio.Event()
 
     async def prune_outbox(self, cutoff: float, limit: int) -> Counter[str]:
         deleted = await super().prune_outbox(cutoff, limit)
         self.outbox_batches.append(deleted["outbox"])
+        self.first_batch.set()
         return deleted
 
 
@@ -148,7 +150,7 @@ async def test_a_live_write_goes_between_two_batches(tmp_path):
     spy = Spy(db)
     try:
         pruning = asyncio.create_task(retention(db, spy, batch_size=10).prune())
-        await eventually(lambda: spy.outbox_batches, timeout=10, describe="a first batch")
+        await asyncio.wait_for(spy.first_batch.wait(), 10)
         before = len(spy.outbox_batches)
         async with db.transaction() as tx:
             await tx.execute("INSERT INTO meta (key, value) VALUES ('live', 'write')")

@@ -45,13 +45,11 @@ once, as without durable runs). Replaying them into the new steps would hand rec
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import sqlalchemy.exc
@@ -61,8 +59,8 @@ from dbos._error import DBOSException  # not re-exported by dbos
 
 from bot.agents.journal import in_workflow
 from bot.config import DurabilityConfig, StorageConfig
+from bot.core import journal_store
 from bot.core.run_queues import APPLICATION, UNFINISHED, Placement, RunQueues
-from storage.db import is_postgresql
 
 log = structlog.get_logger(__name__)
 P = ParamSpec("P")
@@ -123,36 +121,10 @@ def step_key() -> str | None:
     return f"{DBOS.workflow_id}#{DBOS.step_id}"
 
 
-def _prepare(path: Path) -> None:
-    """Put the file in WAL mode before DBOS creates its tables in it (about half the time per checkpoint of SQLite's
-    rollback journal)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path)
-    try:
-        connection.execute("PRAGMA journal_mode=WAL")
-    finally:
-        connection.close()
-
-
-def system_database_url(config: DurabilityConfig, storage: StorageConfig) -> str:
-    """Where DBOS keeps its journal: ``system_database`` if set, else the PostgreSQL store, else the SQLite file."""
-    chosen = config.system_database or (storage.url if storage.url and is_postgresql(storage.url) else None)
-    if chosen is not None and is_postgresql(chosen):
-        return chosen
-    return f"sqlite:///{Path(chosen or f'{storage.local_file}.dbos').resolve()}"
-
-
-async def _migrate(url: str) -> None:
-    """Create or migrate DBOS's tables (a SQLite file is put in WAL mode first)."""
-    if not is_postgresql(url):
-        await asyncio.to_thread(_prepare, Path(url.removeprefix("sqlite:///")))
-    await asyncio.to_thread(DBOS.migrate, url)
-
-
 class DurableRuns:
     def __init__(self, config: DurabilityConfig, storage: StorageConfig) -> None:
         self._config = config
-        self._url = system_database_url(config, storage)
+        self._url = journal_store.url(config, storage)
         self._queues: RunQueues | None = None
 
     async def launch(self, body: RunBody, queues: RunQueues) -> set[str]:
@@ -170,6 +142,7 @@ class DurableRuns:
             "log_level": "WARNING",  # its info lines (a line per schema migration) say less than durable_runs_launched
         }
         DBOS(config=config)
+        queues.listen()
         DBOS.launch()
         await queues.attach()
         self._queues = queues
@@ -182,7 +155,7 @@ class DurableRuns:
         a new PostgreSQL store try again while another one migrates."""
         for attempt in range(_SCHEMA_WAITS):
             try:
-                await _migrate(self._url)
+                await journal_store.migrate(self._url)
                 client = DBOSClient(system_database_url=self._url, application_name=APPLICATION)
                 try:
                     await queues.register(client)
@@ -291,6 +264,8 @@ class DurableRuns:
         loop gets a fresh one first."""
         started = time.monotonic()
         self.stop_taking()
+        if self._queues is not None:
+            self._queues.stop_listening()
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())
         await asyncio.to_thread(DBOS.destroy)
         log.info("durable_runs_stopped", seconds=round(time.monotonic() - started, 3))

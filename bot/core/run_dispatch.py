@@ -22,8 +22,8 @@ import structlog
 
 from bot.core.durable_runs import DurableRuns, run_of
 from bot.core.fair_lane import FairLane
-from bot.core.run_queues import RunQueues, placement
-from bot.records import short_run_id
+from bot.core.run_queues import Placement, RunQueues, placement
+from bot.records import Run, Session, short_run_id
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -50,6 +50,7 @@ class RunDispatch:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._queued: set[str] = set()  # workflows this process queued that may not have finished
         self._supervisor: asyncio.Task[None] | None = None
+        self._placing = asyncio.Lock()
 
     async def launch(self, body: Execute) -> set[str]:
         """Launch durable runs (if on) with ``body`` as every workflow's; the ids of the runs they resume."""
@@ -82,11 +83,13 @@ class RunDispatch:
             task.cancel()
 
     def track(self, run_id: str) -> None:
-        """The current task executes ``run_id`` (a workflow DBOS started here): stopped with the others at close."""
+        """The current task executes ``run_id`` (a workflow DBOS started here): stopped with the others at close; when
+        it ends (its outcome recorded), the queue workers here poll at once, for the place it leaves."""
         task = asyncio.current_task()
         if task is not None and self._tasks.get(run_id) is not task:
             self._tasks[run_id] = task
             task.add_done_callback(functools.partial(self._forget, run_id))
+            task.add_done_callback(self._queues.wake_after)
 
     async def lane_places(self) -> dict[str, int]:
         """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's order."""
@@ -135,11 +138,23 @@ class RunDispatch:
         if self.durable is None:
             await self._execute(run_id, wake)
             return
+        async with self._placing:  # queued in the order dispatched: a wake may poll between two enqueues
+            found = await self._found(run_id)
+            if found is None:
+                return
+            place = await placement(self._repos, *found, wake=wake)
+            if place is not None:
+                await self._start(run_id, wake, place)
+                return
+        await self._start(run_id, wake, None)  # executed here and now, not holding up the dispatches behind it
+
+    async def _found(self, run_id: str) -> tuple[Run, Session] | None:
         run = await self._repos.runs.get(run_id)
         session = await self._repos.sessions.get(run.session_key) if run is not None else None
-        if run is None or session is None:
-            return
-        place = await placement(self._repos, run, session, wake=wake)
+        return None if run is None or session is None else (run, session)
+
+    async def _start(self, run_id: str, wake: bool, place: Placement | None) -> None:
+        assert self.durable is not None
         try:
             queued = await self.durable.start(run_id, wake=wake, place=place)
         except Exception:  # DBOS's database failed us: the next start finds the run not started and starts it

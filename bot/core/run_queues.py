@@ -13,12 +13,14 @@ whichever process's queue worker takes it first (its executor then owns it).
 
 Started at once, not queued: a delegated child (``spawn_subagent``, ``delegate``: it runs inside its caller's turn,
 which holds the caller's place) and a main-agent turn woken after an approval (a later turn of its session may hold
-the session's place, waiting for this one to end). DBOS polls its queues every ``[durability] queue_poll_seconds``:
-a queued run starts within about that long once there is room.
+the session's place, waiting for this one to end). DBOS polls its queues every ``[durability] queue_poll_seconds``;
+this process wakes its own workers (:mod:`bot.core.queue_wakes`) when it queues a run and when a workflow of its
+ends, so a queued run starts at once when there is room here, and within a poll when the room is in another process.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +28,8 @@ from typing import Any
 from dbos import DBOS, DBOSClient, Queue, SetEnqueueOptions, SetWorkflowID
 
 from bot.config import SubagentDefaults
+from bot.core import queue_wakes
+from bot.core.queue_wakes import QueueWakes
 from bot.records import Run, RunKind, Session
 from storage.repositories import Repositories
 
@@ -57,6 +61,7 @@ class RunQueues:
         self._lane = lane
         self._poll_seconds = poll_seconds
         self._queues: dict[str, Queue] = {}
+        self._wakes = QueueWakes()
 
     async def register(self, client: DBOSClient) -> None:
         """Declare both queues in DBOS's tables before the launch (its queue workers then poll them from their first
@@ -71,6 +76,20 @@ class RunQueues:
         await client.register_queue_async(
             CHAT, partition_concurrency=1, polling_interval_sec=self._poll_seconds, application_name=APPLICATION
         )
+
+    def listen(self) -> None:
+        """Right before DBOS's launch: its queue workers poll when this process wakes them, as well as at their
+        interval."""
+        self._wakes = QueueWakes()
+        queue_wakes.listen(self._wakes)
+
+    def wake_after(self, workflow: asyncio.Task[None]) -> None:
+        """Poll now: ``workflow`` ended here, and its place may be another run's."""
+        self._wakes.wake()
+
+    def stop_listening(self) -> None:
+        """Before DBOS's stop: the queue workers end their wait and stop."""
+        self._wakes.close()
 
     async def attach(self) -> None:
         """Once DBOS is launched: the queues to enqueue on."""
@@ -89,6 +108,7 @@ class RunQueues:
         options = SetEnqueueOptions(queue_partition_key=place.partition, priority=place.priority)
         with SetWorkflowID(workflow_id), options:
             await self._queues[place.queue].enqueue_async(workflow, run_id)
+        self._wakes.wake()
 
     async def lane_order(self) -> list[str]:
         """The workflows waiting in the sub-agent lane, in the order they will start."""

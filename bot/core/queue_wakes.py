@@ -1,0 +1,80 @@
+"""Waking DBOS's queue workers: a run queued in this process, or the end of a workflow here (a place in a lane free
+again), starts the workers' next poll at once instead of after ``[durability] queue_poll_seconds``.
+
+Open-source DBOS has no wake: each queue's worker thread sleeps its polling interval on the event that stops it. At
+launch each worker is handed, in that event's place, a :class:`_Interval` that a wake also ends, so every rule of the
+queues (limits across processes, priorities, partitions) stays DBOS's: a wake only moves its next poll forward. Other
+processes' workers still find a run queued here at their own next poll.
+
+``dbos`` is pinned (``pyproject.toml``): the worker's loop is ``while not stop.is_set(): … if stop.wait(interval):
+return …`` in ``dbos._queue.queue_worker_thread``, which :func:`listen` wraps.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import dbos._queue as dbos_queue  # the worker thread's function, which DBOS does not export
+from dbos import DBOS, Queue
+
+_worker = dbos_queue.queue_worker_thread
+_current: QueueWakes | None = None  # DBOS is one instance per process: the wakes of the one launched last
+
+
+class QueueWakes:
+    """A count of wakes, which each worker compares with the last it saw (a wake during a poll is not lost: the
+    worker polls again at once), and whether the workers should stop."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self.count = 0
+        self.closed = False
+
+    def wake(self) -> None:
+        with self._changed:
+            self.count += 1
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        """The workers end their wait and stop (DBOS is being stopped: a worker left asleep would hold up its stop
+        for up to a polling interval)."""
+        with self._changed:
+            self.closed = True
+            self._changed.notify_all()
+
+    def sleep(self, seen: int, timeout: float | None) -> int:
+        """Wait up to ``timeout`` for a wake after ``seen`` (or the close); the count then."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.count != seen or self.closed, timeout)
+            return self.count
+
+
+class _Interval(threading.Event):
+    """What one queue worker waits on between polls, in place of DBOS's stop event: that event, or a wake."""
+
+    def __init__(self, stop: threading.Event, wakes: QueueWakes) -> None:
+        super().__init__()
+        self._stop = stop
+        self._wakes = wakes
+        self._seen = wakes.count
+
+    def is_set(self) -> bool:
+        return self._stop.is_set() or self._wakes.closed
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """True: stop. False: poll (the interval is over, or a wake came)."""
+        if not self.is_set():
+            self._seen = self._wakes.sleep(self._seen, timeout)
+        return self.is_set()
+
+
+def _waking_worker(stop_event: threading.Event, dbos: DBOS, queue: Queue) -> None:
+    assert _current is not None, "a queue worker started before listen()"
+    _worker(_Interval(stop_event, _current), dbos, queue)
+
+
+def listen(wakes: QueueWakes) -> None:
+    """Before ``DBOS.launch()``: the queue workers it starts are woken by ``wakes``."""
+    global _current
+    _current = wakes
+    dbos_queue.queue_worker_thread = _waking_worker

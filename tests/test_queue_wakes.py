@@ -1,0 +1,63 @@
+"""A durable run queued here starts without waiting for DBOS's next poll of its queue, and a run that ends here lets
+the next one in the lane start at once: with polls 10 s apart, every start below comes within seconds. Closing stops
+the queue workers in their sleep (DBOS's own stop waits for them to wake)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from bot.core.requests import ChatRequest
+from bot.records import RunStatus
+from tests.core_support import ORIGIN, ScriptedModels, running_core, settle
+from tests.test_fairness import Work, spawn
+
+CONFIG = """
+[durability]
+queue_poll_seconds = 10
+[agents.defaults]
+model = "test/work"
+[agents.defaults.subagents]
+max_concurrent = 1
+[agents.list.main]
+"""
+SOON = 5  # seconds: half a poll interval
+
+
+def queue_workers() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("queue-worker-threadbound")]
+
+
+async def test_queued_runs_start_when_woken_not_at_the_next_poll(tmp_path):
+    work = Work()
+    async with running_core(tmp_path, ScriptedModels(work=work), CONFIG, durable=True) as core:
+        first = await spawn(core, ORIGIN, "a")
+        await settle(core, lambda: work.started == ["a"], timeout=SOON)
+        behind = [await spawn(core, ORIGIN, task) for task in ("b", "c")]
+        assert [(await core.runs.get(run_id)).status for run_id in behind] == [RunStatus.QUEUED] * 2
+        assert work.started == ["a"]  # the lane of one is taken
+
+        for done, started in (("a", ["a", "b"]), ("b", ["a", "b", "c"])):
+            work.finish(done)
+            await settle(core, lambda started=started: work.started == started, timeout=SOON)
+        work.finish("c")
+        for run_id in (first, *behind):
+            await settle(core, lambda run_id=run_id: _completed(core, run_id), timeout=SOON)
+
+        later = await spawn(core, ORIGIN, "d")  # the lane idle again: a run queued now starts as soon
+        work.finish("d")
+        await settle(core, lambda: _completed(core, later), timeout=SOON)
+        turn = await core.chat(ChatRequest(text="hello", origin=ORIGIN))  # the main agent's queue is woken too
+        await settle(core, lambda: len(work.started) == 5, timeout=SOON)
+        work.finish(work.started[-1])  # named by its first prompt: the children's results it was told of
+        await settle(core, lambda: _completed(core, turn), timeout=SOON)
+        assert queue_workers()
+        await asyncio.sleep(0.5)  # they poll after the turn's end, then sleep
+        closing = time.monotonic()
+    assert time.monotonic() - closing < SOON, "the close waited for the queue workers' sleep"
+    assert not queue_workers()
+
+
+async def _completed(core, run_id: str) -> bool:
+    return (await core.runs.get(run_id)).status is RunStatus.COMPLETED
