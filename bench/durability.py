@@ -35,6 +35,7 @@ from bench.orchestrator_overhead import InstantModels, answer
 from bench.sink import DeliverySink
 from bench.stores import STORES, BenchStores, bench_stores
 from bench.table import STORE, Column, Table
+from bot import heap
 from bot.config import DurabilityConfig, StorageConfig, parse_config
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
@@ -107,6 +108,7 @@ async def core_path(
     sink = DeliverySink(core, db)
     await core.start()
     sink.start()
+    heap.freeze_start_up()  # as the bot does once started
 
     async def lifecycle(task: str) -> float:
         accepted = await core.spawn(SpawnRequest(agent_id="main", task=task, origin=ORIGIN))
@@ -116,6 +118,7 @@ async def core_path(
         yield lifecycle
         await core.wait_idle()  # a workflow still records its end after its announcement is out
     finally:
+        heap.thaw()
         await sink.close()
         await core.close()
         await db.close()

@@ -16,6 +16,7 @@ import structlog
 import yarl
 from discord.ext import commands
 
+from bot import heap
 from bot.agents.models import ModelFactory
 from bot.config import Config
 from bot.core.binding_control import BindingControl
@@ -243,6 +244,7 @@ class ThreadboundBot(commands.AutoShardedBot):
             except Exception:
                 log.exception("extension_failed_to_load", extension=extension)
         await self._sync_commands(self._db)
+        heap.freeze_start_up()
 
     async def _sync_commands(self, db: Database) -> None:
         """Sync to the dev guild at every start (fast); globally only when the schema changed."""
@@ -267,6 +269,7 @@ class ThreadboundBot(commands.AutoShardedBot):
         """Prefix commands are not used; the chat cog handles messages."""
 
     async def close(self) -> None:
+        heap.thaw()
         if self._reconciling is not None:
             self._reconciling.cancel()
         if self._status_board is not None:
