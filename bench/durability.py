@@ -11,7 +11,7 @@ Run by hand from the repository's root: ``.venv/bin/python -m bench.durability [
   SQLite file whichever the store (as the bot does today).
 
 ``--runs`` runs one after another (``sequential``), then ``--concurrent`` runs started at once (the orchestrator's
-lane at its largest, 64). Latency is from a run's spawn (sequential) or from the start of the batch (concurrent) to
+lane 64 wide). Latency is from a run's spawn (sequential) or from the start of the batch (concurrent) to
 its delivery. Printed: the median over repeats of each repeat's p50, p99 and wall time per run. Ratios compare
 p50s when sequential and wall time per run when concurrent (the cost of a batch). The model is a FunctionModel that
 answers at once, so everything measured is overhead. The machine is shared: compare ratios, not times.
@@ -50,7 +50,7 @@ Lifecycle = Callable[[str], Awaitable[float]]  # runs a task to its delivered an
 
 
 def config_text(queued: int, lane: int = 64) -> str:
-    """No cap on a member's live runs; the sub-agent lane ``lane`` wide (64, its largest); room in its queue for
+    """No cap on a member's live runs; the sub-agent lane ``lane`` wide (64 unless told); room in its queue for
     every run."""
     return (
         '[discord]\nmax_active_runs_per_member = 0\n[agents.defaults]\nmodel = "bench/instant"\n'

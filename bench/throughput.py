@@ -237,7 +237,7 @@ def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.throughput", description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=100, help="spawns in all, split across the processes")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds the model takes to answer")
-    parser.add_argument("--lane", type=int, default=5, help="runs at once per process (max_concurrent, 1-64)")
+    parser.add_argument("--lane", type=int, default=5, help="runs at once per process (max_concurrent)")
     parser.add_argument("--repeats", type=int, default=2, help="repeats; medians are printed")
     parser.add_argument("--stores", type=lambda text: text.split(","), default=list(STORES))
     parser.add_argument("--durability", choices=("on", "off"), default="on")

@@ -183,10 +183,10 @@ class AgentSubagentSettings(Section):
 class SubagentDefaults(Section):
     """``max_concurrent``: the sub-agent lane, runs at once (with durable runs, across every process on the store);
     ``max_concurrent_per_process``: with durable runs, at most this many of them in any one process (unset: no
-    limit but the lane's)."""
+    limit but the lane's). Up to 10,000: a run in flight holds about 100 KiB, a queued one a few."""
 
-    max_concurrent: Annotated[int, Field(ge=1, le=64)] = 8
-    max_concurrent_per_process: Annotated[int, Field(ge=1, le=64)] | None = None
+    max_concurrent: Annotated[int, Field(ge=1, le=10_000)] = 8
+    max_concurrent_per_process: Annotated[int, Field(ge=1, le=10_000)] | None = None
     max_queued: Annotated[int, Field(ge=1)] = 1000
     max_spawn_depth: Annotated[int, Field(ge=1, le=5)] = 1
     max_children_per_agent: Annotated[int, Field(ge=1, le=20)] = 5
