@@ -30,6 +30,7 @@ from bench.orchestrator_overhead import InstantModels
 from bench.retention_stall import ticker
 from bench.stores import STORES, BenchStores, bench_stores
 from bench.table import TARGETS, verdict
+from bot import heap
 from bot.config import parse_config
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import SpawnRequest
@@ -110,6 +111,7 @@ async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tup
     threads = CountingThreads()
     core = Orchestrator(parse_config(CONFIG), db, InstantModels(), threads=threads)
     _, start_seconds, start_stall = await watched(core.start)
+    heap.freeze_start_up()  # as the bot does once started, before its reconciliation
     _, reconcile_seconds, reconcile_stall = await watched(core.reconcile_bindings)
     ids = [random.randint(1, bindings * 2) for _ in range(lookups)]
     known = {thread_id: "session" for thread_id in range(1, bindings + 1)}
@@ -121,6 +123,7 @@ async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tup
         started = time.perf_counter()
         known.get(thread_id)
         dict_times.append(time.perf_counter() - started)
+    heap.thaw()
     await core.close()
     await db.close()
     p50, p99, floor99 = (percentile(store_times, 50), percentile(store_times, 99), percentile(dict_times, 99))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 from bot.records import Binding
@@ -59,7 +60,8 @@ class BindingRepository:
 
     async def threads_by_guild(self) -> AsyncIterator[tuple[int, int]]:
         """(guild id, thread id) of every binding in a server (a DM's has none), read a page at a time, so a hundred
-        thousand bindings are never one result in memory."""
+        thousand bindings are never one result in memory, and the event loop runs between pages (a SQLite read does
+        not suspend)."""
         after = 0  # thread ids are snowflakes, all above it
         while True:
             rows = await self._db.fetch_all(
@@ -72,6 +74,7 @@ class BindingRepository:
             if len(rows) < _SCAN_PAGE:
                 return
             after = rows[-1][1]
+            await asyncio.sleep(0)
 
     async def run_mode(self) -> list[Binding]:
         """The bindings that end with their run."""

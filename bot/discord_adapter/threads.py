@@ -4,6 +4,7 @@ that Discord archived because it was quiet."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -12,6 +13,8 @@ import discord
 
 from bot.config import AUTO_ARCHIVE_MINUTES, AutoArchiveMinutes
 from bot.core.threads import ThreadRef, ThreadUnavailable
+
+_CHECKS_PER_TURN = 1000  # bound threads checked between two turns of the event loop
 
 ARCHIVE_TOLERANCE = timedelta(seconds=1)
 
@@ -103,7 +106,9 @@ class DiscordThreads:
         else:
             active = {int(thread["id"]): thread for thread in payload["threads"]}
         closed: dict[int, bool | None] = {}
-        for channel_id in channel_ids:
+        for checked, channel_id in enumerate(channel_ids, start=1):
+            if checked % _CHECKS_PER_TURN == 0:  # tens of thousands of bindings: the event loop runs meanwhile
+                await asyncio.sleep(0)
             cached = self._client.get_channel(channel_id)
             if channel_id in active:
                 closed[channel_id] = closed_by_people(active[channel_id])
