@@ -113,8 +113,9 @@ class DurabilityConfig(Section):
     process recovers only its own id's workflows; with ``--shards`` and the default, derived from the shards);
     ``heartbeat_seconds``: how often a process says it is alive and looks for dead ones; ``lease_seconds``: how long
     without a heartbeat before a process counts as dead (a live one then resumes or settles its runs);
-    ``queue_poll_seconds``: how often each process looks for queued runs it has room for (a queued run starts within
-    about that long; every process polls, so shorter costs more database reads while idle)."""
+    ``queue_poll_seconds``: how often each process looks for queued runs it has room for (it also looks at once when
+    it queues a run or one of its workflows ends; a run with room only in another process starts within about that
+    long; every process polls, so shorter costs more database reads while idle)."""
 
     resume_interrupted: bool = True
     system_database: str | None = None
