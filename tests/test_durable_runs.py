@@ -20,6 +20,7 @@ from bot.config import StorageConfig, parse_config
 from bot.core import durable_runs as durable_runs_module
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
+from bot.core.queue_wakes import QueueWakes
 from bot.core.requests import ChatRequest, SpawnRequest
 from bot.core.run_dispatch import RunDispatch
 from bot.logging_setup import route_dbos_logs
@@ -474,7 +475,8 @@ def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_
 
     closing_body = durable_runs_module._closing
     monkeypatch.setattr(durable_runs_module, "_closing", closing)
-    loop = asyncio.new_event_loop()
+    monkeypatch.setattr(QueueWakes, "wake", lambda wakes: None)  # taken at the worker's next poll, as a run queued
+    loop = asyncio.new_event_loop()  # by another process is: by then this loop stands still
     try:
         before = Script()
         db, orchestrator = loop.run_until_complete(start(tmp_path, before, durable=True))
