@@ -22,7 +22,7 @@ from storage.db import Connection, Database, DatabaseUnreachable, Params, Row
 
 T = TypeVar("T")
 _BUSY_SECONDS = 5.0  # how long a statement waits for another process's lock, as busy_timeout = 5000 did
-_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)  # primary codes; errors carry extended ones (BUSY_RECOVERY…)
 
 
 async def _patiently(call: Callable[[], T]) -> T:
@@ -33,7 +33,7 @@ async def _patiently(call: Callable[[], T]) -> T:
         try:
             return call()
         except sqlite3.OperationalError as error:
-            if error.sqlite_errorcode not in _BUSY_CODES or time.monotonic() >= deadline:
+            if (error.sqlite_errorcode & 0xFF) not in _BUSY_CODES or time.monotonic() >= deadline:
                 raise
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.05)
