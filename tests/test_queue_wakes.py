@@ -4,13 +4,14 @@ the queue workers in their sleep (DBOS's own stop waits for them to wake)."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 
+from bot.core.queue_wakes import QueueWakes
 from bot.core.requests import ChatRequest
 from bot.records import RunStatus
 from tests.core_support import ORIGIN, ScriptedModels, running_core, settle
+from tests.polling import eventually
 from tests.test_fairness import Work, spawn
 
 CONFIG = """
@@ -29,8 +30,27 @@ def queue_workers() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("queue-worker-threadbound")]
 
 
-async def test_queued_runs_start_when_woken_not_at_the_next_poll(tmp_path):
+class Sleepers:
+    """The queue workers in their sleep between two polls right now."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.now: set[str] = set()
+        sleep = QueueWakes.sleep
+
+        def watched(wakes: QueueWakes, seen: int, timeout: float | None) -> int:
+            name = threading.current_thread().name
+            self.now.add(name)
+            try:
+                return sleep(wakes, seen, timeout)
+            finally:
+                self.now.discard(name)
+
+        monkeypatch.setattr(QueueWakes, "sleep", watched)
+
+
+async def test_queued_runs_start_when_woken_not_at_the_next_poll(tmp_path, monkeypatch):
     work = Work()
+    sleepers = Sleepers(monkeypatch)
     async with running_core(tmp_path, ScriptedModels(work=work), CONFIG, durable=True) as core:
         first = await spawn(core, ORIGIN, "a")
         await settle(core, lambda: work.started == ["a"], timeout=SOON)
@@ -53,7 +73,9 @@ async def test_queued_runs_start_when_woken_not_at_the_next_poll(tmp_path):
         work.finish(work.started[-1])  # named by its first prompt: the children's results it was told of
         await settle(core, lambda: _completed(core, turn), timeout=SOON)
         assert queue_workers()
-        await asyncio.sleep(0.5)  # they poll after the turn's end, then sleep
+        await eventually(  # they poll after the turn's end, then sleep
+            lambda: set(queue_workers()) <= sleepers.now, timeout=SOON, describe="every queue worker asleep"
+        )
         closing = time.monotonic()
     assert time.monotonic() - closing < SOON, "the close waited for the queue workers' sleep"
     assert not queue_workers()
