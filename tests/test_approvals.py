@@ -6,6 +6,7 @@ read-only agent's calls that act are refused in ZeroClaw's words."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 
@@ -14,6 +15,7 @@ from bot.agents.tool_gate import DENIED, TIMED_OUT
 from bot.core.approvals import ARGUMENTS_SHOWN, Approvals, shown_arguments
 from bot.core.budgets import Budgets
 from bot.core.errors import UserError
+from bot.core.execution import Execution
 from bot.core.executors import Executors
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
@@ -290,3 +292,39 @@ async def test_a_deadline_that_passed_while_the_bot_was_down_denies_at_start_up(
     assert (run.status, decided.status) == (RunStatus.COMPLETED, ApprovalStatus.TIMED_OUT)
     assert user.results == [TIMED_OUT]
     assert recorded(calls) == []
+
+
+async def test_a_pause_replayed_after_its_decision_leaves_the_run_to_its_wake(tmp_path, calls, monkeypatch):
+    """The process stopped after the pause was committed but before DBOS recorded that its workflow ended: the next
+    start replays that workflow, and the owner may approve before the replay reaches the pause. The replayed pause
+    asks nothing again (the run is the wake's now), and the approved call runs once."""
+    user = ToolUser(("calc__shout", {"text": "hi"}))
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING, durable=True) as core:
+        run_id = await paused_chat(core)
+    journal = sqlite3.connect(tmp_path / "core.sqlite3.dbos")
+    with journal:
+        journal.execute("UPDATE workflow_status SET status = 'PENDING' WHERE workflow_uuid = ?", (run_id,))
+    journal.close()
+
+    decided, replaying = asyncio.Event(), asyncio.Event()
+    execute = Execution._execute
+
+    async def after_the_decision(self, executed: str, wake: bool, *, durable: bool = False) -> None:
+        if executed == run_id and not wake:  # the replay of the pause's workflow
+            replaying.set()
+            await decided.wait()
+        await execute(self, executed, wake, durable=durable)
+
+    monkeypatch.setattr(Execution, "_execute", after_the_decision)
+    async with running_core(tmp_path, ScriptedModels(main=user), ASKING, durable=True) as core:
+        await asyncio.wait_for(replaying.wait(), 10)
+        [approval] = await pending_of(core, run_id)
+        await core.approvals.decide(OWNER, approval.id, approve=True)
+        decided.set()
+        run = await finished(core, run_id)
+        await core.wait_idle()
+        approvals = await pending_of(core, run_id)
+    assert (run.status, run.result_text) == (RunStatus.COMPLETED, "done")
+    assert [(a.id, a.status) for a in approvals] == [(approval.id, ApprovalStatus.APPROVED)]
+    assert user.results == ["YO HI"]
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]

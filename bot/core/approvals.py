@@ -78,7 +78,9 @@ class Approvals:
                 self._timers.at(f"approval:{approval.id}", approval.deadline, self.expire, approval.id)
 
     async def pause(self, run: Run, session: Session, outcome: RunOutcome) -> AfterCommit:
-        """A turn ended with calls to approve: store them and pause the run (unless it was killed meanwhile)."""
+        """A turn ended with calls to approve: store them and pause the run (unless it was killed meanwhile). A
+        durable run's workflow replayed after its pause (the process stopped before DBOS recorded the workflow's end)
+        asks nothing again: the calls may be decided already, and their wake owns the run."""
         now = self._clock()
         bound = await self._repos.bindings.for_session(session.key)
         channel_id = bound[0].thread_id if bound else run.channel_id
@@ -98,6 +100,9 @@ class Approvals:
             for call in outcome.pending
         ]
         async with self._repos.db.transaction() as tx:
+            if await self._repos.approvals.asked(tx, run.id, [approval.tool_call_id for approval in approvals]):
+                log.info("pause_replayed")  # its workflow replayed after the pause: the run is the decisions' now
+                return AfterCommit()
             await self._repos.runs.record_usage(tx, run.id, outcome.usage)
             paused = await self._repos.runs.set_status(
                 tx, run.id, RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, result_text=outcome.result_text
