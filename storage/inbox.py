@@ -23,21 +23,15 @@ class InboxRepository:
         )
         return changed == 1
 
-    async def take_pending(
-        self, tx: Connection, run_id: str, now: float, *, taker: str | None = None
-    ) -> list[tuple[str, str]]:
-        """Mark every pending message of ``run_id`` consumed (by ``taker``) and return them as (source run id,
-        content); if ``taker`` took messages already, those again and nothing else."""
-        columns = "SELECT id, source_run_id, content FROM run_inbox WHERE run_id = ?"
-        if taker is not None and (
-            taken := await tx.fetch_all(f"{columns} AND taken_by = ? ORDER BY id", (run_id, taker))
-        ):
-            return [(row[1], row[2]) for row in taken]
-        rows = await tx.fetch_all(f"{columns} AND status = 'pending' ORDER BY id", (run_id,))
+    async def take_pending(self, tx: Connection, run_id: str, now: float) -> list[tuple[str | None, str]]:
+        """Mark every pending message of ``run_id`` consumed and return them as (source run id, content)."""
+        rows = await tx.fetch_all(
+            "SELECT id, source_run_id, content FROM run_inbox WHERE run_id = ? AND status = 'pending' ORDER BY id",
+            (run_id,),
+        )
         if rows:
             await tx.executemany(
-                "UPDATE run_inbox SET status = 'consumed', consumed_at = ?, taken_by = ? WHERE id = ?",
-                [(now, taker, r[0]) for r in rows],
+                "UPDATE run_inbox SET status = 'consumed', consumed_at = ? WHERE id = ?", [(now, r[0]) for r in rows]
             )
         return [(row[1], row[2]) for row in rows]
 

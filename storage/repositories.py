@@ -15,6 +15,7 @@ from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
 from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
+from storage.run_steps import RunStepRepository
 from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
 from storage.sessions import SessionRepository
@@ -40,6 +41,7 @@ class Repositories:
     guild_budgets: GuildBudgetRepository
     retention: RetentionRepository
     processes: ProcessRepository
+    run_steps: RunStepRepository
 
     @classmethod
     def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
@@ -61,4 +63,5 @@ class Repositories:
             guild_budgets=GuildBudgetRepository(db),
             retention=RetentionRepository(db),
             processes=ProcessRepository(db),
+            run_steps=RunStepRepository(db),
         )

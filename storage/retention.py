@@ -59,6 +59,7 @@ def _dependents(runs: str, transcripts: str) -> tuple[tuple[str, str], ...]:
         ("status_messages", f"run_id IN ({runs})"),
         ("approvals", f"run_id IN ({runs})"),
         ("delegate_tasks", f"run_id IN ({runs})"),
+        ("run_steps", f"run_id IN ({runs})"),
     )
 
 

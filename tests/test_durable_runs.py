@@ -106,6 +106,14 @@ async def stop(db: Database, orchestrator: Orchestrator) -> None:
     await db.close()
 
 
+async def replayed(tmp_path, after: Script, run_id: str) -> tuple[Database, Orchestrator]:
+    """Start again with ``after`` (its first request is the journal's) until the run left behind has ended."""
+    after.requests.append([])
+    db, orchestrator = await start(tmp_path, after, durable=True)
+    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, run_id), 10)
+    return db, orchestrator
+
+
 async def completed_at_next_start(tmp_path, run_id: str) -> tuple[Database, Orchestrator, Run, Script]:
     """Start again with a script that lists sessions, then answers: the run left behind completes; the started core,
     the run, and the script (for its requests)."""
@@ -126,10 +134,8 @@ async def test_a_run_stopped_mid_request_resumes_from_its_journal_at_the_next_st
     await stop(db, orchestrator)
 
     after = Script()
-    after.requests.append([])  # its first request is the journal's
     after.release.set()
-    db, orchestrator = await start(tmp_path, after, durable=True)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+    db, orchestrator = await replayed(tmp_path, after, accepted.run_id)
     run = await orchestrator.runs.get(accepted.run_id)
 
     assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
@@ -210,7 +216,18 @@ def prompts(messages: list[ModelMessage]) -> list[str]:
     return [part.content for m in messages for part in m.parts if part.part_kind == "user-prompt"]
 
 
-async def test_a_steer_taken_by_a_step_whose_result_was_not_recorded_is_taken_again_on_recovery(tmp_path):
+def journaled(tmp_path, workflow_id: str) -> list[str]:
+    """The steps DBOS recorded for a workflow, in order."""
+    journal = sqlite3.connect(tmp_path / "t.sqlite3.dbos")
+    try:
+        sql = "SELECT function_name FROM operation_outputs WHERE workflow_uuid = ? ORDER BY function_id"
+        return [row[0] for row in journal.execute(sql, (workflow_id,))]
+    finally:
+        journal.close()
+
+
+async def test_a_steer_taken_before_the_stop_reaches_the_model_again_on_recovery_from_the_stores_record(tmp_path):
+    """Inbox takes are journaled in the store, in the transaction that takes, not as DBOS steps."""
     before = SteeredScript()
     db, orchestrator = await start(tmp_path, before, durable=True)
     accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
@@ -220,21 +237,44 @@ async def test_a_steer_taken_by_a_step_whose_result_was_not_recorded_is_taken_ag
     before.release.set()
     await before.waiting.wait()
     assert prompts(before.requests[1])[-1] == "mind the costs"
+    takes = await db.fetch_all(
+        "SELECT step_key, output FROM run_steps WHERE step_key LIKE ?", (f"{accepted.run_id}#inbox.take#%",)
+    )
     await stop(db, orchestrator)
-    journal = sqlite3.connect(tmp_path / "t.sqlite3.dbos")  # as if every take's result was lost with the process
-    with journal:
-        journal.execute(
-            "DELETE FROM operation_outputs WHERE workflow_uuid = ? AND function_name = 'inbox.take'", (accepted.run_id,)
-        )
-    journal.close()
+    assert len(takes) > 1 and [row[1] for row in takes if row[1] != "[]"] == ['[[null, "mind the costs"]]']
+    steps = journaled(tmp_path, accepted.run_id)
+    assert "model.request" in steps and not {"run.start", "turn.start", "inbox.take"} & set(steps)
 
     after = SteeredScript()
-    after.requests.append([])  # its first request is the journal's
     after.second.set()
-    db, orchestrator = await start(tmp_path, after, durable=True)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+    db, orchestrator = await replayed(tmp_path, after, accepted.run_id)
 
     assert prompts(after.requests[1]) == ["find it", "mind the costs"]
+    assert len(after.requests) == 2
+    assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.COMPLETED
+    await stop(db, orchestrator)
+
+
+async def test_a_take_that_found_nothing_finds_nothing_on_replay_and_a_later_steer_reaches_the_model_once(tmp_path):
+    """The steer came after the take before the request in flight: the replayed take is empty as it was (a request
+    it preceded may have been recorded without the steer), and the steer reaches the model in the next request."""
+    before = SteeredScript()
+    db, orchestrator = await start(tmp_path, before, durable=True)
+    accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
+    await before.waiting.wait()
+    before.waiting.clear()
+    before.release.set()
+    await before.waiting.wait()  # request 2 in flight: its take found nothing
+    assert await orchestrator.steer(accepted.run_id, "mind the costs")
+    assert prompts(before.requests[1]) == ["find it"]
+    await stop(db, orchestrator)
+
+    after = SteeredScript()
+    after.second.set()
+    db, orchestrator = await replayed(tmp_path, after, accepted.run_id)
+
+    assert prompts(after.requests[1]) == ["find it"]
+    assert [prompts(request).count("mind the costs") for request in after.requests[2:]] == [1]
     assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.COMPLETED
     await stop(db, orchestrator)
 
@@ -475,8 +515,9 @@ def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_
 
     closing_body = durable_runs_module._closing
     monkeypatch.setattr(durable_runs_module, "_closing", closing)
-    monkeypatch.setattr(QueueWakes, "wake", lambda wakes: None)  # taken at the worker's next poll, as a run queued
-    loop = asyncio.new_event_loop()  # by another process is: by then this loop stands still
+    # taken at the worker's next poll, as a run queued by another process is: by then this loop stands still
+    monkeypatch.setattr(QueueWakes, "wake", lambda wakes, *queues: None)
+    loop = asyncio.new_event_loop()
     try:
         before = Script()
         db, orchestrator = loop.run_until_complete(start(tmp_path, before, durable=True))

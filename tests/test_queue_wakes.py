@@ -37,11 +37,11 @@ class Sleepers:
         self.now: set[str] = set()
         sleep = QueueWakes.sleep
 
-        def watched(wakes: QueueWakes, seen: int, timeout: float | None) -> int:
+        def watched(wakes: QueueWakes, queue: str, seen: int, timeout: float | None) -> int:
             name = threading.current_thread().name
             self.now.add(name)
             try:
-                return sleep(wakes, seen, timeout)
+                return sleep(wakes, queue, seen, timeout)
             finally:
                 self.now.discard(name)
 
@@ -83,3 +83,23 @@ async def test_queued_runs_start_when_woken_not_at_the_next_poll(tmp_path, monke
 
 async def _completed(core, run_id: str) -> bool:
     return (await core.runs.get(run_id)).status is RunStatus.COMPLETED
+
+
+def test_a_wake_polls_only_the_queues_it_names():
+    """A poll costs milliseconds of CPU: a run queued on one queue does not make the other queues' workers poll."""
+    wakes = QueueWakes()
+    polled: dict[str, int] = {}
+
+    def worker(queue: str) -> None:
+        polled[queue] = wakes.sleep(queue, 0, 10)
+
+    workers = [threading.Thread(target=worker, args=(queue,)) for queue in ("subagents", "chat")]
+    for thread in workers:
+        thread.start()
+    wakes.wake("subagents")
+    workers[0].join(SOON)
+    assert polled == {"subagents": 1} and workers[1].is_alive()
+    wakes.wake("subagents", "chat")
+    workers[1].join(SOON)
+    assert polled == {"subagents": 1, "chat": 1}
+    assert (wakes.count("subagents"), wakes.count("chat")) == (2, 1)

@@ -6,16 +6,18 @@ that resumes it is a workflow of its own, ``<run id>:wake:<n>`` (n counts the ru
 alive across the wait: a wait may last days, and a live workflow would hold its coroutine, its sub-agent lane slot and
 ``wait_idle`` for all that time, while the wait itself is already durable in our tables (status, inbox, approvals).
 
-What the journal holds, in order, per workflow: the run taken from the queue (``run.start``; a wake has none), each
-turn's starting point (``turn.start``: the run's usage so far and how much of the session's history and of its own
-transcript was stored), every model request (``model.request``, :mod:`bot.agents.journal`), every take of a run's
-inbox (``inbox.take``: steers, children's results) and of its approval decisions (``approvals.take``), every call of
-an MCP tool (``tool.<name>``) and every session tool with an effect: ``sessions_spawn``, ``sessions_send``,
-``subagents.<action>``, ``model_switch``, and the launch of ``spawn_subagent`` and ``delegate`` (their wait for the
-child is not a step: a resumed run waits for the child it launched before). Recovery replays those from the journal:
-a completed model request is not sent again, a completed tool call not made again, a child not spawned again; a steer,
-a child's result or a decision taken before the crash reaches the model again (a take tags the rows it takes with its
-step, :func:`step_key`, so a take cut off before its result was recorded takes the same rows when it runs again).
+What the journal holds, in order, per workflow: every model request (``model.request``, :mod:`bot.agents.journal`),
+every take of a run's approval decisions (``approvals.take``), every call of an MCP tool (``tool.<name>``) and every
+session tool with an effect: ``sessions_spawn``, ``sessions_send``, ``subagents.<action>``, ``model_switch``, and the
+launch of ``spawn_subagent`` and ``delegate`` (their wait for the child is not a step: a resumed run waits for the
+child it launched before). Steps that are the store's own work are journaled in the store instead, in the
+transaction that does them (:mod:`bot.core.store_steps`): each turn's starting point (``turn.start``: the run's usage
+so far and how much of the session's history and of its own transcript was stored) and every take of a run's inbox
+(``inbox.take``: steers, children's results; an empty take too). Marking a queued run running is no step: a replay
+finds it running. Recovery replays those from the journals: a completed model request is not sent again, a
+completed tool call not made again, a child not spawned again; a steer, a child's result or a decision taken before
+the crash reaches the model again (a decision take tags the rows it takes with its step, :func:`step_key`, so a take
+cut off before its result was recorded takes the same rows when it runs again).
 A step the crash cut off runs again (at least once): a model request is sent again, an MCP call made again. Tools
 without effects (lists, history) are not journaled and run again. Transcript rows and budget spending already stored
 are not stored twice (the ``turn.start`` positions tell them apart).
@@ -37,8 +39,9 @@ processes on several machines share it; with SQLite a file next to the store's (
 ``[durability] system_database`` (a path, or a ``postgresql://`` url) overrides both.
 
 A workflow is replayed step by step, each recorded result matched to the step of the same number: a deploy that
-changes which steps a run takes, or their order, must change ``application_version``. A process of the new version
-does not recover the old version's in-flight runs (and wakes): its start-up settles them ``interrupted`` (announced
+changes which steps a run takes, or their order, must change ``application_version``. DBOS's version is that and
+:data:`JOURNAL_LAYOUT`, which this code raises when it changes its own steps. A process of a new version does not
+recover the old version's in-flight runs (and wakes): its start-up settles them ``interrupted`` (announced
 once, as without durable runs). Replaying them into the new steps would hand recorded results to the wrong steps.
 """
 
@@ -70,6 +73,7 @@ _SCHEMA_WAITS = 20  # half-seconds a start waits for another process creating DB
 WORKFLOW = "threadbound.run"
 WAKE_WORKFLOW = "threadbound.wake"
 NAMES = [WORKFLOW, WAKE_WORKFLOW]
+JOURNAL_LAYOUT = 2  # 2: turn starts and inbox takes journaled in the store, run starts not journaled
 WAKE = ":wake:"  # a wake's workflow id: <run id>:wake:<n>, n counting the run's wakes from 1
 
 _body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body
@@ -127,6 +131,11 @@ class DurableRuns:
         self._url = journal_store.url(config, storage)
         self._queues: RunQueues | None = None
 
+    @property
+    def version(self) -> str:
+        """DBOS's application version: the configured one, and the layout of this code's journal."""
+        return f"{self._config.application_version}+journal{JOURNAL_LAYOUT}"
+
     async def launch(self, body: RunBody, queues: RunQueues) -> set[str]:
         """Launch DBOS on the running loop, with ``body`` as every run's workflow and ``queues`` declared; the ids of
         the runs it leaves live (their workflows are recovered here, or queued for any process)."""
@@ -136,7 +145,7 @@ class DurableRuns:
         config: DBOSConfig = {
             "name": APPLICATION,
             "system_database_url": self._url,
-            "application_version": self._config.application_version,
+            "application_version": self.version,
             "executor_id": self._config.executor_id,
             "notification_listener_polling_interval_sec": 0.1,  # also how long a stop waits for that thread
             "log_level": "WARNING",  # its info lines (a line per schema migration) say less than durable_runs_launched
@@ -193,7 +202,7 @@ class DurableRuns:
         return await source.list_workflows_async(
             status=status,
             name=NAMES,
-            app_version=self._config.application_version,
+            app_version=self.version,
             executor_id=executor_id,
             load_input=False,
             load_output=False,

@@ -6,6 +6,7 @@ ends is settlement's; what must happen after its commit is handed to ``apply``.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -20,10 +21,10 @@ from bot.agents.metering import MeteredModel
 from bot.agents.models import ModelFactory
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
 from bot.config import Config
-from bot.core import internal_context
+from bot.core import internal_context, store_steps
 from bot.core.approvals import Approvals
 from bot.core.budgets import Budgets
-from bot.core.durable_runs import DurableRuns, step, step_key
+from bot.core.durable_runs import DurableRuns, step
 from bot.core.mcp_tools import McpTools
 from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
@@ -33,15 +34,22 @@ from bot.core.run_queues import RunQueues
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
 from bot.core.signals import Signals
+from bot.core.store_steps import store_step
 from bot.core.tool_gates import tool_gate
 from bot.core.tool_policy import offered_tools, usable_tools
-from bot.core.turn_journal import TurnMessages, turn_start
+from bot.core.turn_journal import TurnMessages, TurnStart, turn_start
 from bot.records import Delegation, Run, RunStatus, Session, SessionKind, Usage
+from storage.db import Connection
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 _DELEGATES = (Delegation.BOUNDED, Delegation.INDEPENDENT)  # their agentic loop stops at max_tool_iterations
 Prompt = str | DeferredToolResults  # a turn starts from a prompt, or from people's decisions on its paused calls
+
+
+def _taken(recorded: str) -> list[tuple[str | None, str]]:
+    """An inbox take's items as its step recorded them (JSON turns the pairs into lists)."""
+    return [(source, content) for source, content in json.loads(recorded)]
 
 
 class Execution:
@@ -103,9 +111,13 @@ class Execution:
         return steered
 
     async def take_inbox(self, run_id: str, *, wake: bool) -> str | None:
-        """Consume the run's pending inbox as one prompt (steers as they are, completions in one internal block)."""
-        async with self._repos.db.transaction() as tx:
-            items = await self._repos.inbox.take_pending(tx, run_id, self._clock(), taker=step_key())
+        """Consume the run's pending inbox as one prompt (steers as they are, completions in one internal block): a
+        step journaled in the store, so a replay takes what the first execution took, nothing included."""
+
+        async def take(tx: Connection) -> list[tuple[str | None, str]]:
+            return await self._repos.inbox.take_pending(tx, run_id, self._clock())
+
+        items = await store_step(self._repos, run_id, "inbox.take", take, json.dumps, _taken)
         if not items:
             return None
         steers = [content for source, content in items if source is None]
@@ -115,6 +127,7 @@ class Execution:
 
     async def _resume(self, run_id: str, wake: bool) -> None:
         """A run's or a wake's workflow body: started or taken from a queue here, or recovered by DBOS."""
+        store_steps.begin()
         self.dispatch.track(run_id)
         await self._started.wait()
         await self._execute(run_id, wake=wake, durable=True)
@@ -165,20 +178,21 @@ class Execution:
         running (``None``: nothing to do)."""
         if wake:
             decided = await step("approvals.take", self._approvals.take_decisions, run.id)
-            prompt: Prompt | None = decided or await step("inbox.take", self.take_inbox, run.id, wake=True)
+            prompt: Prompt | None = decided or await self.take_inbox(run.id, wake=True)
             if prompt is None:
                 log.warning("wake_without_messages")
                 outcome = RunOutcome(RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, [])
                 return await self._next_prompt(run, await self._settlement.end_turn(run, session, outcome))
             return prompt
-        if not await step("run.start", self._mark_running, run.id):
+        if not await self._mark_running(run.id):
             return None
         log.info("run_started", model=run.model)
         self._signals.run_changed(run.id)
         return run.task
 
     async def _mark_running(self, run_id: str) -> bool:
-        """Queued → running; in a workflow, also true for a run it had marked before its step was recorded."""
+        """Queued → running; in a workflow, also true for a run it marked before (a replay): no step needs to record
+        it, since a run that was not started then has ended, and ``_execute`` leaves an ended run alone."""
         async with self._repos.db.transaction() as tx:
             started = await self._repos.runs.mark_running(tx, run_id, self._clock())
             await self._repos.runs.own(tx, run_id)
@@ -189,7 +203,7 @@ class Execution:
         """Apply what the settled turn asks for; then the inbox for another turn, or ``None``."""
         if ended.after is not None:
             self._apply(ended.after)
-        return await step("inbox.take", self.take_inbox, run.id, wake=True) if ended.again else None
+        return await self.take_inbox(run.id, wake=True) if ended.again else None
 
     async def _offered(self, session: Session) -> frozenset[str]:
         """The session's tools; a bounded delegate's never exceed its caller's."""
@@ -206,7 +220,14 @@ class Execution:
             system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
         runtime = self._config.runtime_profile_of(session.agent_id)
         toolset = session_toolset(await self._offered(session))
-        start = await step("turn.start", turn_start, self._repos, run.id, session.key, run.usage)
+        start = await store_step(
+            self._repos,
+            run.id,
+            "turn.start",
+            lambda tx: turn_start(self._repos, run.id, session.key, run.usage),
+            TurnStart.encoded,
+            TurnStart.decoded,
+        )
         before, stored = start.usage, TurnMessages(self._repos, run.id, start)
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
@@ -221,7 +242,7 @@ class Execution:
             self._signals.run_changed(run.id)
 
         async def drain() -> list[str]:
-            text = await step("inbox.take", self.take_inbox, run.id, wake=False)
+            text = await self.take_inbox(run.id, wake=False)
             return [text] if text else []
 
         request = RunRequest(

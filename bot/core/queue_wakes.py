@@ -1,5 +1,8 @@
-"""Waking DBOS's queue workers: a run queued in this process, or the end of a workflow here (a place in a lane free
-again), starts the workers' next poll at once instead of after ``[durability] queue_poll_seconds``.
+"""Waking DBOS's queue workers: a run queued in this process starts its queue's next poll at once, and the end of a
+workflow here (a place free again) the next poll of the queues it may have held a place in, instead of after
+``[durability] queue_poll_seconds``. Only the queues named are woken: a poll costs a few milliseconds of CPU (DBOS
+reloads the queue, checks the application version and claims in their own transactions), and waking every worker
+for every run made polls most of a durable run's cost.
 
 Open-source DBOS has no wake: each queue's worker thread sleeps its polling interval on the event that stops it. At
 launch each worker is handed, in that event's place, a :class:`_Interval` that a wake also ends, so every rule of the
@@ -22,17 +25,22 @@ _current: QueueWakes | None = None  # DBOS is one instance per process: the wake
 
 
 class QueueWakes:
-    """A count of wakes, which each worker compares with the last it saw (a wake during a poll is not lost: the
-    worker polls again at once), and whether the workers should stop."""
+    """A count of wakes per queue, which each worker compares with the last it saw (a wake during a poll is not lost:
+    the worker polls again at once), and whether the workers should stop."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
-        self.count = 0
+        self._counts: dict[str, int] = {}
         self.closed = False
 
-    def wake(self) -> None:
+    def count(self, queue: str) -> int:
         with self._changed:
-            self.count += 1
+            return self._counts.get(queue, 0)
+
+    def wake(self, *queues: str) -> None:
+        with self._changed:
+            for queue in queues:
+                self._counts[queue] = self._counts.get(queue, 0) + 1
             self._changed.notify_all()
 
     def close(self) -> None:
@@ -42,21 +50,22 @@ class QueueWakes:
             self.closed = True
             self._changed.notify_all()
 
-    def sleep(self, seen: int, timeout: float | None) -> int:
-        """Wait up to ``timeout`` for a wake after ``seen`` (or the close); the count then."""
+    def sleep(self, queue: str, seen: int, timeout: float | None) -> int:
+        """Wait up to ``timeout`` for a wake of ``queue`` after ``seen`` (or the close); its count then."""
         with self._changed:
-            self._changed.wait_for(lambda: self.count != seen or self.closed, timeout)
-            return self.count
+            self._changed.wait_for(lambda: self._counts.get(queue, 0) != seen or self.closed, timeout)
+            return self._counts.get(queue, 0)
 
 
 class _Interval(threading.Event):
     """What one queue worker waits on between polls, in place of DBOS's stop event: that event, or a wake."""
 
-    def __init__(self, stop: threading.Event, wakes: QueueWakes) -> None:
+    def __init__(self, stop: threading.Event, wakes: QueueWakes, queue: str) -> None:
         super().__init__()
         self._stop = stop
         self._wakes = wakes
-        self._seen = wakes.count
+        self._queue = queue
+        self._seen = wakes.count(queue)
 
     def is_set(self) -> bool:
         return self._stop.is_set() or self._wakes.closed
@@ -64,13 +73,13 @@ class _Interval(threading.Event):
     def wait(self, timeout: float | None = None) -> bool:
         """True: stop. False: poll (the interval is over, or a wake came)."""
         if not self.is_set():
-            self._seen = self._wakes.sleep(self._seen, timeout)
+            self._seen = self._wakes.sleep(self._queue, self._seen, timeout)
         return self.is_set()
 
 
 def _waking_worker(stop_event: threading.Event, dbos: DBOS, queue: Queue) -> None:
     assert _current is not None, "a queue worker started before listen()"
-    _worker(_Interval(stop_event, _current), dbos, queue)
+    _worker(_Interval(stop_event, _current, queue.name), dbos, queue)
 
 
 def listen(wakes: QueueWakes) -> None:

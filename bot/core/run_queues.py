@@ -84,8 +84,8 @@ class RunQueues:
         queue_wakes.listen(self._wakes)
 
     def wake_after(self, workflow: asyncio.Task[None]) -> None:
-        """Poll now: ``workflow`` ended here, and its place may be another run's."""
-        self._wakes.wake()
+        """Poll both queues now: ``workflow`` ended here, and the place it held in one of them may be another run's."""
+        self._wakes.wake(SUBAGENTS, CHAT)
 
     def stop_listening(self) -> None:
         """Before DBOS's stop: the queue workers end their wait and stop."""
@@ -108,7 +108,7 @@ class RunQueues:
         options = SetEnqueueOptions(queue_partition_key=place.partition, priority=place.priority)
         with SetWorkflowID(workflow_id), options:
             await self._queues[place.queue].enqueue_async(workflow, run_id)
-        self._wakes.wake()
+        self._wakes.wake(place.queue)
 
     async def lane_order(self) -> list[str]:
         """The workflows waiting in the sub-agent lane, in the order they will start."""

@@ -1,0 +1,55 @@
+"""Steps of a durable run journaled in the store itself, not in DBOS: those whose work is the store's (taking a
+run's inbox, reading where a turn starts). The work and the record of what it returned commit in one transaction,
+so such a step happens exactly once (a replay reads the record back) for a fraction of a millisecond, where a DBOS
+step costs milliseconds of CPU (two transactions of its own, built through SQLAlchemy, on DBOS's threads).
+
+A step's key is its workflow's id, its name, and its count among that workflow's steps of that name: the same when a
+recovered workflow replays it, since a workflow is deterministic up to what its steps return. Outside a workflow
+(durable runs off) a step is its work, in a transaction.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from typing import TypeVar
+
+from dbos import DBOS
+
+from bot.agents.journal import in_workflow
+from storage.db import Connection
+from storage.repositories import Repositories
+
+T = TypeVar("T")
+_counts: ContextVar[Counter[str] | None] = ContextVar("store_step_counts", default=None)
+
+
+def begin() -> None:
+    """At the start of a workflow's body: its store steps count from the first (each execution, replays too)."""
+    _counts.set(Counter())
+
+
+async def store_step(
+    repos: Repositories,
+    run_id: str,
+    name: str,
+    work: Callable[[Connection], Awaitable[T]],
+    encode: Callable[[T], str],
+    decode: Callable[[str], T],
+) -> T:
+    """``work`` in a transaction, once per workflow step: a replay gets back what the first execution returned."""
+    if not in_workflow():
+        async with repos.db.transaction() as tx:
+            return await work(tx)
+    counts = _counts.get()
+    assert counts is not None, "a store step in a workflow whose body did not begin()"
+    counts[name] += 1
+    key = f"{DBOS.workflow_id}#{name}#{counts[name]}"
+    recorded = await repos.run_steps.output(key)
+    if recorded is not None:
+        return decode(recorded)
+    async with repos.db.transaction() as tx:
+        result = await work(tx)
+        await repos.run_steps.record(tx, key, run_id, encode(result))
+    return result
