@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 from bot.core.queue_wakes import QueueWakes
 from bot.core.requests import ChatRequest
@@ -72,6 +73,14 @@ async def test_queued_runs_start_when_woken_not_at_the_next_poll(tmp_path, monke
         await settle(core, lambda: len(work.started) == 5, timeout=SOON)
         work.finish(work.started[-1])  # named by its first prompt: the children's results it was told of
         await settle(core, lambda: _completed(core, turn), timeout=SOON)
+        elsewhere = replace(ORIGIN, channel_id=200, conversation="discord:channel:200")
+        turns = [await core.chat(ChatRequest(text=text, origin=elsewhere)) for text in ("one", "two")]
+        await settle(core, lambda: len(work.started) == 6, timeout=SOON)
+        assert (await core.runs.get(turns[1])).status is RunStatus.QUEUED  # behind its session's turn in flight
+        work.finish(work.started[-1])  # that turn's end wakes the main agent's queue for the next
+        for run_id in turns:
+            await settle(core, lambda run_id=run_id: _completed(core, run_id), timeout=SOON)
+        assert len(work.started) == 7
         assert queue_workers()
         await eventually(  # they poll after the turn's end, then sleep
             lambda: set(queue_workers()) <= sleepers.now, timeout=SOON, describe="every queue worker asleep"

@@ -30,7 +30,7 @@ from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
 from bot.core.run_dispatch import RunDispatch
 from bot.core.run_lanes import RunLanes
-from bot.core.run_queues import RunQueues
+from bot.core.run_queues import RunQueues, queue_of
 from bot.core.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
 from bot.core.settlement import AfterCommit, Settlement, TurnEnd
 from bot.core.signals import Signals
@@ -146,6 +146,8 @@ class Execution:
             await self._own(run_id)
         session = await self._repos.sessions.get(run.session_key)
         assert session is not None, f"run {run_id} has no session"
+        if durable:
+            self.dispatch.holds(run.id, queue_of(run, session, wake=wake))
         spawned = {"spawn_site": session.spawn_site} if session.spawn_site else {}
         with structlog.contextvars.bound_contextvars(
             run_id=run.id,

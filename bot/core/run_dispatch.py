@@ -22,7 +22,7 @@ import structlog
 
 from bot.core.durable_runs import DurableRuns, run_of
 from bot.core.fair_lane import FairLane
-from bot.core.run_queues import Placement, RunQueues, placement
+from bot.core.run_queues import CHAT, SUBAGENTS, Placement, RunQueues, placement
 from bot.records import Run, Session, short_run_id
 from storage.repositories import Repositories
 
@@ -49,6 +49,7 @@ class RunDispatch:
         self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._queued: set[str] = set()  # workflows this process queued that may not have finished
+        self._held: dict[str, tuple[str, ...]] = {}  # run id → the queue its workflow executing here came from
         self._supervisor: asyncio.Task[None] | None = None
         self._placing = asyncio.Lock()
 
@@ -89,7 +90,15 @@ class RunDispatch:
         if task is not None and self._tasks.get(run_id) is not task:
             self._tasks[run_id] = task
             task.add_done_callback(functools.partial(self._forget, run_id))
-            task.add_done_callback(self._queues.wake_after)
+            task.add_done_callback(functools.partial(self._left, run_id))
+
+    def holds(self, run_id: str, queue: str | None) -> None:
+        """The workflow executing ``run_id`` here was taken from ``queue`` (``None``: it started at once)."""
+        self._held[run_id] = () if queue is None else (queue,)
+
+    def _left(self, run_id: str, task: asyncio.Task[None]) -> None:
+        """A workflow ended here: its queue polls now (both of ours when it ended before saying which it was in)."""
+        self._queues.wake_after(self._held.pop(run_id, (SUBAGENTS, CHAT)))
 
     async def lane_places(self) -> dict[str, int]:
         """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's order."""

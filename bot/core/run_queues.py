@@ -20,7 +20,6 @@ ends, so a queued run starts at once when there is room here, and within a poll 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -46,14 +45,22 @@ class Placement:
     priority: int | None = None
 
 
-async def placement(repos: Repositories, run: Run, session: Session, *, wake: bool) -> Placement | None:
+def queue_of(run: Run, session: Session, *, wake: bool) -> str | None:
     """The queue a run (or its wake) waits in; ``None``: it starts at once."""
     if session.delegation is not None or (run.kind is RunKind.CHAT and wake):
         return None
-    if run.kind is RunKind.CHAT:
+    return CHAT if run.kind is RunKind.CHAT else SUBAGENTS
+
+
+async def placement(repos: Repositories, run: Run, session: Session, *, wake: bool) -> Placement | None:
+    """Where in its queue a run (or its wake) waits; ``None``: it starts at once."""
+    queue = queue_of(run, session, wake=wake)
+    if queue == CHAT:
         turn = 1 + await repos.runs.count_before(session.key, run.created_at)
         return Placement(CHAT, partition=session.key, priority=turn)
-    return Placement(SUBAGENTS, priority=1 + await repos.runs.lane_load(run.requester_user_id, run.created_at))
+    if queue == SUBAGENTS:
+        return Placement(SUBAGENTS, priority=1 + await repos.runs.lane_load(run.requester_user_id, run.created_at))
+    return None
 
 
 class RunQueues:
@@ -83,9 +90,9 @@ class RunQueues:
         self._wakes = QueueWakes()
         queue_wakes.listen(self._wakes)
 
-    def wake_after(self, workflow: asyncio.Task[None]) -> None:
-        """Poll both queues now: ``workflow`` ended here, and the place it held in one of them may be another run's."""
-        self._wakes.wake(SUBAGENTS, CHAT)
+    def wake_after(self, held: tuple[str, ...]) -> None:
+        """Poll the queues a workflow that ended here held a place in: the place may be another run's now."""
+        self._wakes.wake(*held)
 
     def stop_listening(self) -> None:
         """Before DBOS's stop: the queue workers end their wait and stop."""
