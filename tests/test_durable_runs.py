@@ -555,3 +555,17 @@ async def test_the_journal_in_a_sqlite_file_commits_without_waiting_for_the_disk
         assert journal == store == 1  # NORMAL (FULL, 2, is SQLite's default)
     finally:
         await stop(db, orchestrator)
+
+
+async def test_a_process_keeps_nothing_per_run_it_queued_once_the_run_started(tmp_path):
+    """Before: every workflow id queued here stayed in memory until someone waited for idleness (in the bot, never)."""
+    script = Script()
+    script.release.set()
+    db, orchestrator = await start(tmp_path, script, durable=True)
+    spawned = [
+        await orchestrator.spawn(SpawnRequest(agent_id="researcher", task=f"find {i}", origin=ORIGIN)) for i in range(3)
+    ]
+    for accepted in spawned:
+        await orchestrator.wait_for(lambda run_id=accepted.run_id: orchestrator_run_ended(orchestrator, run_id), 10)
+    assert orchestrator._execution.dispatch._queued == set()
+    await stop(db, orchestrator)

@@ -116,6 +116,11 @@ async def step(name: str, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args
     return await DBOS.run_step_async({"name": name}, fn, *args, **kwargs)
 
 
+def current_workflow() -> str | None:
+    """The id of the workflow whose code (or step) runs now, if any."""
+    return DBOS.workflow_id
+
+
 def step_key() -> str | None:
     """Inside a step, its place in its workflow (``<workflow id>#<step number>``), the same when a recovered workflow
     runs the step again: rows a step takes are tagged with it, so a step cut off before its result was recorded

@@ -20,7 +20,7 @@ from typing import Literal
 
 import structlog
 
-from bot.core.durable_runs import DurableRuns, run_of
+from bot.core.durable_runs import DurableRuns, current_workflow, run_of
 from bot.core.fair_lane import FairLane
 from bot.core.run_queues import CHAT, SUBAGENTS, Placement, RunQueues, placement
 from bot.records import Run, Session, short_run_id
@@ -30,6 +30,7 @@ log = structlog.get_logger(__name__)
 Action = Literal["queue", "wake", "kill"]
 Execute = Callable[[str, bool], Awaitable[None]]  # (run id, woken)
 _IDLE_POLL = 0.02  # seconds between looks at workflows this process queued, while waiting for them to finish
+_FORGET_AT = 1000  # workflows queued here and not started here: then look which ended (taken by other processes)
 
 
 class RunDispatch:
@@ -48,7 +49,7 @@ class RunDispatch:
         self._queues = queues
         self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._queued: set[str] = set()  # workflows this process queued that may not have finished
+        self._queued: set[str] = set()  # workflows this process queued, not yet started here nor seen ended
         self._held: dict[str, tuple[str, ...]] = {}  # run id → the queue its workflow executing here came from
         self._supervisor: asyncio.Task[None] | None = None
         self._placing = asyncio.Lock()
@@ -86,6 +87,7 @@ class RunDispatch:
     def track(self, run_id: str) -> None:
         """The current task executes ``run_id`` (a workflow DBOS started here): stopped with the others at close; when
         it ends (its outcome recorded), the queue workers here poll at once, for the place it leaves."""
+        self._queued.discard(current_workflow() or "")
         task = asyncio.current_task()
         if task is not None and self._tasks.get(run_id) is not task:
             self._tasks[run_id] = task
@@ -109,7 +111,7 @@ class RunDispatch:
         """Wait until nothing this process started or queued is queued or executing (here, or anywhere)."""
         while True:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
-            self._queued = await self._queues.unfinished(self._queued)
+            await self._forget_ended()
             if not self._tasks and self._actions.empty() and not self._queued:
                 return
             await asyncio.sleep(_IDLE_POLL if self._queued else 0)
@@ -169,8 +171,16 @@ class RunDispatch:
         except Exception:  # DBOS's database failed us: the next start finds the run not started and starts it
             log.exception("run_not_started", run_id=run_id, wake=wake)
             return
-        if queued is not None:
+        if queued is not None and self._tasks.get(run_id) is asyncio.current_task():  # else it started here already
             self._queued.add(queued)
+            if len(self._queued) >= _FORGET_AT:  # queued here, taken by other processes
+                await self._forget_ended()
+
+    async def _forget_ended(self) -> None:
+        """Forget the workflows queued here that have ended (in another process: one started here is forgotten
+        as it starts)."""
+        queued = set(self._queued)
+        self._queued -= queued - await self._queues.unfinished(queued)
 
     def _forget(self, run_id: str, task: asyncio.Task[None]) -> None:
         if self._tasks.get(run_id) is task:
