@@ -98,20 +98,15 @@ class ApprovalRepository:
         )
         return int(rows[0][0])
 
-    async def take_decided(self, tx: Connection, run_id: str, *, taker: str | None = None) -> list[Approval]:
-        """The run's decisions that have not reached its model yet, now marked as having reached it (taken by
-        ``taker``); if ``taker`` took decisions already, those again and nothing else."""
-        select = f"SELECT {_COLUMNS} FROM approvals WHERE run_id = ?"
-        if taker is not None and (
-            taken := await tx.fetch_all(f"{select} AND taken_by = ? ORDER BY created_at, id", (run_id, taker))
-        ):
-            return [_approval(row) for row in taken]
+    async def take_decided(self, tx: Connection, run_id: str) -> list[Approval]:
+        """The run's decisions that have not reached its model yet, now marked as having reached it."""
         rows = await tx.fetch_all(
-            f"{select} AND consumed = 0 AND status != 'pending' ORDER BY created_at, id", (run_id,)
+            f"SELECT {_COLUMNS} FROM approvals WHERE run_id = ? AND consumed = 0 AND status != 'pending' "
+            "ORDER BY created_at, id",
+            (run_id,),
         )
         await tx.execute(
-            "UPDATE approvals SET consumed = 1, taken_by = ? WHERE run_id = ? AND consumed = 0 AND status != 'pending'",
-            (taker, run_id),
+            "UPDATE approvals SET consumed = 1 WHERE run_id = ? AND consumed = 0 AND status != 'pending'", (run_id,)
         )
         return [_approval(row) for row in rows]
 

@@ -21,13 +21,14 @@ from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 from bot.agents.runner import RunOutcome
 from bot.agents.tool_gate import DENIED, TIMED_OUT
 from bot.config import Config, secret_values
-from bot.core.durable_runs import step_key
 from bot.core.errors import UserError
 from bot.core.settlement import AfterCommit
+from bot.core.store_steps import store_step
 from bot.core.timers import Timers, skipped_if_bad
 from bot.logging_setup import REDACTED
 from bot.records import Actor, Approval, ApprovalStatus, Run, RunStatus, Session, short_run_id
 from storage.audit import AuditEntry
+from storage.db import Connection
 from storage.repositories import Repositories
 
 ARGUMENTS_SHOWN = 300  # characters of a call's arguments a request shows
@@ -41,6 +42,13 @@ def shown_arguments(arguments: str, secrets: list[str]) -> str:
         if len(secret) >= 6:
             arguments = arguments.replace(secret, REDACTED)
     return arguments if len(arguments) <= ARGUMENTS_SHOWN else arguments[: ARGUMENTS_SHOWN - 1] + "…"
+
+
+def _result(status: ApprovalStatus) -> ToolApproved | ToolDenied:
+    """What the model reads of a decision."""
+    if status is ApprovalStatus.APPROVED:
+        return ToolApproved()
+    return ToolDenied(TIMED_OUT if status is ApprovalStatus.TIMED_OUT else DENIED)
 
 
 class Approvals:
@@ -174,19 +182,17 @@ class Approvals:
         return True
 
     async def take_decisions(self, run_id: str) -> DeferredToolResults | None:
-        """The decisions a woken run's next turn starts from (``None``: it was woken for something else)."""
-        async with self._repos.db.transaction() as tx:
-            decided = await self._repos.approvals.take_decided(tx, run_id, taker=step_key())
+        """The decisions a woken run's next turn starts from (``None``: it was woken for something else): a step
+        journaled in the store, so a replay takes the decisions the first execution took."""
+
+        async def take(tx: Connection) -> list[tuple[str, str]]:
+            decided = await self._repos.approvals.take_decided(tx, run_id)
+            return [(approval.tool_call_id, approval.status.value) for approval in decided]
+
+        decided = await store_step(self._repos, run_id, "approvals.take", take, json.dumps, json.loads)
         if not decided:
             return None
-        return DeferredToolResults(
-            approvals={
-                approval.tool_call_id: ToolApproved()
-                if approval.status is ApprovalStatus.APPROVED
-                else ToolDenied(TIMED_OUT if approval.status is ApprovalStatus.TIMED_OUT else DENIED)
-                for approval in decided
-            }
-        )
+        return DeferredToolResults(approvals={call: _result(ApprovalStatus(status)) for call, status in decided})
 
     async def runs_ended(self, run_ids: list[str]) -> None:
         """Runs that were killed: their pending calls are cancelled (and their requests say so)."""

@@ -7,17 +7,16 @@ alive across the wait: a wait may last days, and a live workflow would hold its 
 ``wait_idle`` for all that time, while the wait itself is already durable in our tables (status, inbox, approvals).
 
 What the journal holds, in order, per workflow: every model request (``model.request``, :mod:`bot.agents.journal`),
-every take of a run's approval decisions (``approvals.take``), every call of an MCP tool (``tool.<name>``) and every
-session tool with an effect: ``sessions_spawn``, ``sessions_send``, ``subagents.<action>``, ``model_switch``, and the
-launch of ``spawn_subagent`` and ``delegate`` (their wait for the child is not a step: a resumed run waits for the
-child it launched before). Steps that are the store's own work are journaled in the store instead, in the
-transaction that does them (:mod:`bot.core.store_steps`): each turn's starting point (``turn.start``: the run's usage
-so far and how much of the session's history and of its own transcript was stored) and every take of a run's inbox
-(``inbox.take``: steers, children's results; an empty take too). Marking a queued run running is no step: a replay
-finds it running. Recovery replays those from the journals: a completed model request is not sent again, a
-completed tool call not made again, a child not spawned again; a steer, a child's result or a decision taken before
-the crash reaches the model again (a decision take tags the rows it takes with its step, :func:`step_key`, so a take
-cut off before its result was recorded takes the same rows when it runs again).
+every call of an MCP tool (``tool.<name>``) and every session tool with an effect: ``sessions_spawn``,
+``sessions_send``, ``subagents.<action>``, ``model_switch``, and the launch of ``spawn_subagent`` and ``delegate``
+(their wait for the child is not a step: a resumed run waits for the child it launched before). Steps that are the
+store's own work are journaled in the store instead, in the transaction that does them (:mod:`bot.core.store_steps`):
+each turn's starting point (``turn.start``: the run's usage so far and how much of the session's history and of its
+own transcript was stored), every take of a run's inbox (``inbox.take``: steers, children's results; an empty take
+too) and of its approval decisions (``approvals.take``). Marking a queued run running is no step: a replay finds it
+running. Recovery replays those from the journals: a completed model request is not sent again, a completed tool
+call not made again, a child not spawned again; a steer, a child's result or a decision taken before the crash
+reaches the model again.
 A step the crash cut off runs again (at least once): a model request is sent again, an MCP call made again. Tools
 without effects (lists, history) are not journaled and run again. Transcript rows and budget spending already stored
 are not stored twice (the ``turn.start`` positions tell them apart).
@@ -73,7 +72,7 @@ _SCHEMA_WAITS = 20  # half-seconds a start waits for another process creating DB
 WORKFLOW = "threadbound.run"
 WAKE_WORKFLOW = "threadbound.wake"
 NAMES = [WORKFLOW, WAKE_WORKFLOW]
-JOURNAL_LAYOUT = 2  # 2: turn starts and inbox takes journaled in the store, run starts not journaled
+JOURNAL_LAYOUT = 2  # 2: turn starts and inbox and decision takes journaled in the store, run starts not journaled
 WAKE = ":wake:"  # a wake's workflow id: <run id>:wake:<n>, n counting the run's wakes from 1
 
 _body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body
@@ -119,15 +118,6 @@ async def step(name: str, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args
 def current_workflow() -> str | None:
     """The id of the workflow whose code (or step) runs now, if any."""
     return DBOS.workflow_id
-
-
-def step_key() -> str | None:
-    """Inside a step, its place in its workflow (``<workflow id>#<step number>``), the same when a recovered workflow
-    runs the step again: rows a step takes are tagged with it, so a step cut off before its result was recorded
-    takes the same rows again. ``None`` outside any step."""
-    if DBOS.workflow_id is None or DBOS.step_id is None:
-        return None
-    return f"{DBOS.workflow_id}#{DBOS.step_id}"
 
 
 class DurableRuns:

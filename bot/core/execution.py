@@ -24,7 +24,7 @@ from bot.config import Config
 from bot.core import internal_context, store_steps
 from bot.core.approvals import Approvals
 from bot.core.budgets import Budgets
-from bot.core.durable_runs import DurableRuns, step
+from bot.core.durable_runs import DurableRuns
 from bot.core.mcp_tools import McpTools
 from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.prompts import subagent_context
@@ -179,7 +179,7 @@ class Execution:
         """A woken run's decisions on its paused calls, else its inbox; or a queued run's task once it is marked
         running (``None``: nothing to do)."""
         if wake:
-            decided = await step("approvals.take", self._approvals.take_decisions, run.id)
+            decided = await self._approvals.take_decisions(run.id)
             prompt: Prompt | None = decided or await self.take_inbox(run.id, wake=True)
             if prompt is None:
                 log.warning("wake_without_messages")

@@ -1,7 +1,8 @@
 """Steps of a durable run journaled in the store itself, not in DBOS: those whose work is the store's (taking a
-run's inbox, reading where a turn starts). The work and the record of what it returned commit in one transaction,
-so such a step happens exactly once (a replay reads the record back) for a fraction of a millisecond, where a DBOS
-step costs milliseconds of CPU (two transactions of its own, built through SQLAlchemy, on DBOS's threads).
+run's inbox or its approval decisions, reading where a turn starts). The work and the record of what it returned
+commit in one transaction, so such a step happens exactly once (a replay reads the record back) for a fraction of a
+millisecond, where a DBOS step costs milliseconds of CPU (two transactions of its own, built through SQLAlchemy, on
+DBOS's threads).
 
 A step's key is its workflow's id, its name, and its count among that workflow's steps of that name: the same when a
 recovered workflow replays it, since a workflow is deterministic up to what its steps return. Outside a workflow

@@ -6,6 +6,8 @@ CREATE TABLE run_steps (
     output      TEXT NOT NULL
 );
 CREATE INDEX run_steps_by_run ON run_steps(run_id);
--- Inbox takes are such steps now: a take no longer tags the rows it takes (approvals' takes still do, 0016).
+-- Inbox and decision takes are such steps now: a take no longer tags the rows it takes (0016).
 DROP INDEX inbox_taken_by;
 ALTER TABLE run_inbox DROP COLUMN taken_by;
+DROP INDEX approvals_taken_by;
+ALTER TABLE approvals DROP COLUMN taken_by;
