@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from bot.records import Binding
-from storage.db import Connection, Database
+from storage.db import Connection, Database, Row
 
 _COLUMNS = (
     "thread_id, parent_channel_id, guild_id, session_key, bound_by, bound_at, last_activity_at, idle_seconds, "
@@ -16,6 +16,7 @@ _WRITTEN = f"{_COLUMNS}, deadline_at"
 _REPLACE = ", ".join(f"{name} = excluded.{name}" for name in _WRITTEN.split(", ")[1:])
 _PAGE = 500  # due bindings read at a time
 _SCAN_PAGE = 5000  # bindings read at a time when every one is looked at
+NOTICES = "thread_bindings"  # notices of bindings made ("<thread id> <session key>") and ended ("<thread id>")
 
 
 def _deadline_at(binding: Binding) -> float | None:
@@ -45,6 +46,7 @@ class BindingRepository:
                 _deadline_at(binding),
             ),
         )
+        await self._db.notify(tx, NOTICES, f"{binding.thread_id} {binding.session_key}")
 
     async def get(self, thread_id: int) -> Binding | None:
         row = await self._db.fetch_one(f"SELECT {_COLUMNS} FROM thread_bindings WHERE thread_id = ?", (thread_id,))
@@ -59,21 +61,31 @@ class BindingRepository:
         return [Binding(*row) for row in rows]
 
     async def threads_by_guild(self) -> AsyncIterator[tuple[int, int]]:
-        """(guild id, thread id) of every binding in a server (a DM's has none), read a page at a time, so a hundred
-        thousand bindings are never one result in memory, and the event loop runs between pages (a SQLite read does
-        not suspend)."""
-        after = 0  # thread ids are snowflakes, all above it
+        """(guild id, thread id) of every binding in a server (a DM's has none)."""
+        async for thread_id, guild_id in self._scan("guild_id", "guild_id IS NOT NULL"):
+            yield guild_id, thread_id
+
+    async def sessions_by_thread(self) -> AsyncIterator[tuple[int, str]]:
+        """(thread id, session key) of every binding."""
+        async for thread_id, session_key in self._scan("session_key"):
+            yield thread_id, session_key
+
+    async def _scan(self, column: str, where: str = "TRUE") -> AsyncIterator[Row]:
+        """(thread id, ``column``) of every binding ``where`` holds, read a page at a time, so a hundred thousand
+        bindings are never one result in memory, and the event loop runs between pages (a SQLite read does not
+        suspend)."""
+        after = -1
         while True:
             rows = await self._db.fetch_all(
-                "SELECT guild_id, thread_id FROM thread_bindings WHERE guild_id IS NOT NULL AND thread_id > ? "
+                f"SELECT thread_id, {column} FROM thread_bindings WHERE {where} AND thread_id > ? "
                 "ORDER BY thread_id LIMIT ?",
                 (after, _SCAN_PAGE),
             )
             for row in rows:
-                yield row[0], row[1]
+                yield row
             if len(rows) < _SCAN_PAGE:
                 return
-            after = rows[-1][1]
+            after = rows[-1][0]
             await asyncio.sleep(0)
 
     async def run_mode(self) -> list[Binding]:
@@ -124,4 +136,7 @@ class BindingRepository:
             where += " AND bound_at = ? AND last_activity_at = ?"
             params += (unless_changed_from.bound_at, unless_changed_from.last_activity_at)
         row = await tx.fetch_one(f"DELETE FROM thread_bindings WHERE {where} RETURNING {_COLUMNS}", params)
-        return Binding(*row) if row else None
+        if row is None:
+            return None
+        await self._db.notify(tx, NOTICES, str(thread_id))
+        return Binding(*row)

@@ -156,6 +156,15 @@ class Database(ABC):
         return rows[0] if rows else None
 
     @abstractmethod
+    async def notify(self, tx: Connection, channel: str, payload: str) -> None:
+        """Tell every process listening to ``channel`` (:meth:`listening`) of a change, once ``tx`` commits."""
+
+    def listening(self, channel: str) -> AbstractAsyncContextManager[AsyncIterator[str]] | None:
+        """Where the store can tell of changes (PostgreSQL): a connection listening to ``channel`` from entering on,
+        whose payloads come in commit order until it drops; ``None`` where it cannot."""
+        return None
+
+    @abstractmethod
     async def close(self) -> None: ...
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import psycopg
+from psycopg import sql as pg_sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
@@ -114,9 +115,10 @@ class PostgresDatabase(Database):
     migrations_folder = "migrations/postgresql"
     skip_locked = " FOR UPDATE SKIP LOCKED"
 
-    def __init__(self, pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]]) -> None:
+    def __init__(self, pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]], url: str) -> None:
         super().__init__()
         self._pool = pool
+        self._url = url
 
     @classmethod
     async def connect(cls, url: str, *, max_size: int = 10) -> PostgresDatabase:
@@ -125,7 +127,7 @@ class PostgresDatabase(Database):
             url, min_size=1, max_size=max_size, kwargs={"autocommit": True, "row_factory": _records}, open=False
         )
         await pool.open(wait=True)
-        return cls(pool)
+        return cls(pool, url)
 
     @asynccontextmanager
     async def _writer(self) -> AsyncIterator[Connection]:
@@ -146,6 +148,22 @@ class PostgresDatabase(Database):
     async def fetch_all(self, sql: str, params: Params = ()) -> list[Row]:
         async with self._pool.connection() as connection:
             return await PostgresConnection(connection).fetch_all(sql, params)
+
+    async def notify(self, tx: Connection, channel: str, payload: str) -> None:
+        await tx.execute("SELECT pg_notify(?, ?)", (channel, payload))
+
+    def listening(self, channel: str) -> AbstractAsyncContextManager[AsyncIterator[str]]:
+        return self._listening(channel)
+
+    @asynccontextmanager
+    async def _listening(self, channel: str) -> AsyncIterator[AsyncIterator[str]]:
+        """A connection of its own (a pooled one would be handed to others between notices)."""
+        connection = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        try:
+            await connection.execute(pg_sql.SQL("LISTEN {}").format(pg_sql.Identifier(channel)))
+            yield (notice.payload async for notice in connection.notifies())
+        finally:
+            await connection.close()
 
     async def close(self) -> None:
         await self._pool.close()

@@ -75,6 +75,9 @@ class SqliteDatabase(Database):
 
     migrations_folder = "migrations/sqlite"
 
+    async def notify(self, tx: Connection, channel: str, payload: str) -> None:
+        """Nobody listens (SQLite has no notices): processes sharing a SQLite store read its tables."""
+
     def __init__(self, writer: SqliteConnection, reader: SqliteConnection) -> None:
         super().__init__()
         self._conn = writer

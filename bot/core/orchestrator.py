@@ -171,7 +171,7 @@ class Orchestrator:
     async def close(self) -> None:
         """Stop every task; runs still live stay live in the database and are settled at next start."""
         self._timers.shutdown()
-        await asyncio.gather(self._execution.dispatch.close(), self._signals.close())
+        await asyncio.gather(self._execution.dispatch.close(), self._signals.close(), self._thread_bindings.close())
         await self._executors.close()
 
     async def wait_idle(self) -> None:

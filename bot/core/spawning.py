@@ -261,6 +261,8 @@ class Spawning:
                 await self._repos.bindings.add(tx, binding)
             if also is not None:
                 await also(tx)
+        if binding is not None:
+            self._threads.routes.bound(binding.thread_id, binding.session_key)
         self._archiving.cancel(run.session_key)
         log.info(
             "run_queued",

@@ -17,6 +17,7 @@ from typing import Protocol
 import structlog
 
 from bot.core.archiving import Archiving
+from bot.core.bound_threads import BoundThreads
 from bot.core.deadline_sweep import DeadlineSweep
 from bot.core.errors import SpawnRefused, UserError
 from bot.core.guild_settings import GuildSettings
@@ -63,13 +64,19 @@ class ThreadBindings:
         self._sessions = sessions
         self._clock = clock
         self._deadlines = DeadlineSweep("bindings", timers, clock, repos.bindings.next_deadline, self._expire_due)
+        self.routes = BoundThreads(repos)
 
     async def start(self) -> None:
-        """Wake for the earliest deadline, and end run-mode bindings whose run ended while the bot was down."""
+        """Follow the bindings in memory, wake for the earliest deadline, and end run-mode bindings whose run ended
+        while the bot was down."""
+        self.routes.start()
         await self._deadlines.start()
         for binding in await self._repos.bindings.run_mode():
             assert binding.ends_with_run_id is not None
             await self.end_run_bindings(binding.ends_with_run_id)
+
+    async def close(self) -> None:
+        await self.routes.close()
 
     async def open_thread(self, plan: SpawnPlan, origin: Origin) -> Binding:
         """Create the thread a spawned session will live in (a DM binds itself); not yet persisted."""
@@ -143,6 +150,7 @@ class ThreadBindings:
         async with self._repos.db.transaction() as tx:
             await self._repos.bindings.add(tx, binding)
             await self._repos.sessions.set_archive_at(tx, binding.session_key, None)
+        self.routes.bound(binding.thread_id, binding.session_key)
         self._archiving.cancel(binding.session_key)
         self._schedule_deadline(binding)
         log.info("thread_bound", thread_id=binding.thread_id, session_key=binding.session_key)
@@ -150,6 +158,8 @@ class ThreadBindings:
     async def route_message(self, thread_id: int, text: str, origin: Origin) -> bool:
         """A person wrote in a thread: if it is bound, the message goes to its session (no mention needed) —
         steered into the running run, or as a new turn. Returns whether the thread was bound."""
+        if await self.routes.session_of(thread_id) is None:  # most threads: answered in memory
+            return False
         binding = await self._repos.bindings.get(thread_id)
         if binding is None:
             return False
@@ -175,6 +185,7 @@ class ThreadBindings:
             removed = await self._repos.bindings.remove(tx, thread_id, unless_changed_from=unless_changed_from)
         if removed is None:
             return False
+        self.routes.unbound(thread_id)
         log.info("thread_unbound", thread_id=thread_id, farewell=farewell is not None)
         if farewell and self._threads is not None:
             with contextlib.suppress(ThreadUnavailable):
