@@ -57,14 +57,6 @@ class ApprovalRepository:
             ],
         )
 
-    async def asked(self, tx: Connection, run_id: str, tool_call_ids: Sequence[str]) -> bool:
-        """Whether the run asked about any of these calls already (a pause is stored once)."""
-        marks = ", ".join("?" for _ in tool_call_ids)
-        rows = await tx.fetch_all(
-            f"SELECT 1 FROM approvals WHERE run_id = ? AND tool_call_id IN ({marks}) LIMIT 1", (run_id, *tool_call_ids)
-        )
-        return bool(rows)
-
     async def get(self, approval_id: str, tx: Connection | None = None) -> Approval | None:
         sql, params = f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)
         rows = await (tx or self._db).fetch_all(sql, params)

@@ -10,6 +10,7 @@ import time
 import pytest
 from structlog.testing import capture_logs
 
+from bot.core import bound_threads
 from bot.core.bound_threads import BoundThreads
 from bot.records import Binding
 from tests import stores
@@ -62,7 +63,8 @@ async def test_a_binding_made_or_ended_in_another_process_routes_here_accordingl
 
 
 @pytest.mark.skipif(not stores.POSTGRESQL, reason="only a PostgreSQL store sends notices")
-async def test_while_its_connection_is_down_the_table_answers_and_then_the_map_follows_again(tmp_path):
+async def test_while_its_connection_is_down_the_table_answers_and_then_the_map_follows_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(bound_threads, "_LISTEN_AGAIN_SECONDS", 5.0)  # down long enough to be asked meanwhile
     with capture_logs() as logs:
         async with running_core(tmp_path, MODELS, CONFIG) as here:
             session_key = (await spawned_and_done(here)).session_key
@@ -74,6 +76,7 @@ async def test_while_its_connection_is_down_the_table_answers_and_then_the_map_f
             await eventually(lambda: routes(here)._sessions is None, timeout=10, describe="the map given up")
             async with running_core(tmp_path, MODELS, CONFIG) as elsewhere:
                 await elsewhere.bind(bound_to(session_key, 3))
+                assert routes(here)._sessions is None
                 assert await answers(here, 3, session_key)  # from the table, while not following
 
                 await following(here)

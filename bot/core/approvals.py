@@ -23,7 +23,7 @@ from bot.agents.tool_gate import DENIED, TIMED_OUT
 from bot.config import Config, secret_values
 from bot.core.errors import UserError
 from bot.core.settlement import AfterCommit
-from bot.core.store_steps import store_step
+from bot.core.store_steps import once, store_step
 from bot.core.timers import Timers, skipped_if_bad
 from bot.logging_setup import REDACTED
 from bot.records import Actor, Approval, ApprovalStatus, Run, RunStatus, Session, short_run_id
@@ -107,16 +107,20 @@ class Approvals:
             )
             for call in outcome.pending
         ]
-        async with self._repos.db.transaction() as tx:
-            if await self._repos.approvals.asked(tx, run.id, [approval.tool_call_id for approval in approvals]):
-                log.info("pause_replayed")  # its workflow replayed after the pause: the run is the decisions' now
-                return AfterCommit()
+        paused = False
+
+        async def store(tx: Connection) -> None:
+            nonlocal paused
             await self._repos.runs.record_usage(tx, run.id, outcome.usage)
             paused = await self._repos.runs.set_status(
                 tx, run.id, RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, result_text=outcome.result_text
             )
             if paused:
                 await self._repos.approvals.add(tx, approvals)
+
+        if not await once(self._repos, run.id, "approvals.pause", store):
+            log.info("pause_replayed")  # its workflow replayed after the pause: the run is the decisions' now
+            return AfterCommit()
         if not paused:
             return AfterCommit()
         for approval in approvals:

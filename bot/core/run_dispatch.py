@@ -50,6 +50,7 @@ class RunDispatch:
         self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._queued: set[str] = set()  # workflows this process queued, not yet started here nor seen ended
+        self._forget_at = _FORGET_AT
         self._held: dict[str, tuple[str, ...]] = {}  # run id → the queue its workflow executing here came from
         self._supervisor: asyncio.Task[None] | None = None
         self._placing = asyncio.Lock()
@@ -173,8 +174,9 @@ class RunDispatch:
             return
         if queued is not None and self._tasks.get(run_id) is asyncio.current_task():  # else it started here already
             self._queued.add(queued)
-            if len(self._queued) >= _FORGET_AT:  # queued here, taken by other processes
+            if len(self._queued) >= self._forget_at:  # queued here, taken by other processes (or a backlog)
                 await self._forget_ended()
+                self._forget_at = max(_FORGET_AT, 2 * len(self._queued))  # a backlog still queued: not every time
 
     async def _forget_ended(self) -> None:
         """Forget the workflows queued here that have ended (in another process: one started here is forgotten

@@ -1,8 +1,8 @@
 """Steps of a durable run journaled in the store itself, not in DBOS: those whose work is the store's (taking a
-run's inbox or its approval decisions, reading where a turn starts). The work and the record of what it returned
-commit in one transaction, so such a step happens exactly once (a replay reads the record back) for a fraction of a
-millisecond, where a DBOS step costs milliseconds of CPU (two transactions of its own, built through SQLAlchemy, on
-DBOS's threads).
+run's inbox or its approval decisions, pausing for approval, reading where a turn starts). The work and the record
+of what it returned commit in one transaction (a read's, right after it), so such a step happens exactly once (a
+replay reads the record back) for a fraction of a millisecond, where a DBOS step costs milliseconds of CPU (two
+transactions of its own, built through SQLAlchemy, on DBOS's threads).
 
 A step's key is its workflow's id, its name, and its count among that workflow's steps of that name: the same when a
 recovered workflow replays it, since a workflow is deterministic up to what its steps return. Outside a workflow
@@ -11,6 +11,7 @@ recovered workflow replays it, since a workflow is deterministic up to what its 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -54,3 +55,17 @@ async def store_step(
         result = await work(tx)
         await repos.run_steps.record(tx, key, run_id, encode(result))
     return result
+
+
+async def once(repos: Repositories, run_id: str, name: str, work: Callable[[Connection], Awaitable[None]]) -> bool:
+    """``work`` in a transaction, once per workflow step; False: a replay, whose first execution did it."""
+    done = False
+
+    async def doing(tx: Connection) -> bool:
+        nonlocal done
+        await work(tx)
+        done = True
+        return done
+
+    await store_step(repos, run_id, name, doing, json.dumps, json.loads)
+    return done

@@ -6,8 +6,5 @@ CREATE TABLE run_steps (
     output      TEXT NOT NULL
 );
 CREATE INDEX run_steps_by_run ON run_steps(run_id);
--- Inbox and decision takes are such steps now: a take no longer tags the rows it takes (0016).
-DROP INDEX inbox_taken_by;
-ALTER TABLE run_inbox DROP COLUMN taken_by;
-DROP INDEX approvals_taken_by;
-ALTER TABLE approvals DROP COLUMN taken_by;
+-- Inbox and decision takes are such steps now and no longer tag the rows they take; 0016's taken_by columns stay
+-- until no process of the previous version can run (it still writes them while its runs finish): a later migration.
