@@ -297,6 +297,7 @@ class FakeOpenAI:
                 step = await self._resolve(await self._park(step, model), body)
             if step.delay:
                 await asyncio.sleep(step.delay)
+            rec["answered_at"] = time.time()
             if step.kind == "error":
                 return _error_response(step)
             if rec["stream"]:
