@@ -42,6 +42,10 @@ class BoundThreads:
             await asyncio.wait([self._following], timeout=_CANCEL_AGAIN_SECONDS)
         self._following = None
 
+    def surely_unbound(self, thread_id: int) -> bool:
+        """Whether memory alone says the thread is not bound (only while following; else the table must be asked)."""
+        return self._sessions is not None and thread_id not in self._sessions
+
     async def session_of(self, thread_id: int) -> str | None:
         """The session ``thread_id`` is bound to, if it is."""
         if self._sessions is not None:

@@ -158,9 +158,9 @@ class ThreadBindings:
     async def route_message(self, thread_id: int, text: str, origin: Origin) -> bool:
         """A person wrote in a thread: if it is bound, the message goes to its session (no mention needed) —
         steered into the running run, or as a new turn. Returns whether the thread was bound."""
-        if await self.routes.session_of(thread_id) is None:  # most threads: answered in memory
+        if self.routes.surely_unbound(thread_id):  # most threads, with PostgreSQL: answered in memory
             return False
-        binding = await self._repos.bindings.get(thread_id)
+        binding = await self._repos.bindings.get(thread_id)  # one read where the table answers (SQLite)
         if binding is None:
             return False
         message = checked_text(text)
