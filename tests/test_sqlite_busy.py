@@ -24,6 +24,11 @@ async def _ticks_while(work: asyncio.Future[object]) -> int:
     return ticks
 
 
+async def _write(db: Database, value: str) -> None:
+    async with db.transaction() as tx:
+        await tx.execute("INSERT INTO meta (key, value) VALUES ('ours', ?)", (value,))
+
+
 async def test_a_transaction_waits_for_another_process_lock_without_blocking_the_loop(tmp_path):
     path = tmp_path / "db.sqlite3"
     db = await Database.open(str(path))
@@ -31,12 +36,7 @@ async def test_a_transaction_waits_for_another_process_lock_without_blocking_the
     try:
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO meta (key, value) VALUES ('other', 'first')")
-
-        async def write() -> None:
-            async with db.transaction() as tx:
-                await tx.execute("INSERT INTO meta (key, value) VALUES ('ours', 'second')")
-
-        writing = asyncio.ensure_future(write())
+        writing = asyncio.ensure_future(_write(db, "second"))
         await asyncio.sleep(0.3)
         assert not writing.done()  # still waiting for the lock
         asyncio.get_running_loop().call_later(0.2, other.execute, "COMMIT")
@@ -70,4 +70,40 @@ async def test_a_lock_held_too_long_fails_the_transaction_and_leaves_nothing_hal
         assert [row[0] for row in await db.fetch_all("SELECT value FROM meta WHERE key = 'ours'")] == ["kept"]
     finally:
         other.close()
+        await db.close()
+
+
+async def test_a_transaction_cancelled_while_it_waits_for_another_process_lock_begins_then_rolls_back(tmp_path):
+    path = tmp_path / "db.sqlite3"
+    db = await Database.open(str(path))
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        writing = asyncio.ensure_future(_write(db, "cancelled"))
+        await asyncio.sleep(0.1)
+        writing.cancel()  # while its BEGIN waits: the BEGIN goes on
+        await asyncio.sleep(0.1)
+        assert not writing.done()
+        other.execute("COMMIT")
+        with pytest.raises(asyncio.CancelledError):
+            await writing
+        await _write(db, "kept")  # the BEGIN it finished was rolled back: the next one starts cleanly
+        assert [row[0] for row in await db.fetch_all("SELECT value FROM meta WHERE key = 'ours'")] == ["kept"]
+    finally:
+        other.close()
+        await db.close()
+
+
+async def test_a_transaction_that_meets_no_lock_gives_the_loop_no_turn(tmp_path):
+    """Its statements, BEGIN and COMMIT included, run through in the calling task: under load, a turn of the loop
+    with the write lock held made every other transaction wait a turn too."""
+    db = await Database.open(str(tmp_path / "db.sqlite3"))
+    try:
+        turns: list[int] = []
+        asyncio.get_running_loop().call_soon(turns.append, 1)
+        await _write(db, "first")
+        assert turns == []
+        await asyncio.sleep(0)
+        assert turns == [1]
+    finally:
         await db.close()

@@ -43,12 +43,12 @@ class RunLanes:
     @contextlib.asynccontextmanager
     async def _session_turn(self, run: Run) -> AsyncIterator[None]:
         """A session's main-agent turns, one at a time; a turn queued behind one paused for approval waits until
-        that one has resumed and ended (the session's history ends with the calls it paused on)."""
+        that one has resumed and ended (the session's history ends with the calls it paused on). A turn woken by its
+        decision is running before it takes the session's lock again: the lock alone does not keep a later turn out."""
         lock = self._session_locks.setdefault(run.session_key, asyncio.Lock())
         while True:
             async with lock:
-                ahead = await self._repos.runs.live_before(run.session_key, run.created_at)
-                if RunStatus.AWAITING_APPROVAL not in ahead:
+                if await self._earlier_ended(run):
                     yield
                     return
             await self._wait_for_earlier(run)
@@ -57,9 +57,7 @@ class RunLanes:
     async def _after_earlier_turns(self, run: Run) -> AsyncIterator[None]:
         """A queued turn the chat queue started (no other turn of its session is): it waits while an earlier one is
         paused for approval, or running again after its decision (a woken turn is not queued)."""
-        if {RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING} & set(
-            await self._repos.runs.live_before(run.session_key, run.created_at)
-        ):
+        if not await self._earlier_ended(run):
             await self._wait_for_earlier(run)
         yield
 
