@@ -123,7 +123,10 @@ class Database(ABC):
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
         """Yield a connection inside a transaction, committed at the end (rolled back on any exception, a
-        cancellation included)."""
+        cancellation included). It gives the loop a turn first, outside the write lock: a transaction that meets no
+        lock then runs through without one (:func:`_complete`), so many in a row (a burst of spawns, a retention
+        pass) still let the loop go on between them, and none holds the lock while others run."""
+        await asyncio.sleep(0)
         async with self._write_lock, self._writer() as connection:
             try:
                 await _complete(self._begin(connection))

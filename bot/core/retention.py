@@ -124,4 +124,3 @@ class Retention:
                 return
             report.deleted.update(deleted)
             report.batches += 1
-            await asyncio.sleep(0)  # a batch meeting no lock never suspends: the writers waiting to go between batches
