@@ -166,14 +166,16 @@ class Spawning:
         """Who is spawning: an agent's run, or (``member_id``) a person through a command."""
         by_user = member_id is not None
         runs = self._repos.runs
+        member_limit = self._config.discord.max_active_runs_per_member
+        counted = by_user and member_limit  # 0: no cap, nothing to count (a scan of the conversation's children)
         return SpawnContext(
             requester=requester,
             requester_run=requester_run,
             active_children=0 if by_user else await runs.count_active_children(requester.key),
             by_user=by_user,
             thread_settings=(await self._guild_settings.effective(requester.guild_id)).thread_bindings,
-            member_active=await runs.count_active_children(requester.key, member_id=member_id) if by_user else 0,
-            member_limit=self._config.discord.max_active_runs_per_member,
+            member_active=await runs.count_active_children(requester.key, member_id=member_id) if counted else 0,
+            member_limit=member_limit,
             queued=await runs.count_lane_queued(),
         )
 
