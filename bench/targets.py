@@ -16,8 +16,8 @@ Run by hand from the repository's root: ``.venv/bin/python -m bench.targets [--s
   as the runs (10,000 at scale 1.0), as the issue names it; the floor has no lane;
 - bindings: ``bench/bindings.py`` with 100,000 bindings;
 - announcements over the wire: ``bench/wire_announcements.py``, 200 spawns (at any scale) across 10 channels (the
-  real bot against the tests' fake Discord, the model answering after 0.5 s), each announcement's arrival after its
-  run's end; goal p99 ≤ 0.5 s (on SQLite whatever ``--stores``).
+  real bot, in a process of its own, against the tests' fake Discord, the model answering after 0.5 s), each
+  announcement's arrival after its run's end; goal p99 ≤ 0.5 s (on SQLite whatever ``--stores``).
 
 The machine is shared: compare ratios more than times.
 """
