@@ -164,10 +164,8 @@ class Spawning:
         self, requester: Session, requester_run: Run | None, *, member_id: int | None = None
     ) -> SpawnContext:
         """Who is spawning: an agent's run, or (``member_id``) a person through a command."""
-        by_user = member_id is not None
-        runs = self._repos.runs
-        member_limit = self._config.discord.max_active_runs_per_member
-        counted = by_user and member_limit  # 0: no cap, nothing to count (a scan of the conversation's children)
+        runs, member_limit = self._repos.runs, self._config.discord.max_active_runs_per_member
+        by_user, counted = member_id is not None, member_id is not None and member_limit > 0  # 0: no cap, no scan
         return SpawnContext(
             requester=requester,
             requester_run=requester_run,
