@@ -68,7 +68,7 @@ async def test_another_members_first_spawn_starts_within_one_slot_turnover_of_a_
     async with running_core(tmp_path, ScriptedModels(work=work), LANE_OF_TWO) as core:
         for i in range(40):
             await spawn(core, ALICE, f"a{i}")
-        await settle(core, lambda: work.started == ["a0", "a1"])
+        await settle(core, lambda: sorted(work.started) == ["a0", "a1"])  # at once: either may reach its model first
         await spawn(core, BOB, "b")
         await settle(core, lambda: _place_known(core, "b"))
         assert (await statuses(core))["b"] == "queued, 2nd in line"  # a2 was next before b came
@@ -77,7 +77,7 @@ async def test_another_members_first_spawn_starts_within_one_slot_turnover_of_a_
         await settle(core, lambda: len(work.started) == 3)
         work.finish("a1")
         await settle(core, lambda: len(work.started) == 4)
-        assert work.started == ["a0", "a1", "a2", "b"]  # one of Alice's backlog went between Bob's spawn and start
+        assert work.started[2:] == ["a2", "b"]  # one of Alice's backlog went between Bob's spawn and start
         listed = await statuses(core)
         assert listed["b"] == "running"
         assert [listed[f"a{i}"] for i in (3, 4, 39)] == [
@@ -105,7 +105,8 @@ async def test_killing_a_queued_run_moves_the_runs_behind_it_up_at_once(tmp_path
         assert (await core.runs.get(ahead)).status is RunStatus.KILLED
         assert (await statuses(core))["behind"] == "queued, 1st in line"
         work.finish("busy0")
-        await settle(core, lambda: work.started == ["busy0", "busy1", "behind"])
+        await settle(core, lambda: len(work.started) == 3)
+        assert sorted(work.started[:2]) == ["busy0", "busy1"] and work.started[2] == "behind"  # the pair: in any order
         assert (await core.runs.get(behind)).status is RunStatus.RUNNING
 
 
