@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 from bot.records import Binding
 from storage.db import Connection, Database, Row
+from storage.due_rows import due_rows
 
 _COLUMNS = (
     "thread_id, parent_channel_id, guild_id, session_key, bound_by, bound_at, last_activity_at, idle_seconds, "
@@ -14,7 +15,6 @@ _COLUMNS = (
 )
 _WRITTEN = f"{_COLUMNS}, deadline_at"
 _REPLACE = ", ".join(f"{name} = excluded.{name}" for name in _WRITTEN.split(", ")[1:])
-_PAGE = 500  # due bindings read at a time
 _SCAN_PAGE = 5000  # bindings read at a time when every one is looked at
 NOTICES = "thread_bindings"  # notices of bindings made ("<thread id> <session key>") and ended ("<thread id>")
 
@@ -109,20 +109,9 @@ class BindingRepository:
         return None if row is None or row[0] is None else float(row[0])
 
     async def due(self, now: float) -> AsyncIterator[Binding]:
-        """The bindings whose stored deadline is ``now`` or before, earliest first, read a page at a time (a row
-        ended meanwhile is not read again; one left due is not either)."""
-        after: tuple[float, int] = (float("-inf"), 0)
-        while True:
-            rows = await self._db.fetch_all(
-                f"SELECT {_COLUMNS}, deadline_at FROM thread_bindings WHERE deadline_at <= ? "
-                "AND (deadline_at > ? OR (deadline_at = ? AND thread_id > ?)) ORDER BY deadline_at, thread_id LIMIT ?",
-                (now, after[0], after[0], after[1], _PAGE),
-            )
-            for row in rows:
-                yield Binding(*row[:-1])
-            if len(rows) < _PAGE:
-                return
-            after = (rows[-1][-1], rows[-1][0])
+        """The bindings whose stored deadline is ``now`` or before, earliest first."""
+        async for row in due_rows(self._db, "thread_bindings", _COLUMNS, "deadline_at", "thread_id", now):
+            yield Binding(*row[:-2])
 
     async def remove(
         self, tx: Connection, thread_id: int, *, unless_changed_from: Binding | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from bot.records import (
     Cleanup,
     ControlScope,
@@ -13,11 +15,14 @@ from bot.records import (
     SpawnSite,
 )
 from storage.db import Connection, Database, Row
+from storage.due_rows import due_rows
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
     "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site, charged_to"
 )
+
+_NOT_ARCHIVED = "archived_at IS NULL"  # with a deadline compared, the partial index sessions_to_archive
 
 
 def _from_row(row: Row) -> Session:
@@ -100,12 +105,22 @@ class SessionRepository:
         )
         return changed == 1
 
-    async def archive_schedule(self) -> list[tuple[str, float]]:
-        """Sessions waiting to be archived, with when (the timers are rebuilt from this at start-up)."""
-        rows = await self._db.fetch_all(
-            "SELECT key, archive_at FROM sessions WHERE archive_at IS NOT NULL AND archived_at IS NULL"
+    async def next_archive_at(self) -> float | None:
+        """The earliest archive deadline of a session not yet archived."""
+        row = await self._db.fetch_one(
+            "SELECT MIN(archive_at) FROM sessions WHERE archive_at IS NOT NULL AND archived_at IS NULL"
         )
-        return [(row[0], row[1]) for row in rows]
+        return None if row is None or row[0] is None else float(row[0])
+
+    async def due_for_archive(self, now: float) -> AsyncIterator[str]:
+        """The keys of the sessions whose archive deadline is ``now`` or before, earliest first."""
+        async for row in due_rows(self._db, "sessions", "key", "archive_at", "key", now, where=_NOT_ARCHIVED):
+            yield row[0]
+
+    async def clear_archive_at(self, tx: Connection, key: str, *, due_by: float) -> None:
+        """Drop a deadline that came while its session could not be archived (a run or a thread took it): the
+        session gets a new one when that ends. A later deadline, written meanwhile, stays."""
+        await tx.execute("UPDATE sessions SET archive_at = NULL WHERE key = ? AND archive_at <= ?", (key, due_by))
 
     async def children(self, requester_key: str) -> list[Session]:
         rows = await self._db.fetch_all(

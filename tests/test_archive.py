@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
+from bot.core.requests import SpawnRequest
+from storage import due_rows
 from tests import stores
 from tests.core_support import (
     ARCHIVING,
+    ORIGIN,
+    Gate,
     Script,
     ScriptedModels,
     chat_and_wait,
@@ -97,3 +102,74 @@ async def test_archived_session_refuses_follow_ups(tmp_path):
             "takes no more messages. Spawn a new sub-agent to go on "
             "(its transcript stays readable with /subagents log)."
         )
+
+
+def archive_timers(core) -> list[str]:
+    return [job.id for job in core._timers._scheduler.get_jobs() if "archive" in job.id]
+
+
+async def test_many_finished_sessions_wait_on_one_timer_and_are_archived_page_by_page(tmp_path, monkeypatch):
+    monkeypatch.setattr(due_rows, "PAGE", 2)  # five due at once: three pages
+    config = ARCHIVING.format(minutes=0.02)  # 1.2 s after each run ends
+    async with running_core(tmp_path, MODELS, config) as core:
+        spawned = await asyncio.gather(*(spawned_and_done(core) for _ in range(5)))
+        keys = [accepted.session_key for accepted in spawned]
+        assert archive_timers(core) == ["sweep:archive"]
+        assert [await archived_at(core, key) for key in keys] == [None] * 5
+
+        async def all_archived():
+            return None not in [await archived_at(core, key) for key in keys]
+
+        await settle(core, all_archived)
+        assert archive_timers(core) == ["sweep:archive"]  # asleep until its next look, nothing left due
+
+    async with running_core(tmp_path, MODELS, config) as core:  # and a restart schedules no job per session
+        assert archive_timers(core) == ["sweep:archive"]
+
+
+async def test_a_deadline_met_while_its_session_is_live_is_dropped_and_the_runs_end_sets_the_next(tmp_path):
+    gate = Gate()
+    config = ARCHIVING.format(minutes=0.02)
+    async with running_core(tmp_path, ScriptedModels(m=gate), config) as core:
+        accepted = await core.spawn(SpawnRequest(agent_id="main", task="do it", origin=ORIGIN))
+        await gate.entered.wait()
+        stores.query(  # a deadline left on the session by a bot of another version, or an edit: already past
+            tmp_path / "core.sqlite3",
+            "UPDATE sessions SET archive_at = ? WHERE key = ?",
+            (time.time() - 5, accepted.session_key),
+        )
+        other = config + '[durability]\nexecutor_id = "other"\n'
+        async with running_core(tmp_path, ScriptedModels(m=gate), other):  # another process: its sweep finds it due
+
+            async def deadline_dropped():
+                return (await core.sessions.get(accepted.session_key)).archive_at is None
+
+            await settle(core, deadline_dropped)
+            assert await archived_at(core, accepted.session_key) is None  # never while its run is live
+            gate.opened.set()
+
+            async def done():
+                return (await core.runs.get(accepted.run_id)).status.is_terminal
+
+            await settle(core, done)
+            assert (await core.sessions.get(accepted.session_key)).archive_at is not None
+            await settle(core, lambda: archived_at(core, accepted.session_key))
+
+
+async def test_a_deadline_on_a_session_that_is_never_archived_is_dropped_not_tried_for_ever(tmp_path):
+    config = ARCHIVING.format(minutes=60)
+    async with running_core(tmp_path, MODELS, config) as core:
+        await chat_and_wait(core, "hello")
+        [main_key] = [row[0] for row in stores.query(tmp_path / "core.sqlite3", "SELECT key FROM sessions")]
+    stores.query(
+        tmp_path / "core.sqlite3", "UPDATE sessions SET archive_at = ? WHERE key = ?", (time.time() - 5, main_key)
+    )
+
+    async with running_core(tmp_path, MODELS, config) as core:
+
+        async def deadline_dropped():
+            return (await core.sessions.get(main_key)).archive_at is None
+
+        await settle(core, deadline_dropped)
+        assert await archived_at(core, main_key) is None  # a conversation's main session lives on
+        assert await core.sessions.next_archive_at() is None

@@ -1,7 +1,9 @@
 """Archiving finished sub-agent sessions, and the session of each scheduled firing: ``archive_after_minutes``
 after a run ends (``cleanup: delete`` as soon as its result is delivered), never while a run is live or a thread is
-bound. Deadlines live in ``sessions.archive_at`` and their timers are rebuilt from it at start-up; an archived
-session stays readable, takes no more messages, and is pruned by retention once old enough."""
+bound. Deadlines live in ``sessions.archive_at``, swept by one timer (:mod:`bot.core.deadline_sweep`) that wakes at the
+earliest, at start-up as well: ten thousand finished sessions are one APScheduler job, not ten thousand jobs held
+(and walked by every full garbage collection) for an hour. An archived session stays readable, takes no more
+messages, and is pruned by retention once old enough."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from collections.abc import Callable
 import structlog
 
 from bot.config import Config
-from bot.core.timers import Timers, skipped_if_bad
+from bot.core.deadline_sweep import DeadlineSweep
+from bot.core.timers import Timers
 from bot.records import Cleanup, Session, SessionKind, SpawnSite
 from storage.db import Connection
 from storage.repositories import Repositories
@@ -28,13 +31,11 @@ class Archiving:
     def __init__(self, config: Config, repos: Repositories, timers: Timers, clock: Callable[[], float]) -> None:
         self._minutes = config.agents.defaults.subagents.archive_after_minutes
         self._repos = repos
-        self._timers = timers
         self._clock = clock
+        self._deadlines = DeadlineSweep("archive", timers, clock, repos.sessions.next_archive_at, self._archive_due)
 
     async def start(self) -> None:
-        for key, when in await self._repos.sessions.archive_schedule():
-            with skipped_if_bad("archive_deadline", session_key=key, archive_at=when):
-                self.schedule(key, when)
+        await self._deadlines.start()
 
     async def mark_deadline(self, tx: Connection, session: Session, now: float) -> float | None:
         """Write the deadline of a sub-agent session whose run just ended (inside the caller's transaction); a
@@ -47,12 +48,10 @@ class Archiving:
         await self._repos.sessions.set_archive_at(tx, session.key, deadline)
         return deadline
 
-    def schedule(self, session_key: str, when: float) -> None:
-        self._timers.at(f"archive:{session_key}", when, self.archive, session_key)
-
-    def cancel(self, session_key: str) -> None:
-        """A session that takes a new run (or a thread) is not archived under it."""
-        self._timers.cancel(f"archive:{session_key}")
+    def scheduled(self, when: float) -> None:
+        """An archive deadline at ``when`` was written: the sweep wakes for it if it is the earliest. (One cleared,
+        because its session took a new run or a thread, is simply not found due.)"""
+        self._deadlines.moved(when)
 
     async def after_unbinding(self, session_key: str) -> None:
         """A session left with no thread is archived in due course, like any other that has finished."""
@@ -66,19 +65,32 @@ class Archiving:
         async with self._repos.db.transaction() as tx:
             deadline = await self.mark_deadline(tx, session, self._clock())
         if deadline is not None:
-            self.schedule(session_key, deadline)
+            self.scheduled(deadline)
 
-    async def archive(self, session_key: str) -> None:
-        """Close a finished session for good; never one that is live or still bound to a thread."""
+    async def _archive_due(self, now: float) -> None:
+        async for session_key in self._repos.sessions.due_for_archive(now):
+            try:
+                if not await self.archive(session_key):
+                    async with self._repos.db.transaction() as tx:
+                        await self._repos.sessions.clear_archive_at(tx, session_key, due_by=now)
+            except Exception:
+                log.exception("session_not_archived", session_key=session_key)
+
+    async def archive(self, session_key: str) -> bool:
+        """Close a finished session for good; never one that is live or still bound to a thread. Whether it is
+        archived now (or was already)."""
         session = await self._repos.sessions.get(session_key)
         if session is None or not _archivable(session):
-            return
+            return False
+        if session.archived_at is not None:
+            return True
         if await self._repos.bindings.for_session(session_key):
-            return
+            return False
         latest = await self._repos.runs.latest_for_session(session_key)
         if latest is not None and not latest.status.is_terminal:
-            return
+            return False
         async with self._repos.db.transaction() as tx:
             archived = await self._repos.sessions.archive(tx, session_key, self._clock())
         if archived:
             log.info("session_archived", session_key=session_key)
+        return True

@@ -9,6 +9,7 @@ writer, when alive, wakes for it itself).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 import structlog
@@ -37,6 +38,7 @@ class DeadlineSweep:
         self._next_due = next_due
         self._sweep = sweep
         self._armed: float | None = None
+        self._sweeping = asyncio.Lock()  # one sweep at a time: a deadline written during one may fire meanwhile
 
     async def start(self) -> None:
         await self._arm(after_sweep_at=None)
@@ -47,13 +49,15 @@ class DeadlineSweep:
             self._set(when)
 
     async def _fire(self) -> None:
-        self._armed = None
-        now = self._clock()
-        try:
-            await self._sweep(now)
-        except Exception:
-            log.exception("deadline_sweep_failed", job_id=self._job_id)
-        await self._arm(after_sweep_at=now)
+        async with self._sweeping:
+            self._armed = None
+            now = self._clock()
+            try:
+                await self._sweep(now)
+                await self._arm(after_sweep_at=now)
+            except Exception:
+                log.exception("deadline_sweep_failed", job_id=self._job_id)
+                self._set(self._clock() + RETRY)
 
     async def _arm(self, *, after_sweep_at: float | None) -> None:
         due = await self._next_due()

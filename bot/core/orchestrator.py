@@ -132,7 +132,6 @@ class Orchestrator:
             policy,
             self.guild_settings,
             self._thread_bindings,
-            self._archiving,
             self._execution,
             self.budgets,
             self._signals,
@@ -188,8 +187,8 @@ class Orchestrator:
             self._execution.dispatch.queue(run_id)
         for run_id in after.changed:
             self._signals.run_changed(run_id)
-        for session_key, when in after.archive_at.items():
-            self._archiving.schedule(session_key, when)
+        for when in after.archive_at:
+            self._archiving.scheduled(when)
         for session_key in after.archive_now:
             self._signals.background(self._archiving.archive(session_key))
         for run_id in after.ended:

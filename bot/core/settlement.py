@@ -66,7 +66,7 @@ class AfterCommit:
     queue: list[str] = field(default_factory=list)  # queued runs to start (again: their start was lost)
     changed: list[str] = field(default_factory=list)  # runs whose state changed (status listeners)
     cancel: list[str] = field(default_factory=list)  # killed runs whose turn in flight must stop
-    archive_at: dict[str, float] = field(default_factory=dict)  # archive deadlines to schedule, by session key
+    archive_at: list[float] = field(default_factory=list)  # archive deadlines written
     archive_now: list[str] = field(default_factory=list)  # ``cleanup: delete`` sessions done with
     ended: list[str] = field(default_factory=list)  # ended runs whose run-mode thread binding may end
     outbox: bool = False  # outbox rows were added: wake the delivery worker
@@ -247,7 +247,7 @@ class Settlement:
             return
         deadline = await self._archiving.mark_deadline(tx, session, now)
         if deadline is not None:
-            after.archive_at[session.key] = deadline
+            after.archive_at.append(deadline)
         after.ended.append(run.id)
         silent = run.status is RunStatus.COMPLETED and internal_context.is_silent(run.result_text)
         done_with = [session.key] if session.cleanup == Cleanup.DELETE else []

@@ -14,7 +14,6 @@ import structlog
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import Config
-from bot.core.archiving import Archiving
 from bot.core.budgets import Budgets
 from bot.core.errors import CallerEnded, EphemeralSession, SessionArchived, UserError
 from bot.core.execution import Execution
@@ -61,7 +60,6 @@ class Spawning:
         policy: SpawnPolicy,
         guild_settings: GuildSettings,
         threads: ThreadBindings,
-        archiving: Archiving,
         execution: Execution,
         budgets: Budgets,
         signals: Signals,
@@ -74,7 +72,6 @@ class Spawning:
         self._envelopes = PolicyEnvelopes(config, repos)
         self._guild_settings = guild_settings
         self._threads = threads
-        self._archiving = archiving
         self._execution = execution
         self._budgets = budgets
         self._signals = signals
@@ -263,7 +260,6 @@ class Spawning:
                 await also(tx)
         if binding is not None:
             self._threads.routes.bound(binding.thread_id, binding.session_key)
-        self._archiving.cancel(run.session_key)
         log.info(
             "run_queued",
             run_id=run.id,

@@ -151,7 +151,6 @@ class ThreadBindings:
             await self._repos.bindings.add(tx, binding)
             await self._repos.sessions.set_archive_at(tx, binding.session_key, None)
         self.routes.bound(binding.thread_id, binding.session_key)
-        self._archiving.cancel(binding.session_key)
         self._schedule_deadline(binding)
         log.info("thread_bound", thread_id=binding.thread_id, session_key=binding.session_key)
 

@@ -3,11 +3,18 @@ deadlines swept together (:mod:`bot.core.deadline_sweep`), or per schedule.
 
 The database is the source of truth; callers rebuild every job from it at start-up, so a restart loses no
 timer, and a deadline that passed while the process was down fires as soon as it is scheduled.
+
+Every job runs in a context of its own: APScheduler starts a job from whichever task last woke it, so a job would
+otherwise carry that task's context — a run's bound log fields, or DBOS's workflow context when the task was a
+durable run's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 
@@ -21,6 +28,8 @@ EARLIEST = datetime.min.replace(tzinfo=UTC)
 LATEST = datetime.max.replace(tzinfo=UTC)
 
 log = structlog.get_logger(__name__)
+
+ANY_NUMBER = sys.maxsize  # of one deadline's job running at once (see Timers.at)
 
 
 def instant(when: float) -> datetime:
@@ -46,18 +55,22 @@ class Timers:
 
     def at(self, job_id: str, when: float, callback: Callable[..., Awaitable[None]], *args: object) -> None:
         """Run ``callback(*args)`` at ``when`` (epoch seconds); a past time runs at once, one a datetime cannot
-        hold is clamped to the nearest that it can (and logged)."""
+        hold is clamped to the nearest that it can (and logged). A callback may set its own job again, even for a
+        time already come, before it returns: APScheduler would skip (and so drop) a one-shot job due while an
+        instance of it still runs, so instances of one job may overlap; callbacks end their rows by
+        compare-and-set."""
         run_date = instant(when)
         if run_date in (EARLIEST, LATEST):
             log.warning("timer_clamped", job_id=job_id, when=when, run_date=run_date.isoformat())
         self._scheduler.add_job(
-            callback,
+            _in_own_context,
             DateTrigger(run_date=run_date),
-            args=args,
+            args=(callback, *args),
             id=job_id,
             replace_existing=True,
             misfire_grace_time=None,
             coalesce=True,
+            max_instances=ANY_NUMBER,
         )
 
     def recurring(
@@ -65,12 +78,26 @@ class Timers:
     ) -> None:
         """Run ``callback(*args)`` whenever ``trigger`` fires; a run late by any amount still runs, once."""
         self._scheduler.add_job(
-            callback, trigger, args=args, id=job_id, replace_existing=True, misfire_grace_time=None, coalesce=True
+            _in_own_context,
+            trigger,
+            args=(callback, *args),
+            id=job_id,
+            replace_existing=True,
+            misfire_grace_time=None,
+            coalesce=True,
         )
 
     def cancel(self, job_id: str) -> None:
         with contextlib.suppress(JobLookupError):
             self._scheduler.remove_job(job_id)
+
+
+async def _in_own_context(callback: Callable[..., Awaitable[object]], *args: object) -> None:
+    await asyncio.get_running_loop().create_task(_awaited(callback, *args), context=contextvars.Context())
+
+
+async def _awaited(callback: Callable[..., Awaitable[object]], *args: object) -> None:
+    await callback(*args)
 
 
 @contextlib.contextmanager
