@@ -9,6 +9,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from dbos import DBOS, _dbos
@@ -23,6 +24,7 @@ from bot.core.orchestrator import Orchestrator
 from bot.core.queue_wakes import QueueWakes
 from bot.core.requests import ChatRequest, SpawnRequest
 from bot.core.run_dispatch import RunDispatch
+from bot.core.run_queues import SUBAGENTS
 from bot.logging_setup import route_dbos_logs
 from bot.records import LIVE_STATUSES, Run, RunStatus
 from storage.db import Database
@@ -92,8 +94,9 @@ async def start(
     durable: bool,
     clock: Callable[[], float] = time.time,
     runs: DurableRuns | None = None,
+    config_text: str = CONFIG,
 ) -> tuple[Database, Orchestrator]:
-    config = parse_config(CONFIG)
+    config = parse_config(config_text)
     db = await Database.open(str(tmp_path / "t.sqlite3"))
     runs = runs or (durable_runs(tmp_path) if durable else None)
     orchestrator = Orchestrator(config, db, ScriptedModels(default=script.answer), clock=clock, durable=runs)
@@ -573,4 +576,23 @@ async def test_a_process_keeps_nothing_per_run_it_queued_once_the_run_started(tm
     for accepted in spawned:
         await orchestrator.wait_for(lambda run_id=accepted.run_id: orchestrator_run_ended(orchestrator, run_id), 10)
     assert orchestrator._execution.dispatch._queued == set()
+    await stop(db, orchestrator)
+
+
+async def test_runs_waiting_to_be_queued_in_dbos_are_not_a_task_each(tmp_path):
+    """A burst of spawns: each run waits for its turn to be queued in DBOS as an entry, not as a task of its own
+    (10,000 spawned at once were 10,000 tasks, each walked by every full garbage collection)."""
+    script = Script()
+    uncapped = "[discord]\nmax_active_runs_per_member = 0\n" + CONFIG  # a lane of 8, the rest queued
+    db, orchestrator = await start(tmp_path, script, durable=True, config_text=uncapped)
+    channels = [replace(ORIGIN, channel_id=channel, conversation=f"discord:channel:{channel}") for channel in range(4)]
+    spawns = [SpawnRequest(agent_id="researcher", task=f"find {i}", origin=channels[i % 4]) for i in range(400)]
+    accepted = await asyncio.gather(*(orchestrator.spawn(request) for request in spawns))
+    tasks = len(asyncio.all_tasks())
+    known = await DBOS.list_workflows_async(queue_name=SUBAGENTS, load_input=False, load_output=False)
+    assert len(spawns) - len(known) >= 50, "the burst left no backlog to look at"  # (it only shrank meanwhile)
+    assert tasks < 50  # the runs in flight (a lane of 8) and the bot's own: none per run waiting to be queued
+    script.release.set()
+    for run in accepted:
+        await orchestrator.wait_for(lambda run_id=run.run_id: orchestrator_run_ended(orchestrator, run_id), 30)
     await stop(db, orchestrator)
