@@ -25,7 +25,7 @@ import structlog
 
 from bot.core.durable_runs import DurableRuns, current_workflow, run_of
 from bot.core.fair_lane import FairLane
-from bot.core.run_queues import Placement, RunQueues, placement
+from bot.core.run_queues import CHAT, SUBAGENTS, Placement, RunQueues, placement
 from bot.records import Run, Session, short_run_id
 from storage.repositories import Repositories
 
@@ -52,6 +52,7 @@ class RunDispatch:
         self._queues = queues
         self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[object]] = {}
+        self._held: dict[str, tuple[str, ...]] = {}  # run id → the queue its workflow executing here came from
         self._queued: set[str] = set()  # workflows this process queued, not yet started here nor seen ended
         self._forget_at = _FORGET_AT
         self._supervisor: asyncio.Task[None] | None = None
@@ -104,10 +105,11 @@ class RunDispatch:
 
     def holds(self, run_id: str, queue: str | None) -> None:
         """The workflow executing ``run_id`` here was taken from ``queue`` (``None``: it started at once)."""
-        self._queues.hold(run_id, queue)
+        self._held[run_id] = () if queue is None else (queue,)
 
     def _left(self, run_id: str, task: asyncio.Task[object]) -> None:
-        self._queues.release(run_id)
+        """A workflow ended here: its queue polls now (both of ours when it ended before saying which it was in)."""
+        self._queues.wake_after(self._held.pop(run_id, (SUBAGENTS, CHAT)))
 
     async def lane_places(self) -> dict[str, int]:
         """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's order."""

@@ -16,13 +16,10 @@ which holds the caller's place) and a main-agent turn woken after an approval (a
 the session's place, waiting for this one to end). DBOS polls its queues every ``[durability] queue_poll_seconds``;
 this process wakes its own workers (:mod:`bot.core.queue_wakes`) when it queues a run and when a workflow of its
 ends, so a queued run starts at once when there is room here, and within a poll when the room is in another process.
-A run queued while every place of its lane here is taken wakes nothing: the next poll here comes as one of them ends
-(under a backlog, each enqueue's poll found no room and held DBOS's journal from the enqueues behind it).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -72,8 +69,6 @@ class RunQueues:
         self._poll_seconds = poll_seconds
         self._queues: dict[str, Queue] = {}
         self._wakes = QueueWakes()
-        self._held: dict[str, tuple[str, ...]] = {}  # run id → the queue its workflow executing here came from
-        self._places_here: Counter[str] = Counter()  # queue → places its workflows executing here hold
 
     async def register(self, client: DBOSClient) -> None:
         """Declare both queues in DBOS's tables before the launch (its queue workers then poll them from their first
@@ -95,26 +90,9 @@ class RunQueues:
         self._wakes = QueueWakes()
         queue_wakes.listen(self._wakes)
 
-    def hold(self, run_id: str, queue: str | None) -> None:
-        """The workflow executing ``run_id`` here was taken from ``queue`` (``None``: it started at once)."""
-        self.release(run_id, wake=False)
-        self._held[run_id] = () if queue is None else (queue,)
-        self._places_here.update(self._held[run_id])
-
-    def release(self, run_id: str, *, wake: bool = True) -> None:
-        """A workflow ended here: the queue it held a place in polls now, the place may be another run's (both of
-        ours when it ended before saying which it was in)."""
-        held = self._held.pop(run_id, None)
-        self._places_here.subtract(held or ())
-        if wake:
-            self._wakes.wake(*(held if held is not None else (SUBAGENTS, CHAT)))
-
-    def _room_here(self, queue: str) -> bool:
-        """Whether this process may have a free place in ``queue`` (a chat turn's is its session's: always)."""
-        if queue != SUBAGENTS:
-            return True
-        here = self._lane.max_concurrent_per_process or self._lane.max_concurrent
-        return self._places_here[SUBAGENTS] < min(here, self._lane.max_concurrent)
+    def wake_after(self, held: tuple[str, ...]) -> None:
+        """Poll the queues a workflow that ended here held a place in: the place may be another run's now."""
+        self._wakes.wake(*held)
 
     def stop_listening(self) -> None:
         """Before DBOS's stop: the queue workers end their wait and stop."""
@@ -137,8 +115,7 @@ class RunQueues:
         options = SetEnqueueOptions(queue_partition_key=place.partition, priority=place.priority)
         with SetWorkflowID(workflow_id), options:
             await self._queues[place.queue].enqueue_async(workflow, run_id)
-        if self._room_here(place.queue):
-            self._wakes.wake(place.queue)
+        self._wakes.wake(place.queue)
 
     async def lane_order(self) -> list[str]:
         """The workflows waiting in the sub-agent lane, in the order they will start."""
