@@ -89,7 +89,7 @@ class RunDispatch:
         """Stop every run task here, leaving the runs as they are: another process declared this one dead (it was
         silent past its lease) and took them over; two executions of one run would make its requests twice."""
         self._to_place.clear()
-        for task in [*self._tasks.values(), *([self._placer] if self._placer is not None else [])]:
+        for task in [*self._tasks.values(), *self._placers()]:
             task.cancel()
 
     def track(self, run_id: str) -> None:

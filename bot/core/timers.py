@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import contextvars
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from datetime import UTC, datetime
 
 import structlog
@@ -29,6 +29,7 @@ LATEST = datetime.max.replace(tzinfo=UTC)
 
 log = structlog.get_logger(__name__)
 
+Job = Callable[..., Coroutine[object, object, object]]  # an async function a timer calls
 ANY_NUMBER = sys.maxsize  # of one deadline's job running at once (see Timers.at)
 
 
@@ -53,7 +54,7 @@ class Timers:
         if self._scheduler.running:
             self._scheduler.shutdown(wait=False)
 
-    def at(self, job_id: str, when: float, callback: Callable[..., Awaitable[None]], *args: object) -> None:
+    def at(self, job_id: str, when: float, callback: Job, *args: object) -> None:
         """Run ``callback(*args)`` at ``when`` (epoch seconds); a past time runs at once, one a datetime cannot
         hold is clamped to the nearest that it can (and logged). A callback may set its own job again, even for a
         time already come, before it returns: APScheduler would skip (and so drop) a one-shot job due while an
@@ -73,9 +74,7 @@ class Timers:
             max_instances=ANY_NUMBER,
         )
 
-    def recurring(
-        self, job_id: str, trigger: BaseTrigger, callback: Callable[..., Awaitable[object]], *args: object
-    ) -> None:
+    def recurring(self, job_id: str, trigger: BaseTrigger, callback: Job, *args: object) -> None:
         """Run ``callback(*args)`` whenever ``trigger`` fires; a run late by any amount still runs, once."""
         self._scheduler.add_job(
             _in_own_context,
@@ -92,12 +91,8 @@ class Timers:
             self._scheduler.remove_job(job_id)
 
 
-async def _in_own_context(callback: Callable[..., Awaitable[object]], *args: object) -> None:
-    await asyncio.get_running_loop().create_task(_awaited(callback, *args), context=contextvars.Context())
-
-
-async def _awaited(callback: Callable[..., Awaitable[object]], *args: object) -> None:
-    await callback(*args)
+async def _in_own_context(callback: Job, *args: object) -> None:
+    await asyncio.get_running_loop().create_task(callback(*args), context=contextvars.Context())
 
 
 @contextlib.contextmanager
