@@ -35,9 +35,10 @@ async def test_bindings_due_while_down_end_once_each_earliest_first_and_others_s
     with capture_logs() as logs:
         async with running_core(tmp_path, MODELS, CONFIG) as core:
 
-            async def only_undue_left() -> bool:
+            async def only_undue_left() -> bool:  # and each end logged: a commit is seen before its caller goes on
                 left = stores.query(tmp_path / "core.sqlite3", "SELECT thread_id FROM thread_bindings ORDER BY 1")
-                return left == [(DUE + 1,), (DUE + 2,)]
+                logged = [line for line in logs if line["event"] == "thread_unbound"]
+                return left == [(DUE + 1,), (DUE + 2,)] and len(logged) >= DUE
 
             await eventually(only_undue_left, timeout=60, describe="the due bindings to end")
             undue = await core.bindings.get(DUE + 1)
