@@ -2,8 +2,8 @@
 
 It does the delivery worker's database work for each announcement (``bot/discord_adapter/delivery.py``: wake on the
 core's outbox signal, each channel's oldest pending row first, record the part sent, mark it delivered, tell the
-core) and leaves out only the post to Discord. ``delivered(run_id)`` waits for a run's announcement and returns when
-it was marked delivered (``time.perf_counter``). Rows are claimed as the worker claims them (``owner``, the
+core) and leaves out only the post to Discord. ``delivered(run_id)`` is a future of when a run's announcement
+was marked delivered (``time.perf_counter``). Rows are claimed as the worker claims them (``owner``, the
 process's executor id); processes sharing a store each deliver their own channels only (``channels``), so each
 process's ``delivered`` hears of its own runs. Those may execute in another process (durable runs share one queue),
 whose outbox signal is not heard here: the sink also looks every 20 ms.
@@ -34,7 +34,8 @@ class DeliverySink:
         self._db = db
         self._outbox = OutboxRepository(db)
         self._wake = asyncio.Event()
-        self._announced: dict[str, asyncio.Future[float]] = {}
+        self._waiting: dict[str, asyncio.Future[float]] = {}  # asked for, not delivered yet
+        self._delivered_at: dict[str, float] = {}  # delivered, not asked for yet
         self._task: asyncio.Task[None] | None = None
         core.add_outbox_listener(self._wake.set)
 
@@ -47,11 +48,15 @@ class DeliverySink:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def delivered(self, run_id: str) -> float:
-        return await self._announcement(run_id)
-
-    def _announcement(self, run_id: str) -> asyncio.Future[float]:
-        return self._announced.setdefault(run_id, asyncio.get_running_loop().create_future())
+    def delivered(self, run_id: str) -> asyncio.Future[float]:
+        """When ``run_id``'s announcement is marked delivered (``time.perf_counter``). The sink forgets a run once
+        both have happened: 10,000 runs leave nothing behind."""
+        future = asyncio.get_running_loop().create_future()
+        if (at := self._delivered_at.pop(run_id, None)) is not None:
+            future.set_result(at)
+        else:
+            self._waiting[run_id] = future
+        return future
 
     async def _loop(self) -> None:
         while True:
@@ -74,4 +79,8 @@ class DeliverySink:
             await self._outbox.mark_delivered(tx, row.id, time.time())
         if row.run_id is not None:
             await self._core.announcement_delivered(row.run_id)
-            self._announcement(row.run_id).set_result(time.perf_counter())
+            at = time.perf_counter()
+            if (waiting := self._waiting.pop(row.run_id, None)) is not None:
+                waiting.set_result(at)
+            else:
+                self._delivered_at[row.run_id] = at

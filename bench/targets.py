@@ -19,7 +19,9 @@ Run by hand from the repository's root: ``.venv/bin/python -m bench.targets [--s
   real bot, in a process of its own, against the tests' fake Discord, the model answering after 0.5 s), each
   announcement's arrival after its run's end; goal p99 ≤ 0.5 s (on SQLite whatever ``--stores``).
 
-The machine is shared: compare ratios more than times.
+Runs "at once" arrive as a bot's requests do (``bench.durability.arriving``): 500 per turn of the event loop, each
+caller done once its run is accepted, as a slash command's handler is; the floor's runs arrive the same way. The
+machine is shared: compare ratios more than times.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ async def overhead(stores: BenchStores, store: str, scale: float) -> list[Row]:
             lifecycle = floor_path(url, agent=True) if path == "floor+agent" else core_path(url, journal, runs + 5)
             async with lifecycle as run:
                 for i in range(5):
-                    await run(f"warm-up {i}")
+                    await (await run(f"warm-up {i}"))
                 samples[path] = await timed(run, runs, concurrent=at_once)
         core, floor = samples["on"], samples["floor+agent"]
         ratio = core.cost(at_once=at_once) / floor.cost(at_once=at_once)
@@ -118,7 +120,8 @@ async def many_at_once(stores: BenchStores, store: str, scale: float) -> list[Ro
 async def memory_per_run(stores: BenchStores, store: str, runs: int, *, lane: int) -> float:
     """Memory per waiting run: ``runs`` spawned at once through a lane of ``lane`` whose runs wait inside their model
     request, the growth of Python's heap (``tracemalloc``: resident memory says nothing in a process whose heap has
-    room from earlier work) from before the spawns, over the runs held (the bench's own waiting coroutines included).
+    room from earlier work) from before the spawns, over the runs held (the bench's own part included: a
+    future per run accepted, a task per spawn not yet).
     A lane of 1 holds all but one queued; a lane as wide as the runs holds every one in flight."""
     release = asyncio.Event()
     entered = 0

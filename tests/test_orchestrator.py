@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 
 import pytest
@@ -11,8 +12,9 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolRetu
 from bot.config import parse_config
 from bot.core.errors import UserError
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import ChatRequest, SpawnRequest
-from bot.records import Origin, RunStatus
+from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
+from bot.core.spawn_policy import SpawnArgs
+from bot.records import Origin, RunStatus, Session
 from storage.db import Database
 from tests import stores
 from tests.core_support import ORIGIN, Gate, ScriptedModels, text
@@ -156,6 +158,30 @@ async def test_bad_spawn_input_is_refused_and_creates_nothing(tmp_path, override
     assert message in str(caught.value)
     assert (await db.fetch_one("SELECT COUNT(*) FROM runs"))[0] == 0
     assert (await db.fetch_one("SELECT COUNT(*) FROM sessions"))[0] == 0
+    await orchestrator.close()
+    await db.close()
+
+
+async def test_spawns_that_arrive_together_wait_for_their_turn_having_built_nothing(tmp_path):
+    """A burst in one conversation: spawns waiting for its spawn lock hold only their request, no session and no
+    arguments yet, so 10,000 at once are little for each full collection to walk, and each costs the event loop
+    little until its turn. Then every one is accepted and runs, and a bad one among them is still refused."""
+    uncapped = "[discord]\nmax_active_runs_per_member = 0\n" + CONFIG
+    db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=text("done")), uncapped)
+    requests = [spawn_request(task=f"job {i}") for i in range(200)] + [spawn_request(agent_id="ghost")]
+    before = sum(isinstance(thing, (Session, SpawnArgs)) for thing in gc.get_objects())
+    spawns = [asyncio.ensure_future(orchestrator.spawn(request)) for request in requests]
+    await asyncio.sleep(0)  # each spawn has run up to its first wait
+    assert not any(spawn.done() for spawn in spawns)
+    built = sum(isinstance(thing, (Session, SpawnArgs)) for thing in gc.get_objects()) - before
+    assert built < 10  # the first spawn's, which holds the lock (when each waiting one built both: 403)
+    outcomes = await asyncio.gather(*spawns, return_exceptions=True)
+    assert all(isinstance(outcome, SpawnAccepted) for outcome in outcomes[:200])
+    assert isinstance(outcomes[200], UserError) and 'Unknown agentId "ghost"' in str(outcomes[200])
+    for outcome in outcomes[:200]:
+        assert (await settled(orchestrator, outcome.run_id)).status is RunStatus.COMPLETED
+    tasks = await db.fetch_all("SELECT task FROM runs")
+    assert sorted(row[0] for row in tasks) == sorted(f"job {i}" for i in range(200))
     await orchestrator.close()
     await db.close()
 

@@ -199,8 +199,9 @@ class Orchestrator:
 
     # -- what people ask for ---------------------------------------------------------------------------------
 
-    async def spawn(self, request: SpawnRequest) -> SpawnAccepted:
-        return await self._spawning.spawn(request)
+    def spawn(self, request: SpawnRequest) -> Awaitable[SpawnAccepted]:
+        """The spawn itself, with no frame of its own here: a burst of spawns waits holding less (issue 14)."""
+        return self._spawning.spawn(request)
 
     async def chat(self, request: ChatRequest) -> str:
         return await self._spawning.chat(request)

@@ -7,6 +7,7 @@ Whether a spawn may happen, and with what, is :mod:`bot.core.spawn_policy`'s to 
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
@@ -76,27 +77,35 @@ class Spawning:
         self._budgets = budgets
         self._signals = signals
         self._clock = clock
-        self._spawn_locks: dict[str, asyncio.Lock] = {}
+        # one spawn at a time per requester session, from counting its children to persisting the new one, so calls
+        # that arrive together (one model response's tool calls) cannot all pass a cap
+        self._spawn_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     async def spawn(self, request: SpawnRequest) -> SpawnAccepted:
-        """A user's spawn (slash command): a child of the conversation's main session, announced to it."""
-        requester = self.main_session(request.origin, self._clock())
-        args = SpawnArgs(
-            task=request.task,
-            agent_id=request.agent_id.strip(),
-            model=request.model,
-            thinking=request.thinking,
-            thread=request.thread,
-        )
-        async with self._spawning(requester.key):
+        """A user's spawn (slash command): a child of the conversation's main session, announced to it. Nothing is
+        built before the spawn lock is held, taken with no context manager's frames: spawns that arrive together
+        (10,000 at once) wait holding little, and each costs the loop little until its turn (issue 14)."""
+        lock = self._spawn_locks[main_session_key(self._config.agents.default_agent, request.origin.conversation)]
+        await lock.acquire()
+        try:
+            requester = self.main_session(request.origin, self._clock())
+            args = SpawnArgs(
+                task=request.task,
+                agent_id=request.agent_id.strip(),
+                model=request.model,
+                thinking=request.thinking,
+                thread=request.thread,
+            )
             context = await self._spawn_context(requester, None, member_id=request.origin.user_id)
             plan = await self._policy.checked_plan(args, context)
             return await self._create_child(plan, requester, None, request.origin)
+        finally:
+            lock.release()
 
     async def spawn_for(self, requester: Session, requester_run: Run, args: SpawnArgs) -> SpawnAccepted:
         """An agent's spawn (``sessions_spawn``): a child of the calling run, answering to its requester, inside
         the requester's policy envelope."""
-        async with self._spawning(requester.key):
+        async with self._spawn_locks[requester.key]:
             plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run))
             await self._envelopes.vet_spawn(requester, requester_run, args, plan)
             return await self._create_child(plan, requester, requester_run, origin_of(requester_run))
@@ -151,11 +160,6 @@ class Spawning:
     async def check_queue(self) -> None:
         """The sub-agent lane's queue cap (:class:`SpawnRefused`), for a run queued outside a spawn's policy."""
         self._policy.check_queue(await self._repos.runs.count_lane_queued())
-
-    def _spawning(self, requester_key: str) -> asyncio.Lock:
-        """One spawn at a time per requester session, from counting its children to persisting the new one, so
-        calls that arrive together (one model response's tool calls) cannot all pass a cap."""
-        return self._spawn_locks.setdefault(requester_key, asyncio.Lock())
 
     async def _spawn_context(
         self, requester: Session, requester_run: Run | None, *, member_id: int | None = None
