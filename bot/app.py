@@ -269,20 +269,24 @@ class ThreadboundBot(commands.AutoShardedBot):
         """Prefix commands are not used; the chat cog handles messages."""
 
     async def close(self) -> None:
+        """Stop every part, then Discord's connection and the store: those two whatever a part's close raised (left
+        open, the connection kept the process's event loop from closing)."""
         heap.thaw()
-        if self._reconciling is not None:
-            self._reconciling.cancel()
-        if self._status_board is not None:
-            await self._status_board.close()
-        if self._approval_board is not None:
-            await self._approval_board.close()
-        if self._delivery is not None:
-            await self._delivery.close()
-        if self._orchestrator is not None:
-            await self._orchestrator.close()
-        if self._persona is not None:
-            await self._persona.close()
-        await super().close()
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        try:
+            if self._reconciling is not None:
+                self._reconciling.cancel()
+            if self._status_board is not None:
+                await self._status_board.close()
+            if self._approval_board is not None:
+                await self._approval_board.close()
+            if self._delivery is not None:
+                await self._delivery.close()
+            if self._orchestrator is not None:
+                await self._orchestrator.close()
+            if self._persona is not None:
+                await self._persona.close()
+        finally:
+            await super().close()
+            if self._db is not None:
+                await self._db.close()
+                self._db = None

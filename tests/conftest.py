@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from tests.polling import eventually
 BOT_TOKEN = "fake-bot-token-0123456789"
 API_KEY = "sk-test-secret-key-42"
 CLOSE_TIMEOUT = 60  # seconds a bot may take to close (it takes well under one)
+LEFT_TASKS_TIMEOUT = 20  # seconds the tasks a test leaves may take to end once cancelled
 QUICK_STATUS_EDITS = 0.05  # for tests that watch status messages change: the default throttle is 1 s an edit
 
 # structlog's default console renders a logged exception with rich (installed with fastmcp) and every local of
@@ -56,6 +58,25 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_sessionfinish(session, exitstatus):
     stores.stop_server()
+
+
+@pytest.fixture(autouse=True)
+async def _no_task_refuses_to_end(pytestconfig):
+    """After each test, once its bots are closed and its fakes stopped (this fixture is set up before them), cancel
+    the tasks left and wait for them. One that does not end is written out at once with its stack, and fails the
+    test (the event loop's close after it still waits on it, until pytest-timeout): before, such a task hung the run
+    with no word of which task it was (seen twice, under load)."""
+    yield
+    left = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in left:
+        task.cancel()
+    if left:
+        _, stuck = await asyncio.wait(left, timeout=LEFT_TASKS_TIMEOUT)
+        if stuck:  # written out now: the event loop's close that follows hangs on them until pytest-timeout
+            report = f"{len(stuck)} task(s) did not end when cancelled:\n{task_stacks(stuck)}"
+            with pytestconfig.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
+                print(report, file=sys.stderr, flush=True)
+            raise AssertionError(report)
 
 
 @pytest.fixture(autouse=True)
@@ -245,9 +266,9 @@ async def world(fake_discord, llm, tmp_path, monkeypatch):
         await w.stop_bot(bot)
 
 
-def task_stacks() -> str:
+def task_stacks(tasks: set[asyncio.Task] | None = None) -> str:
     out = io.StringIO()
-    for task in asyncio.all_tasks():
+    for task in asyncio.all_tasks() if tasks is None else tasks:
         task.print_stack(file=out)
     return out.getvalue()
 

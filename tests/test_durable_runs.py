@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import pytest
 from dbos import DBOS, _dbos
+from dbos._error import DBOSAwaitedWorkflowCancelledError  # not re-exported by dbos
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
 from structlog.testing import capture_logs
@@ -366,6 +367,32 @@ async def test_a_kill_cancels_the_runs_workflow_and_its_request_in_flight(tmp_pa
     assert not [record for record in dbos_records if record.levelno >= logging.ERROR], dbos_records
     # DBOS's warning about the step it stopped carried the whole conversation
     assert not [record for record in dbos_records if "secret plan" in record.getMessage()]
+    await stop(db, orchestrator)
+
+
+async def test_a_close_goes_on_when_a_run_task_ends_in_an_error_as_it_is_stopped(tmp_path):
+    """DBOS's execution of a killed run can end in an error as it is stopped: parked over the cancellation, it looks
+    for the recorded outcome and finds the workflow cancelled. That error used to come out of the close before the
+    rest was stopped (in the bot the Discord connection stayed open, and a wire test's event loop hung on it under
+    load). The timing cannot be had on demand: a task that ends so when stopped stands in for that execution."""
+    db, orchestrator = await start(tmp_path, Script(), durable=True)
+    tracked = asyncio.Event()
+
+    async def parked_execution() -> None:
+        orchestrator._execution.dispatch.track("run-parked")
+        tracked.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise DBOSAwaitedWorkflowCancelledError("run-parked") from None
+
+    execution = asyncio.create_task(parked_execution())
+    await tracked.wait()
+    with capture_logs() as logs:
+        await stop(db, orchestrator)
+    assert execution.done() and isinstance(execution.exception(), DBOSAwaitedWorkflowCancelledError)
+    assert [line["task"] for line in logs if line["event"] == "task_failed_while_stopping"] == [execution.get_name()]
+    db, orchestrator = await start(tmp_path, Script(), durable=True)  # DBOS was closed too: it launches again
     await stop(db, orchestrator)
 
 

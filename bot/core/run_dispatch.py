@@ -15,7 +15,6 @@ after another in the order dispatched: a run waiting to be placed is an entry in
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -126,15 +125,18 @@ class RunDispatch:
             await asyncio.sleep(_IDLE_POLL if self._queued else 0)
 
     async def close(self) -> None:
-        """Stop the supervisor and every run task; runs still live stay live in the database."""
+        """Stop the supervisor and every run task; runs still live stay live in the database. A task that ends in an
+        error as it is stopped does not stop the close: DBOS's execution of a killed run, parked over the
+        cancellation, can end so ("awaited workflow was cancelled"), and that used to leave the rest of the bot
+        open."""
         if self.durable is not None:  # first: a workflow starting while its siblings are stopped would go on
             self.durable.stop_taking()
         tasks = [t for t in (self._supervisor, self._placer, *self._tasks.values()) if t is not None]
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        for task, outcome in zip(tasks, await asyncio.gather(*tasks, return_exceptions=True), strict=True):
+            if isinstance(outcome, Exception):
+                log.warning("task_failed_while_stopping", task=task.get_name(), exc_info=outcome)
         self._tasks.clear()
         self._supervisor = self._placer = None
         if self.durable is not None:
