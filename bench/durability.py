@@ -117,19 +117,28 @@ async def arriving(lifecycle: Lifecycle, runs: int) -> list[float]:
     async def start(task: str) -> None:
         try:
             delivery = await lifecycle(task)
+        except asyncio.CancelledError:
+            fail(asyncio.CancelledError())
+            raise
         except Exception as error:
             fail(error)
             return
         delivery.add_done_callback(ended, context=context)
 
+    if runs == 0:
+        return ends
     starts: set[asyncio.Task[None]] = set()
-    for i in range(runs):
-        started = asyncio.create_task(start(f"task {i}"))
-        starts.add(started)
-        started.add_done_callback(starts.discard)
-        if (i + 1) % ARRIVALS_PER_TURN == 0:
-            await asyncio.sleep(0)
-    await all_ended
+    try:
+        for i in range(runs):
+            started = asyncio.create_task(start(f"task {i}"))
+            starts.add(started)
+            started.add_done_callback(starts.discard)
+            if (i + 1) % ARRIVALS_PER_TURN == 0:
+                await asyncio.sleep(0)
+        await all_ended
+    finally:
+        for started in list(starts):  # after a failure: no more spawns into a core about to close
+            started.cancel()
     return ends
 
 

@@ -81,6 +81,7 @@ class DeliverySink:
             await self._core.announcement_delivered(row.run_id)
             at = time.perf_counter()
             if (waiting := self._waiting.pop(row.run_id, None)) is not None:
-                waiting.set_result(at)
+                if not waiting.done():  # its caller may have stopped waiting (a timeout)
+                    waiting.set_result(at)
             else:
                 self._delivered_at[row.run_id] = at

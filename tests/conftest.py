@@ -74,7 +74,8 @@ async def _no_task_refuses_to_end(pytestconfig):
         _, stuck = await asyncio.wait(left, timeout=LEFT_TASKS_TIMEOUT)
         if stuck:  # written out now: the event loop's close that follows hangs on them until pytest-timeout
             report = f"{len(stuck)} task(s) did not end when cancelled:\n{task_stacks(stuck)}"
-            with pytestconfig.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
+            capture = pytestconfig.pluginmanager.getplugin("capturemanager")  # None under -p no:capture
+            with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
                 print(report, file=sys.stderr, flush=True)
             raise AssertionError(report)
 

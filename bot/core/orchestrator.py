@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from bot.agents.mcp_servers import McpServers
@@ -199,7 +199,7 @@ class Orchestrator:
 
     # -- what people ask for ---------------------------------------------------------------------------------
 
-    def spawn(self, request: SpawnRequest) -> Awaitable[SpawnAccepted]:
+    def spawn(self, request: SpawnRequest) -> Coroutine[Any, Any, SpawnAccepted]:
         """The spawn itself, with no frame of its own here: a burst of spawns waits holding less (issue 14)."""
         return self._spawning.spawn(request)
 

@@ -135,7 +135,7 @@ class RunDispatch:
         for task in tasks:
             task.cancel()
         for task, outcome in zip(tasks, await asyncio.gather(*tasks, return_exceptions=True), strict=True):
-            if isinstance(outcome, Exception):
+            if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
                 log.warning("task_failed_while_stopping", task=task.get_name(), exc_info=outcome)
         self._tasks.clear()
         self._supervisor = self._placer = None
