@@ -271,7 +271,22 @@ def task_stacks(tasks: set[asyncio.Task] | None = None) -> str:
     out = io.StringIO()
     for task in asyncio.all_tasks() if tasks is None else tasks:
         task.print_stack(file=out)
+        print("  waiting in: " + " -> ".join(awaited_chain(task.get_coro())), file=out)
     return out.getvalue()
+
+
+def awaited_chain(awaitable: object) -> list[str]:
+    """Where a suspended task waits, coroutine by coroutine down to what it awaits (its own stack shows only its
+    outermost frame)."""
+    chain = []
+    while awaitable is not None:
+        frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
+        if frame is None:
+            chain.append(repr(awaitable)[:200])
+            break
+        chain.append(f"{frame.f_code.co_qualname} ({frame.f_code.co_filename}:{frame.f_lineno})")
+        awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "gi_yieldfrom", None)
+    return chain
 
 
 def announcement_for(run_id_prefix: str):
