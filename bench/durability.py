@@ -1,14 +1,16 @@
-"""What durable runs cost per run: a spawn → delivered announcement with an instant model, four ways in one process.
+"""What durable runs cost per run: a spawn → delivered announcement with an instant model, five ways in one process.
 
 Run by hand from the repository's root: ``.venv/bin/python -m bench.durability [--runs 50] [--concurrent 200]
 [--repeats 3] [--stores sqlite,postgresql]``. Each repeat measures, on a fresh database of each store:
 
 - ``floor``: the bare lifecycle doing the same durable writes (``bench/floor.py``, issue 14's definition);
 - ``floor+agent``: the same with a bare pydantic-ai run of the same model inside;
+- ``floor+dbos``: that, each run a DBOS workflow started at once whose one step is the agent's run
+  (``bench/journal_floor.py``): the least a run journaled by DBOS costs;
 - ``off``: the orchestrator, ``core.spawn`` until the announcement is delivered (``bench/sink.py`` does the delivery
   worker's database work; nothing is posted), with ``[durability] resume_interrupted = false``;
 - ``on``: the same with durable runs (the default): each run is a DBOS workflow journaled in ``<file>.dbos``, a
-  SQLite file whichever the store (as the bot does today).
+  SQLite file whichever the store (with a PostgreSQL store the bot journals in that database instead).
 
 ``--runs`` runs one after another (``sequential``), then ``--concurrent`` runs started at once (the orchestrator's
 lane 64 wide). Latency is from a run's spawn (sequential) or from the start of the batch (concurrent) to
@@ -32,12 +34,14 @@ from pydantic_ai import Agent
 from pydantic_ai.models.function import FunctionModel
 
 from bench.floor import CHANNEL_ID, Floor
+from bench.journal_floor import journaled
 from bench.orchestrator_overhead import InstantModels, answer
 from bench.sink import DeliverySink
 from bench.stores import STORES, BenchStores, bench_stores
 from bench.table import STORE, Column, Table
 from bot import heap
 from bot.config import DurabilityConfig, StorageConfig, parse_config
+from bot.core import journal_store
 from bot.core.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
 from bot.core.requests import SpawnRequest
@@ -45,7 +49,7 @@ from bot.logging_setup import configure_logging
 from bot.records import Origin
 from storage.db import Database
 
-PATHS = ("floor", "floor+agent", "off", "on")
+PATHS = ("floor", "floor+agent", "floor+dbos", "off", "on")
 ORIGIN = Origin(user_id=1, channel_id=CHANNEL_ID, conversation="bench:1", guild_id=3)
 Lifecycle = Callable[[str], Awaitable["asyncio.Future[float]"]]
 """Starts a task's run and returns once it is accepted, as a slash command's handler returns once its spawn is: with
@@ -143,10 +147,19 @@ async def arriving(lifecycle: Lifecycle, runs: int) -> list[float]:
 
 
 @asynccontextmanager
-async def floor_path(url: str, *, agent: bool, model: FunctionModel | None = None) -> AsyncIterator[Lifecycle]:
-    """The floor on ``url``; with ``agent``, a bare pydantic-ai run of ``model`` (by default an instant one) in it."""
+async def floor_path(
+    url: str, *, agent: bool, model: FunctionModel | None = None, journal: str | None = None
+) -> AsyncIterator[Lifecycle]:
+    """The floor on ``url``; with ``agent``, a bare pydantic-ai run of ``model`` (by default an instant one) in it;
+    with ``journal`` (a path, as the core's), each run a DBOS workflow whose one step is that agent's run
+    (``bench/journal_floor.py``)."""
     model = model or FunctionModel(answer, model_name="instant")
-    async with Floor.open(url, Agent(model) if agent else None) as floor:
+    opened = (
+        journaled(url, journal_store.url(DurabilityConfig(), StorageConfig(path=journal)), Agent(model))
+        if journal is not None
+        else Floor.open(url, Agent(model) if agent else None)
+    )
+    async with opened as floor:
 
         async def delivered(task: str) -> float:
             await floor.run(task)
@@ -194,6 +207,8 @@ def lifecycle_of(
         return floor_path(url, agent=False)
     if path == "floor+agent":
         return floor_path(url, agent=True)
+    if path == "floor+dbos":
+        return floor_path(url, agent=True, journal=str(stores.folder / name))
     return core_path(url, str(stores.folder / name) if path == "on" else None, queued)
 
 
@@ -211,7 +226,13 @@ async def measure(args: argparse.Namespace, stores: BenchStores, store: str) -> 
     return samples
 
 
-RATIOS = {"on": ("off", "floor", "floor+agent"), "off": ("floor", "floor+agent"), "floor+agent": ("floor",)}
+BASES = ("off", "floor", "floor+agent", "floor+dbos")  # what a path's ratios are taken against
+RATIOS = {
+    "on": BASES,
+    "off": ("floor", "floor+agent"),
+    "floor+dbos": ("floor", "floor+agent"),
+    "floor+agent": ("floor",),
+}
 TABLE = Table(
     STORE,
     Column("load", 14, align="<"),
@@ -222,6 +243,7 @@ TABLE = Table(
     Column("× off", 10),
     Column("× floor", 10),
     Column("× fl+agt", 10),
+    Column("× fl+dbos", 10),
 )
 
 
@@ -235,10 +257,7 @@ def rows(store: str, samples: dict[tuple[str, str], list[Sample]]) -> list[str]:
         def basis(of: str, load: str = load) -> float:
             return statistics.median(s.cost(at_once="at once" in load) for s in samples[(load, of)])
 
-        ratios = (
-            f"{basis(path) / basis(other):.2f}x" if other in RATIOS.get(path, ()) else ""
-            for other in ("off", "floor", "floor+agent")
-        )
+        ratios = (f"{basis(path) / basis(other):.2f}x" if other in RATIOS.get(path, ()) else "" for other in BASES)
         lines.append(TABLE.row(store, load, path, p50, p99, per_run, *ratios))
     return lines
 

@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 import aiosqlite
 import psycopg
@@ -91,7 +91,7 @@ class Floor:
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, url: str, agent: Agent[None, str] | None = None) -> AsyncIterator[Floor]:
+    async def open(cls, url: str, agent: Agent[None, str] | None = None) -> AsyncIterator[Self]:
         """The floor on the database at ``url``, migrated first (by the bot's own migrations)."""
         await (await Database.open(url)).close()
         connection: _Connection = (
@@ -103,6 +103,12 @@ class Floor:
             yield cls(connection, agent)
         finally:
             await connection.close()
+
+    async def converse(self, task: str) -> tuple[str, ...]:
+        """The bare pydantic-ai run of ``task``: its messages, one JSON object each, as the transcript stores them."""
+        assert self._agent is not None, "a floor without an agent has nothing to converse with"
+        result = await self._agent.run(task)
+        return tuple(ModelMessagesTypeAdapter.dump_json([m]).decode()[1:-1] for m in result.new_messages())
 
     async def run(self, task: str) -> None:
         """One run's lifecycle, from its spawn to its announcement marked delivered."""
@@ -124,11 +130,7 @@ class Floor:
         )
         running = "UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'"
         await transaction([(running, (time.time(), run_id))])
-        messages = _MESSAGES
-        if self._agent is not None:
-            result = await self._agent.run(task)
-            # one JSON object per row, as the transcript repository stores a message
-            messages = tuple(ModelMessagesTypeAdapter.dump_json([m]).decode()[1:-1] for m in result.new_messages())
+        messages = await self.converse(task) if self._agent is not None else _MESSAGES
         append = "INSERT INTO transcript_messages (session_key, run_id, message_json, created_at) VALUES (?, ?, ?, ?)"
         await transaction([(append, (session_key, run_id, message, time.time())) for message in messages])
         await transaction(

@@ -8,7 +8,7 @@ Run by hand from the repository's root: ``.venv/bin/python -m bench.targets [--s
   bare pydantic-ai run (``bench/floor.py``); goal ≤ 1.3×, and p99 ≤ 3× p50;
 - overhead, 2,000 at once: wall time per run against the same floor's; goal ≤ 1.3×, p99 ≤ 3× p50;
 - lane-bound: 1,000 runs through a lane of 8, the model answering after 50 ms, against the ideal (runs / lane ×
-  50 ms); goal ≤ 1.1×;
+  50 ms); goal ≤ 1.1×; and, reported, the floor plus an agent through a lane as wide, against the same ideal;
 - 10,000 at once, the model answering after 100 ms: the loop's longest stall while they run (a 1 ms ticker; goal
   ≤ 100 ms), wall time against the floor's same workload (goal ≤ 2×), and memory per queued run (as many spawned
   through a lane of 1 whose run waits: Python's heap growth over the runs queued; goal ≤ 5 KiB), and per run in
@@ -18,6 +18,10 @@ Run by hand from the repository's root: ``.venv/bin/python -m bench.targets [--s
 - announcements over the wire: ``bench/wire_announcements.py``, 200 spawns (at any scale) across 10 channels (the
   real bot, in a process of its own, against the tests' fake Discord, the model answering after 0.5 s), each
   announcement's arrival after its run's end; goal p99 ≤ 0.5 s (on SQLite whatever ``--stores``).
+
+``--durable off`` runs the targets that run runs with the core's durable runs off: where the core stands without
+DBOS. With durable runs on, each overhead target also reports DBOS's least (``bench/journal_floor.py``): the floor
+plus an agent, each run a one-step DBOS workflow, against the same floor.
 
 Runs "at once" arrive as a bot's requests do (``bench.durability.arriving``): 500 per turn of the event loop, each
 caller done once its run is accepted, as a slash command's handler is; the floor's runs arrive the same way. The
@@ -29,13 +33,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tracemalloc
+from collections.abc import Awaitable, Callable
+from functools import partial
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bench.bindings import filled, watched
 from bench.bindings import measure as bindings_measure
-from bench.durability import Sample, core_path, floor_path, timed
+from bench.durability import Lifecycle, Sample, core_path, floor_path, timed
 from bench.stores import STORES, BenchStores, bench_stores
 from bench.table import TARGETS, verdict
 from bench.wire_announcements import measure as wire_measure
@@ -43,6 +49,7 @@ from bot.logging_setup import configure_logging
 from storage.db import Database
 
 Row = tuple[object, ...]
+Measure = Callable[[BenchStores, str, float], Awaitable[list[Row]]]  # (stores, store, scale) → its rows
 
 
 def answering_after(latency: float) -> FunctionModel:
@@ -57,55 +64,89 @@ def scaled(count: int, scale: float) -> int:
     return max(2, round(count * scale))
 
 
-async def overhead(stores: BenchStores, store: str, scale: float) -> list[Row]:
+def journal_of(stores: BenchStores, name: str, durable: bool) -> str | None:
+    """Where the core's runs named ``name`` are journaled; ``None``: without durable runs."""
+    return str(stores.folder / name) if durable else None
+
+
+async def overhead(stores: BenchStores, store: str, scale: float, *, durable: bool) -> list[Row]:
     rows: list[Row] = []
     for runs, at_once in ((scaled(200, scale), False), (scaled(2000, scale), True)):
         load = f"{runs:,} at once" if at_once else f"{runs:,} one by one"
         samples: dict[str, Sample] = {}
-        for path in ("floor+agent", "on"):
-            url = stores.fresh(store, f"overhead-{path}-{at_once}")
-            journal = str(stores.folder / f"overhead-{path}-{at_once}")
-            lifecycle = floor_path(url, agent=True) if path == "floor+agent" else core_path(url, journal, runs + 5)
+        for path in ("floor+agent", "floor+dbos", "core") if durable else ("floor+agent", "core"):
+            url, name = stores.fresh(store, f"overhead-{path}-{at_once}"), f"overhead-{path}-{at_once}"
+            lifecycle = (
+                core_path(url, journal_of(stores, name, durable), runs + 5)
+                if path == "core"
+                else floor_path(url, agent=True, journal=str(stores.folder / name) if path == "floor+dbos" else None)
+            )
             async with lifecycle as run:
                 for i in range(5):
                     await (await run(f"warm-up {i}"))
                 samples[path] = await timed(run, runs, concurrent=at_once)
-        core, floor = samples["on"], samples["floor+agent"]
-        ratio = core.cost(at_once=at_once) / floor.cost(at_once=at_once)
+        cost, base = samples["core"].cost(at_once=at_once), samples["floor+agent"].cost(at_once=at_once)
         what = "ms/run" if at_once else "p50"
-        tail = core.quantile(99) / core.quantile(50)
+        tail = samples["core"].quantile(99) / samples["core"].quantile(50)
         rows += [
-            (store, f"overhead {load}", f"{core.cost(at_once=at_once) * 1000:.2f} ms {what}",
-             f"{floor.cost(at_once=at_once) * 1000:.2f} ms / ≤ 1.3×", f"{ratio:.1f}×", verdict(ratio <= 1.3)),
+            (store, f"overhead {load}", f"{cost * 1000:.2f} ms {what}", f"{base * 1000:.2f} ms / ≤ 1.3×",
+             f"{cost / base:.1f}×", verdict(cost / base <= 1.3)),
             (store, f"overhead {load}: p99/p50", f"{tail:.1f}×", "≤ 3×", "", verdict(tail <= 3)),
         ]  # fmt: skip
+        if "floor+dbos" in samples:  # what DBOS's journal alone costs, against the same floor
+            least = samples["floor+dbos"].cost(at_once=at_once)
+            rows.append(
+                (store, f"overhead {load}: DBOS's least", f"{least * 1000:.2f} ms {what}",
+                 f"{base * 1000:.2f} ms / reported", f"{least / base:.1f}×", ""),
+            )  # fmt: skip
     return rows
 
 
-async def lane_bound(stores: BenchStores, store: str, scale: float) -> list[Row]:
+async def lane_bound(stores: BenchStores, store: str, scale: float, *, durable: bool) -> list[Row]:
+    """The core's runs through its lane of 8 against the ideal; and, reported, the floor plus an agent through a lane
+    as wide (a semaphore): what the lifecycle's own work adds to the ideal before the core adds anything."""
     runs, lane, latency = scaled(1000, scale), 8, 0.05
-    url, journal = stores.fresh(store, "lane-bound"), str(stores.folder / "lane-bound")
-    async with core_path(url, journal, runs, lane=lane, model=answering_after(latency)) as run:
+    model = answering_after(latency)
+    url, journal = stores.fresh(store, "lane-bound"), journal_of(stores, "lane-bound", durable)
+    async with core_path(url, journal, runs, lane=lane, model=model) as run:
         sample = await timed(run, runs, concurrent=True)
+    async with floor_path(stores.fresh(store, "lane-bound-floor"), agent=True, model=model) as floor_run:
+        floor = await timed(through_lane(floor_run, lane), runs, concurrent=True)
     ideal = runs / lane * latency
     ratio = sample.wall / ideal
     return [
         (store, f"lane-bound {runs} runs, lane {lane}", f"{sample.wall:.2f} s", f"ideal {ideal:.2f} s / ≤ 1.1×",
          f"{ratio:.2f}×", verdict(ratio <= 1.1)),
+        (store, f"lane-bound {runs} runs: the floor's", f"{floor.wall:.2f} s", f"ideal {ideal:.2f} s",
+         f"{floor.wall / ideal:.2f}×", ""),
     ]  # fmt: skip
 
 
-async def many_at_once(stores: BenchStores, store: str, scale: float) -> list[Row]:
+def through_lane(lifecycle: Lifecycle, width: int) -> Lifecycle:
+    """``lifecycle`` with at most ``width`` runs at a time, the others waiting their turn."""
+    lane = asyncio.Semaphore(width)
+
+    async def laned(task: str) -> float:
+        async with lane:
+            return await (await lifecycle(task))
+
+    async def start(task: str) -> asyncio.Future[float]:
+        return asyncio.ensure_future(laned(task))
+
+    return start
+
+
+async def many_at_once(stores: BenchStores, store: str, scale: float, *, durable: bool) -> list[Row]:
     runs, latency = scaled(10_000, scale), 0.1
     model = answering_after(latency)
     url = stores.fresh(store, "many-floor")
     async with floor_path(url, agent=True, model=model) as floor_run:
         floor = await timed(floor_run, runs, concurrent=True)
-    url, journal = stores.fresh(store, "many-core"), str(stores.folder / "many-core")
+    url, journal = stores.fresh(store, "many-core"), journal_of(stores, "many-core", durable)
     async with core_path(url, journal, runs, lane=runs, model=model) as run:
         sample, _, stall = await watched(lambda: timed(run, runs, concurrent=True))
-    per_queued = await memory_per_run(stores, store, runs, lane=1)
-    in_flight = await memory_per_run(stores, store, runs, lane=runs)
+    per_queued = await memory_per_run(stores, store, runs, lane=1, durable=durable)
+    in_flight = await memory_per_run(stores, store, runs, lane=runs, durable=durable)
     ratio = sample.wall / floor.wall
     return [
         (store, f"{runs} at once: stall", f"{stall * 1000:.0f} ms", "≤ 100 ms", "", verdict(stall <= 0.1)),
@@ -117,7 +158,7 @@ async def many_at_once(stores: BenchStores, store: str, scale: float) -> list[Ro
     ]  # fmt: skip
 
 
-async def memory_per_run(stores: BenchStores, store: str, runs: int, *, lane: int) -> float:
+async def memory_per_run(stores: BenchStores, store: str, runs: int, *, lane: int, durable: bool) -> float:
     """Memory per waiting run: ``runs`` spawned at once through a lane of ``lane`` whose runs wait inside their model
     request, the growth of Python's heap (``tracemalloc``: resident memory says nothing in a process whose heap has
     room from earlier work) from before the spawns, over the runs held (the bench's own part included: a
@@ -132,7 +173,7 @@ async def memory_per_run(stores: BenchStores, store: str, runs: int, *, lane: in
         await release.wait()
         return ModelResponse(parts=[TextPart("done")])
 
-    url, journal = stores.fresh(store, f"memory-{lane}"), str(stores.folder / f"memory-{lane}")
+    url, journal = stores.fresh(store, f"memory-{lane}"), journal_of(stores, f"memory-{lane}", durable)
     async with core_path(url, journal, runs, lane=lane, model=FunctionModel(waiting, model_name="waiting")) as run:
         probe = await Database.open(url)
         tracemalloc.start()
@@ -162,22 +203,35 @@ async def bindings(stores: BenchStores, store: str, scale: float) -> list[Row]:
 
 
 async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str]) -> None:
+    """Every target; with ``--durable off`` only those that run runs, the core without DBOS (bindings and the wire do
+    not change with it: the wire's bot keeps its default, durable runs)."""
     configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
-    print(f"scale={args.scale}")
+    print(f"scale={args.scale} durable runs={'on' if args.durable else 'off'}")
     print(TARGETS.header())
+    runs: list[Measure] = [partial(measure, durable=args.durable) for measure in (overhead, lane_bound, many_at_once)]
     for store in usable:
-        for measure in (overhead, lane_bound, many_at_once, bindings):
+        for measure in [*runs, bindings] if args.durable else runs:
             for row in await measure(stores, store, args.scale):
                 print(TARGETS.row(*row), flush=True)
-    for row in await wire_measure(200, 10, 0.5):  # the issue's count at any scale: a minute or two
-        print(TARGETS.row(*row), flush=True)
+    if args.durable:
+        for row in await wire_measure(200, 10, 0.5):  # the issue's count at any scale: a minute or two
+            print(TARGETS.row(*row), flush=True)
 
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.targets", description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies every count (default 1.0)")
     parser.add_argument("--stores", type=lambda text: text.split(","), default=["sqlite"], help=f"of {STORES}")
-    return parser.parse_args()
+    parser.add_argument(
+        "--durable",
+        choices=("on", "off"),
+        default="on",
+        help="the core's runs journaled by DBOS (on, the default: the issue's measure) or not (where the core "
+        "stands without DBOS)",
+    )
+    options = parser.parse_args()
+    options.durable = options.durable == "on"
+    return options
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from dataclasses import replace
 
 import pytest
@@ -14,6 +15,7 @@ from pydantic_ai import Agent
 from pydantic_ai.models.function import FunctionModel
 
 from bench.floor import Floor
+from bench.journal_floor import WORKFLOW, journaled
 from bench.sink import DeliverySink
 from bench.table import STORE, Column, Table
 from bot.core.requests import SpawnRequest
@@ -38,6 +40,27 @@ async def test_the_floor_leaves_each_run_completed_with_its_two_messages_and_its
     assert sorted(message["kind"] for message in messages) == ["request", "request", "response", "response"]
     answers = [part["content"] for message in messages if message["kind"] == "response" for part in message["parts"]]
     assert answers == ["the answer", "the answer"]
+
+
+async def test_the_journaled_floor_makes_each_run_one_dbos_workflow_whose_one_step_is_the_agents_run(tmp_path):
+    path, journal = tmp_path / "floor.sqlite3", tmp_path / "floor.dbos"
+    async with journaled(
+        stores.database(path), f"sqlite:///{journal}", Agent(FunctionModel(text("the answer")))
+    ) as floor:
+        await asyncio.gather(floor.run("first task"), floor.run("second task"))
+
+    rows = stores.query(
+        path,
+        "SELECT r.task, r.status, o.status, (SELECT COUNT(*) FROM transcript_messages t WHERE t.run_id = r.id) "
+        "FROM runs r JOIN outbox o ON o.run_id = r.id ORDER BY r.task",
+    )
+    assert rows == [("first task", "completed", "delivered", 2), ("second task", "completed", "delivered", 2)]
+    with sqlite3.connect(journal) as connection:
+        workflows = connection.execute(
+            "SELECT w.name, w.status, (SELECT group_concat(s.function_name) FROM operation_outputs s "
+            "WHERE s.workflow_uuid = w.workflow_uuid) FROM workflow_status w"
+        ).fetchall()
+    assert workflows == [(WORKFLOW, "SUCCESS", "agent.run"), (WORKFLOW, "SUCCESS", "agent.run")]
 
 
 async def test_the_sink_delivers_announcements_in_its_own_channels_and_leaves_the_others(tmp_path):
