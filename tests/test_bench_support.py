@@ -25,17 +25,21 @@ from tests.core_support import ORIGIN, ScriptedModels, running_core, settle, tex
 CONFIG = '[agents.defaults]\nmodel = "test/instant"\n'
 
 
-async def test_the_floor_leaves_each_run_completed_with_its_two_messages_and_its_announcement_delivered(tmp_path):
-    path = tmp_path / "floor.sqlite3"
-    async with Floor.open(stores.database(path), Agent(FunctionModel(text("the answer")))) as floor:
-        await asyncio.gather(floor.run("first task"), floor.run("second task"))
-
+def assert_both_runs_delivered_with_two_messages(path):
     rows = stores.query(
         path,
         "SELECT r.task, r.status, o.status, (SELECT COUNT(*) FROM transcript_messages t WHERE t.run_id = r.id) "
         "FROM runs r JOIN outbox o ON o.run_id = r.id ORDER BY r.task",
     )
     assert rows == [("first task", "completed", "delivered", 2), ("second task", "completed", "delivered", 2)]
+
+
+async def test_the_floor_leaves_each_run_completed_with_its_two_messages_and_its_announcement_delivered(tmp_path):
+    path = tmp_path / "floor.sqlite3"
+    async with Floor.open(stores.database(path), Agent(FunctionModel(text("the answer")))) as floor:
+        await asyncio.gather(floor.run("first task"), floor.run("second task"))
+
+    assert_both_runs_delivered_with_two_messages(path)
     messages = [json.loads(row[0]) for row in stores.query(path, "SELECT message_json FROM transcript_messages")]
     assert sorted(message["kind"] for message in messages) == ["request", "request", "response", "response"]
     answers = [part["content"] for message in messages if message["kind"] == "response" for part in message["parts"]]
@@ -49,12 +53,7 @@ async def test_the_journaled_floor_makes_each_run_one_dbos_workflow_whose_one_st
     ) as floor:
         await asyncio.gather(floor.run("first task"), floor.run("second task"))
 
-    rows = stores.query(
-        path,
-        "SELECT r.task, r.status, o.status, (SELECT COUNT(*) FROM transcript_messages t WHERE t.run_id = r.id) "
-        "FROM runs r JOIN outbox o ON o.run_id = r.id ORDER BY r.task",
-    )
-    assert rows == [("first task", "completed", "delivered", 2), ("second task", "completed", "delivered", 2)]
+    assert_both_runs_delivered_with_two_messages(path)
     with sqlite3.connect(journal) as connection:
         workflows = connection.execute(
             "SELECT w.name, w.status, (SELECT group_concat(s.function_name) FROM operation_outputs s "
