@@ -153,6 +153,7 @@ async def floor_path(
     """The floor on ``url``; with ``agent``, a bare pydantic-ai run of ``model`` (by default an instant one) in it;
     with ``journal`` (a path, as the core's), each run a DBOS workflow whose one step is that agent's run
     (``bench/journal_floor.py``)."""
+    assert agent or journal is None, "a journaled floor's one step is its agent's run"
     model = model or FunctionModel(answer, model_name="instant")
     opened = (
         journaled(url, journal_store.url(DurabilityConfig(), StorageConfig(path=journal)), Agent(model))

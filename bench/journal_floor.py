@@ -13,10 +13,8 @@ process: nothing else may launch it meanwhile.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 from dbos import DBOS, DBOSConfig, SetWorkflowID
@@ -32,7 +30,7 @@ _floor: JournaledFloor | None = None  # DBOS is one instance per process: the fl
 @DBOS.workflow(name=WORKFLOW)
 async def _floor_workflow(task: str) -> None:
     assert _floor is not None, "a floor workflow started outside journaled()"
-    await Floor.run(_floor, task)
+    await Floor.run(_floor, task)  # the floor's own lifecycle: the journaled floor's run starts this workflow
 
 
 class JournaledFloor(Floor):
@@ -41,7 +39,7 @@ class JournaledFloor(Floor):
         return await DBOS.run_step_async({"name": "agent.run"}, super().converse, task)
 
     async def run(self, task: str) -> None:
-        with SetWorkflowID(str(uuid.uuid4())):
+        with SetWorkflowID(str(uuid.uuid4())):  # as the core names each run's workflow
             await _floor_workflow(task)
 
 
@@ -49,21 +47,21 @@ class JournaledFloor(Floor):
 async def journaled(url: str, journal_url: str, agent: Agent[None, str]) -> AsyncIterator[JournaledFloor]:
     """The floor on ``url`` with ``agent``, journaled by a DBOS launched on ``journal_url`` for the while."""
     global _floor
+    assert _floor is None, "DBOS is one instance per process: one journaled floor at a time"
     await journal_store.migrate(journal_url)
     config: DBOSConfig = {
         "name": "threadbound-bench",
         "system_database_url": journal_url,
         "application_version": "bench",
-        "notification_listener_polling_interval_sec": 0.1,  # as the bot's
+        "notification_listener_polling_interval_sec": journal_store.NOTICE_POLL_SECONDS,  # as the bot's
         "log_level": "WARNING",
     }
-    DBOS(config=config)
-    DBOS.launch()
     try:
+        DBOS(config=config)
+        DBOS.launch()
         async with JournaledFloor.open(url, agent) as floor:
             _floor = floor
             yield floor
     finally:
         _floor = None
-        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())  # DBOS shuts the loop's default down
-        await asyncio.to_thread(DBOS.destroy)
+        await journal_store.destroy()

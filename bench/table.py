@@ -34,7 +34,7 @@ class Table:
 
 TARGETS = Table(  # a bench that checks goals: what it measured, against what, and whether it met the goal
     STORE,
-    Column("target", 38, align="<"),
+    Column("target", 40, align="<"),
     Column("measured", 17),
     Column("floor / goal", 22),
     Column("ratio", 9),

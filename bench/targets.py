@@ -65,7 +65,7 @@ def scaled(count: int, scale: float) -> int:
 
 
 def journal_of(stores: BenchStores, name: str, durable: bool) -> str | None:
-    """Where the core's runs named ``name`` are journaled; ``None``: without durable runs."""
+    """Where the runs of the measurement ``name`` are journaled; ``None``: they are not."""
     return str(stores.folder / name) if durable else None
 
 
@@ -75,11 +75,12 @@ async def overhead(stores: BenchStores, store: str, scale: float, *, durable: bo
         load = f"{runs:,} at once" if at_once else f"{runs:,} one by one"
         samples: dict[str, Sample] = {}
         for path in ("floor+agent", "floor+dbos", "core") if durable else ("floor+agent", "core"):
-            url, name = stores.fresh(store, f"overhead-{path}-{at_once}"), f"overhead-{path}-{at_once}"
+            name = f"overhead-{path}-{at_once}"
+            url = stores.fresh(store, name)
             lifecycle = (
                 core_path(url, journal_of(stores, name, durable), runs + 5)
                 if path == "core"
-                else floor_path(url, agent=True, journal=str(stores.folder / name) if path == "floor+dbos" else None)
+                else floor_path(url, agent=True, journal=journal_of(stores, name, path == "floor+dbos"))
             )
             async with lifecycle as run:
                 for i in range(5):
@@ -104,7 +105,9 @@ async def overhead(stores: BenchStores, store: str, scale: float, *, durable: bo
 
 async def lane_bound(stores: BenchStores, store: str, scale: float, *, durable: bool) -> list[Row]:
     """The core's runs through its lane of 8 against the ideal; and, reported, the floor plus an agent through a lane
-    as wide (a semaphore): what the lifecycle's own work adds to the ideal before the core adds anything."""
+    as wide (a semaphore): what the lifecycle's own work adds to the ideal before the core adds anything. The floor's
+    lane holds a run's whole lifecycle, its first and last commits too, which the core's lane does not (two of its
+    five): if anything, the floor's row reads a little high."""
     runs, lane, latency = scaled(1000, scale), 8, 0.05
     model = answering_after(latency)
     url, journal = stores.fresh(store, "lane-bound"), journal_of(stores, "lane-bound", durable)

@@ -8,14 +8,17 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from contextlib import closing
 from dataclasses import replace
 
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.models.function import FunctionModel
 
+from bench import journal_floor
+from bench.durability import floor_path
 from bench.floor import Floor
-from bench.journal_floor import WORKFLOW, journaled
+from bench.journal_floor import WORKFLOW
 from bench.sink import DeliverySink
 from bench.table import STORE, Column, Table
 from bot.core.requests import SpawnRequest
@@ -47,19 +50,20 @@ async def test_the_floor_leaves_each_run_completed_with_its_two_messages_and_its
 
 
 async def test_the_journaled_floor_makes_each_run_one_dbos_workflow_whose_one_step_is_the_agents_run(tmp_path):
-    path, journal = tmp_path / "floor.sqlite3", tmp_path / "floor.dbos"
-    async with journaled(
-        stores.database(path), f"sqlite:///{journal}", Agent(FunctionModel(text("the answer")))
-    ) as floor:
-        await asyncio.gather(floor.run("first task"), floor.run("second task"))
+    model = FunctionModel(text("the answer"))
+    for name in ("first", "second"):  # DBOS launched and stopped each time: each journal holds only its own runs
+        path = tmp_path / f"{name}.sqlite3"
+        async with floor_path(stores.database(path), agent=True, model=model, journal=str(tmp_path / name)) as run:
+            await asyncio.gather(*[await run(task) for task in ("first task", "second task")])
 
-    assert_both_runs_delivered_with_two_messages(path)
-    with sqlite3.connect(journal) as connection:
-        workflows = connection.execute(
-            "SELECT w.name, w.status, (SELECT group_concat(s.function_name) FROM operation_outputs s "
-            "WHERE s.workflow_uuid = w.workflow_uuid) FROM workflow_status w"
-        ).fetchall()
-    assert workflows == [(WORKFLOW, "SUCCESS", "agent.run"), (WORKFLOW, "SUCCESS", "agent.run")]
+        assert journal_floor._floor is None
+        assert_both_runs_delivered_with_two_messages(path)
+        with closing(sqlite3.connect(tmp_path / f"{name}.dbos")) as connection:
+            workflows = connection.execute(
+                "SELECT w.name, w.status, (SELECT group_concat(s.function_name) FROM operation_outputs s "
+                "WHERE s.workflow_uuid = w.workflow_uuid) FROM workflow_status w"
+            ).fetchall()
+        assert workflows == [(WORKFLOW, "SUCCESS", "agent.run"), (WORKFLOW, "SUCCESS", "agent.run")]
 
 
 async def test_the_sink_delivers_announcements_in_its_own_channels_and_leaves_the_others(tmp_path):

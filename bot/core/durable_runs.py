@@ -50,7 +50,6 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
@@ -142,7 +141,7 @@ class DurableRuns:
             "system_database_url": self._url,
             "application_version": self.version,
             "executor_id": self._config.executor_id,
-            "notification_listener_polling_interval_sec": 0.1,  # also how long a stop waits for that thread
+            "notification_listener_polling_interval_sec": journal_store.NOTICE_POLL_SECONDS,
             "log_level": "WARNING",  # its info lines (a line per schema migration) say less than durable_runs_launched
         }
         DBOS(config=config)
@@ -261,15 +260,11 @@ class DurableRuns:
         _body = _closing
 
     async def close(self) -> None:
-        """Stop DBOS; workflows in flight stay pending and are recovered at the next start. It is stopped from another
-        thread while this loop runs on: its queue workers hand workflows to this loop and wait until it takes them (a
-        loop blocked in the stop left each stuck until a 10 s join gave up on it, and its workflow started after DBOS
-        had stopped). DBOS made its executor the loop's default one (``asyncio.to_thread``) and shuts it down: the
-        loop gets a fresh one first."""
+        """Stop DBOS; workflows in flight stay pending and are recovered at the next start (one DBOS hands over
+        meanwhile is left pending too, :meth:`stop_taking`)."""
         started = time.monotonic()
         self.stop_taking()
         if self._queues is not None:
             self._queues.stop_listening()
-        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())
-        await asyncio.to_thread(DBOS.destroy)
+        await journal_store.destroy()
         log.info("durable_runs_stopped", seconds=round(time.monotonic() - started, 3))

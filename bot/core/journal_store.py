@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from sqlalchemy.engine import Engine
 
 from bot.config import DurabilityConfig, StorageConfig
 from storage.db import is_postgresql
+
+NOTICE_POLL_SECONDS = 0.1  # how often DBOS looks for notifications in a SQLite journal; also how long a stop waits
 
 
 @event.listens_for(Engine, "connect")
@@ -50,3 +53,11 @@ async def migrate(url: str) -> None:
     if not is_postgresql(url):
         await asyncio.to_thread(_prepare, Path(url.removeprefix("sqlite:///")))
     await asyncio.to_thread(DBOS.migrate, url)
+
+
+async def destroy() -> None:
+    """Stop DBOS from another thread while this loop runs on: its queue workers hand workflows to this loop and wait
+    until it takes them (a loop blocked in the stop left each stuck until a 10 s join gave up on it). DBOS made its
+    executor the loop's default one (``asyncio.to_thread``) and shuts it down: the loop gets a fresh one first."""
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())
+    await asyncio.to_thread(DBOS.destroy)
