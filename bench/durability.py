@@ -200,6 +200,11 @@ async def core_path(
         await db.close()
 
 
+def journal_of(stores: BenchStores, name: str, durable: bool) -> str | None:
+    """Where the runs of the measurement ``name`` are journaled; ``None``: they are not."""
+    return str(stores.folder / name) if durable else None
+
+
 def lifecycle_of(
     path: str, stores: BenchStores, store: str, name: str, queued: int
 ) -> AbstractAsyncContextManager[Lifecycle]:
@@ -209,8 +214,8 @@ def lifecycle_of(
     if path == "floor+agent":
         return floor_path(url, agent=True)
     if path == "floor+dbos":
-        return floor_path(url, agent=True, journal=str(stores.folder / name))
-    return core_path(url, str(stores.folder / name) if path == "on" else None, queued)
+        return floor_path(url, agent=True, journal=journal_of(stores, name, True))
+    return core_path(url, journal_of(stores, name, path == "on"), queued)
 
 
 async def measure(args: argparse.Namespace, stores: BenchStores, store: str) -> dict[tuple[str, str], list[Sample]]:

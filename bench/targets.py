@@ -41,7 +41,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bench.bindings import filled, watched
 from bench.bindings import measure as bindings_measure
-from bench.durability import Lifecycle, Sample, core_path, floor_path, timed
+from bench.durability import Lifecycle, Sample, core_path, floor_path, journal_of, timed
 from bench.stores import STORES, BenchStores, bench_stores
 from bench.table import TARGETS, verdict
 from bench.wire_announcements import measure as wire_measure
@@ -62,11 +62,6 @@ def answering_after(latency: float) -> FunctionModel:
 
 def scaled(count: int, scale: float) -> int:
     return max(2, round(count * scale))
-
-
-def journal_of(stores: BenchStores, name: str, durable: bool) -> str | None:
-    """Where the runs of the measurement ``name`` are journaled; ``None``: they are not."""
-    return str(stores.folder / name) if durable else None
 
 
 async def overhead(stores: BenchStores, store: str, scale: float, *, durable: bool) -> list[Row]:
