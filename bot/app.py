@@ -30,6 +30,7 @@ from bot.discord_adapter.conversations import actor_of, channel_conversation
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.failures import backoff_delay, is_transient, short_reason
 from bot.discord_adapter.interaction_errors import ThreadboundTree
+from bot.discord_adapter.moderation import MemberModeration
 from bot.discord_adapter.persona import WebhookPersona
 from bot.discord_adapter.run_buttons import RunButton
 from bot.discord_adapter.status_board import StatusBoard
@@ -141,11 +142,15 @@ class ThreadboundBot(commands.AutoShardedBot):
 
     async def actor(self, interaction: discord.Interaction) -> Actor:
         """Who is acting, and whether they moderate here (config roles plus this server's moderator role)."""
+        return actor_of(interaction, await self.moderator_roles(interaction.guild_id))
+
+    async def moderator_roles(self, guild_id: int | None) -> list[int]:
+        """The config's moderator roles plus the server's own (``/settings thread-bindings moderator_role``)."""
         roles = list(self.config.discord.moderator_role_ids)
-        settings = await self.orchestrator.guild_settings.effective(interaction.guild_id)
+        settings = await self.orchestrator.guild_settings.effective(guild_id)
         if settings.moderator_role_id is not None:
             roles.append(settings.moderator_role_id)
-        return actor_of(interaction, roles)
+        return roles
 
     async def start(self, token: str, *, reconnect: bool = True) -> None:
         """discord.py's ``start`` (log in, then connect; ``connect`` retries gateway drops itself), with the
@@ -215,6 +220,7 @@ class ThreadboundBot(commands.AutoShardedBot):
             base_delay=self._retry_base_delay,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
+        self._orchestrator.authority.moderation = MemberModeration(self, self.moderator_roles)
         self._control = RunControl(self._orchestrator, repos, clock=self._clock)
         self._bindings = BindingControl(self._orchestrator, repos, self._control, clock=self._clock)
         self._schedules = ScheduleControl(repos, self._orchestrator.schedules, clock=self._clock)

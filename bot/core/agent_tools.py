@@ -4,7 +4,6 @@ back as ``{"status": ..., "error": ...}`` data for the model to read, never as e
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Protocol
 
 import structlog
@@ -13,7 +12,8 @@ from bot.config import Config
 from bot.core.errors import UnknownTarget, UserError
 from bot.core.requests import origin_of
 from bot.core.run_actions import NotActionable, descendants, kill_refusal, steer_refusal
-from bot.core.session_queries import SessionQueries
+from bot.core.run_authority import Forbidden, RunAuthority
+from bot.core.session_queries import SessionQueries, run_label
 from bot.core.session_toolset import Caller
 from bot.core.spawn_policy import SpawnArgs, SpawnPolicy
 from bot.core.spawning import Spawning
@@ -68,6 +68,7 @@ class AgentTools:
         policy: SpawnPolicy,
         spawning: Spawning,
         runs: RunCommands,
+        authority: RunAuthority,
     ) -> None:
         self._config = config
         self._repos = repos
@@ -75,6 +76,7 @@ class AgentTools:
         self._policy = policy
         self._spawning = spawning
         self._runs = runs
+        self._authority = authority
 
     async def tool_spawn(self, caller: Caller, args: SpawnArgs) -> dict[str, Any]:
         requester = await self._repos.sessions.get(caller.session.key)
@@ -125,13 +127,14 @@ class AgentTools:
         if child is None:
             return _error(f"Unknown session '{quoted(session_key)}': not one of your sub-agents.")
         latest = await self._repos.runs.latest_for_session(session_key)
+        if refused := await self._forbidden(caller, latest, run_label(child), "send", message):
+            return refused
         if latest is not None and latest.status is RunStatus.WAITING_CHILDREN:
             return _error(f"Session {session_key} is waiting on its children; message them.")
         if latest is not None and steer_refusal(latest) is None and await self._runs.steer(latest.id, message):
             return {"status": "accepted", "runId": latest.id, "delivered": "steered into the running run"}
-        caller_run = await self._repos.runs.get(caller.run_id)
-        # on the budget of the member whose turn sends it (a channel's main session serves every member there)
-        origin = replace(origin_of(latest), user_id=caller_run.requester_user_id) if latest and caller_run else None
+        # the follow-up answers to the session's owner, whoever's turn sent it (a moderator's included)
+        origin = origin_of(latest) if latest else None
         try:
             run_id = await self._runs.follow_up(child, message, latest, parent_run_id=caller.run_id, origin=origin)
         except UserError as refused:  # archived, or a spawn_subagent run
@@ -165,6 +168,8 @@ class AgentTools:
             return _error(str(missing))
         if row.run is None or kill_refusal(row.run) is NotActionable.FINISHED:
             return _error(f"{row.label} is already finished.")
+        if refused := await self._forbidden(caller, row.run, row.label, action, message):
+            return refused
         if action == "kill":
             count = descendants(await self._runs.kill(row.run.id))
             if count is None:
@@ -178,3 +183,16 @@ class AgentTools:
         if not await self._runs.steer(row.run.id, message.strip()):
             return _error(f"{row.label} is already finished.")
         return {"status": "ok", "result": f"steered {row.label} (run {row.run.short_id})."}
+
+    async def _forbidden(
+        self, caller: Caller, run: Run | None, label: str, action: str, detail: str | None
+    ) -> dict[str, Any] | None:
+        """The person whose turn calls the tool must be allowed to ``action`` the run, as by slash command."""
+        if run is None:
+            return None
+        try:
+            await self._authority.check_turn(await self._repos.runs.get(caller.run_id), run, label, action, detail)
+        except Forbidden as refused:
+            log.info("tool_forbidden", action=action, run_id=run.id, error=str(refused))
+            return {"status": refused.status, "error": str(refused)}
+        return None

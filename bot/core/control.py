@@ -9,8 +9,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import structlog
-
 from bot.core.delivery_state import delivery_state
 from bot.core.errors import UnknownTarget, UserError
 from bot.core.limits import checked_text
@@ -21,13 +19,10 @@ from bot.core.session_queries import ChildRow
 from bot.core.stats import format_runtime
 from bot.records import Actor, Run, RunKind, RunStatus, short_run_id
 from bot.text import has_visible_text
-from storage.audit import AuditEntry
 from storage.repositories import Repositories
 
 STEER_INTERVAL_SECONDS = 2.0
 SEND_WAIT_SECONDS = 30.0
-
-log = structlog.get_logger(__name__)
 
 
 def _run_of(row: ChildRow) -> Run | None:
@@ -117,23 +112,7 @@ class RunControl:
 
     async def authorize(self, actor: Actor, row: ChildRow, action: str, detail: str | None = None) -> None:
         """The run's owner may; a moderator may too (audited); anyone else is refused with the owner named."""
-        owner = row.run.requester_user_id if row.run else None
-        if owner == actor.user_id:
-            return
-        if not actor.is_moderator:
-            raise UserError(
-                f"You can only {action} runs you started; {row.label} belongs to <@{owner}>. Ask them or a moderator."
-            )
-        async with self._repos.db.transaction() as tx:
-            await self._repos.audit.record(
-                tx,
-                AuditEntry(
-                    actor.guild_id, actor.user_id, owner, action, row.run.id if row.run else None, detail, self._clock()
-                ),
-            )
-        log.warning(
-            "moderator_action", action=action, actor=actor.user_id, owner=owner, run_id=row.run.id if row.run else None
-        )
+        await self._orchestrator.authority.check(actor, row.run, row.label, action, detail)
 
     async def kill(self, actor: Actor, conversation: str, target: str) -> str:
         row = await self.resolve(conversation, target)

@@ -11,15 +11,19 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from bot.core.delegate_records import DelegateRecords, summary, view
+from bot.core.run_authority import Forbidden, RunAuthority
 from bot.core.signals import Signals
 from bot.core.timers import Timers, skipped_if_bad
 from bot.records import DelegateTask, Run, RunStatus, TaskStatus
 from storage.repositories import Repositories
+
+if TYPE_CHECKING:  # the toolset imports this module's tool_result
+    from bot.core.session_toolset import Caller
 
 MAX_AWAITED = 128
 MAX_AWAIT_MS = 120_000
@@ -63,6 +67,7 @@ class DelegateTasks:
         signals: Signals,
         kill: Callable[[str], Awaitable[list[Run]]],
         clock: Callable[[], float],
+        authority: RunAuthority,
     ) -> None:
         self._repos = repos
         self._records = records
@@ -70,6 +75,7 @@ class DelegateTasks:
         self._signals = signals
         self._kill = kill
         self._clock = clock
+        self._authority = authority
 
     async def start(self) -> None:
         """Rebuild the deadline of every task still running: its timer lived in the process that started it, and a
@@ -122,17 +128,23 @@ class DelegateTasks:
             return tool_result(True, "No background delegate results found.")
         return tool_result(True, _pretty([summary(task) for task in tasks]))
 
-    async def cancel_task(self, caller_key: str, raw: dict[str, Any]) -> dict[str, Any]:
+    async def cancel_task(self, caller: Caller, raw: dict[str, Any]) -> dict[str, Any]:
+        """Stop a task's run: only as the person whose turn started it could, or a moderator (audited)."""
         task_id = raw.get("task_id")
         if not isinstance(task_id, str):
             return tool_result(False, error="Missing 'task_id' parameter for cancel_task")
         if bad := _bad_task_id(task_id):
             return tool_result(False, error=bad)
-        task = await self._own(caller_key, task_id)
+        task = await self._own(caller.session.key, task_id)
         if task is None:
             return tool_result(False, error=f"No task found for task_id '{task_id}'")
         if task.status is not TaskStatus.RUNNING:
             return tool_result(False, error=f"Task '{task_id}' is not running (status: {_DEBUG_NAMES[task.status]})")
+        turn, run = await self._repos.runs.get(caller.run_id), await self._repos.runs.get(task.run_id)
+        try:
+            await self._authority.check_turn(turn, run, f"task {task_id}", "kill", "delegate cancel_task")
+        except Forbidden as refused:
+            return tool_result(False, error=str(refused))
         stopped = await self._kill(task.run_id)
         settled = await self._repos.delegate_tasks.get(task_id)
         assert settled is not None, "task records are never deleted"

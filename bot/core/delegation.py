@@ -83,7 +83,7 @@ class Delegating:
         if action == "list_results":
             return await self._tasks.list_results(key)
         if action == "cancel_task":
-            return await self._tasks.cancel_task(key, raw)
+            return await self._tasks.cancel_task(caller, raw)
         if action == "await_sessions":
             return await self._tasks.await_sessions(key, raw)
         if action != "delegate":

@@ -10,10 +10,9 @@ change is written to the database before anything relies on it. Where each step 
 - :mod:`bot.core.settlement` — terminal transitions and where results go, exactly once (the state machine), with
   :mod:`bot.core.results` writing what a result becomes;
 - :mod:`bot.core.thread_bindings`, :mod:`bot.core.archiving` — a session's thread, and its end;
-- :mod:`bot.core.agent_tools` — what the session tools do for agents; :mod:`bot.core.run_actions` — the kill and
-  steer checks they share with people's commands; :mod:`bot.core.subagent_spawn` and :mod:`bot.core.delegation`
-  (with :mod:`bot.core.delegate_tasks`) — ZeroClaw's ``spawn_subagent`` and ``delegate``, on one action budget
-  (:mod:`bot.core.action_budget`);
+- :mod:`bot.core.agent_tools` — the session tools for agents; :mod:`bot.core.run_actions`, :mod:`bot.core.run_authority`
+  — checks, and who may act on a run (shared with people's commands); :mod:`bot.core.subagent_spawn`,
+  :mod:`bot.core.delegation` (:mod:`bot.core.delegate_tasks`) — ``spawn_subagent``, ``delegate`` (one action budget);
 - :mod:`bot.core.budgets` — caps on runs, tokens and cost per member, server and agent, checked when a run is
   admitted and before each model request (per-server values: :mod:`bot.core.budget_limits`, exposed as
   :attr:`Orchestrator.budget_limits`);
@@ -23,10 +22,8 @@ change is written to the database before anything relies on it. Where each step 
   :attr:`Orchestrator.usage_reports`);
 - :mod:`bot.core.retention` — passes that prune what ``[retention]`` lets go; :mod:`bot.core.executors` — this
   process among several on one store (executor id, heartbeat, the janitor that hands a dead one's runs on);
-- :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
-  :mod:`bot.core.limits` — refusals worded for people, the one text limit.
-Settlement returns what must happen after its commit as an :class:`AfterCommit`; :meth:`Orchestrator._apply` is
-the one place that does it.
+- :mod:`bot.core.signals` — listeners, progress, background work; :mod:`bot.core.errors`, :mod:`bot.core.limits`.
+Settlement returns what must happen after its commit as an :class:`AfterCommit`; :meth:`Orchestrator._apply` does it.
 """
 
 from __future__ import annotations
@@ -58,6 +55,7 @@ from bot.core.mcp_tools import McpTools
 from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
 from bot.core.results import Results
 from bot.core.retention import Retention
+from bot.core.run_authority import RunAuthority
 from bot.core.schedules import Schedules
 from bot.core.session_queries import SessionQueries
 from bot.core.session_toolset import Caller
@@ -137,10 +135,12 @@ class Orchestrator:
             self._signals,
             clock,
         )
-        self._tools = AgentTools(config, repos, self.queries, policy, self._spawning, self)
+        self.authority = authority = RunAuthority(repos, clock)
+        self._tools = AgentTools(config, repos, self.queries, policy, self._spawning, self, authority)
         budget = ActionBudget(config, repos, clock)
         self._subagent_spawn = SubagentSpawn(config, repos, self._spawning, self._signals, budget, clock)
-        self._delegate_tasks = tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill, clock)
+        tasks = DelegateTasks(repos, records, self._timers, self._signals, self.kill, clock, authority)
+        self._delegate_tasks = tasks
         self._delegating = Delegating(config, repos, self._spawning, tasks, self._signals, budget, clock)
         self.schedules = Schedules(
             config, repos, models, self._timers, self._spawning, clock, channel_conversation=channel_conversation
@@ -200,7 +200,7 @@ class Orchestrator:
     # -- what people ask for ---------------------------------------------------------------------------------
 
     def spawn(self, request: SpawnRequest) -> Coroutine[Any, Any, SpawnAccepted]:
-        """The spawn itself, with no frame of its own here: a burst of spawns waits holding less (issue 14)."""
+        """The spawn itself, with no frame of its own here: a burst of spawns waits holding less."""
         return self._spawning.spawn(request)
 
     async def chat(self, request: ChatRequest) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import discord
 
+from bot.discord_adapter.moderation import moderates
 from bot.records import Actor
 
 
@@ -32,8 +33,7 @@ def conversation_of(interaction: discord.Interaction) -> str:
 
 
 def actor_of(interaction: discord.Interaction, moderator_role_ids: list[int]) -> Actor:
-    """Moderators: Manage Threads or Manage Messages here, or a configured moderator role (checked per call)."""
-    permissions = interaction.permissions
-    roles = {role.id for role in getattr(interaction.user, "roles", [])}
-    moderator = permissions.manage_threads or permissions.manage_messages or bool(roles & set(moderator_role_ids))
+    """The person acting, and whether they moderate here (checked per call, from the interaction's permissions)."""
+    roles = (role.id for role in getattr(interaction.user, "roles", []))
+    moderator = moderates(interaction.permissions, roles, moderator_role_ids)
     return Actor(user_id=interaction.user.id, is_moderator=moderator, guild_id=interaction.guild_id)
