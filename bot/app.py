@@ -26,7 +26,7 @@ from bot.core.orchestrator import Orchestrator
 from bot.core.schedule_control import ScheduleControl
 from bot.discord_adapter.approval_board import ApprovalBoard
 from bot.discord_adapter.approval_buttons import ApprovalButton
-from bot.discord_adapter.conversations import actor_of, channel_conversation
+from bot.discord_adapter.conversations import actor_of, author_of, channel_conversation
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.failures import backoff_delay, is_transient, short_reason
 from bot.discord_adapter.interaction_errors import ThreadboundTree
@@ -141,11 +141,18 @@ class ThreadboundBot(commands.AutoShardedBot):
 
     async def actor(self, interaction: discord.Interaction) -> Actor:
         """Who is acting, and whether they moderate here (config roles plus this server's moderator role)."""
+        return actor_of(interaction, await self._moderator_roles(interaction.guild_id))
+
+    async def author(self, message: discord.Message) -> Actor:
+        """Who wrote a message, and whether they moderate in its channel, as :meth:`actor` decides."""
+        return author_of(message, await self._moderator_roles(message.guild.id if message.guild else None))
+
+    async def _moderator_roles(self, guild_id: int | None) -> list[int]:
         roles = list(self.config.discord.moderator_role_ids)
-        settings = await self.orchestrator.guild_settings.effective(interaction.guild_id)
+        settings = await self.orchestrator.guild_settings.effective(guild_id)
         if settings.moderator_role_id is not None:
             roles.append(settings.moderator_role_id)
-        return actor_of(interaction, roles)
+        return roles
 
     async def start(self, token: str, *, reconnect: bool = True) -> None:
         """discord.py's ``start`` (log in, then connect; ``connect`` retries gateway drops itself), with the

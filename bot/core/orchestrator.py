@@ -25,8 +25,7 @@ change is written to the database before anything relies on it. Where each step 
   process among several on one store (executor id, heartbeat, the janitor that hands a dead one's runs on);
 - :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
   :mod:`bot.core.limits` — refusals worded for people, the one text limit.
-Settlement returns what must happen after its commit as an :class:`AfterCommit`; :meth:`Orchestrator._apply` is
-the one place that does it.
+Settlement returns what must follow its commit (an :class:`AfterCommit`); only :meth:`Orchestrator._apply` does it.
 """
 
 from __future__ import annotations
@@ -66,7 +65,7 @@ from bot.core.signals import Signals
 from bot.core.spawn_policy import SpawnArgs, SpawnPolicy
 from bot.core.spawning import Spawning
 from bot.core.subagent_spawn import SubagentSpawn
-from bot.core.thread_bindings import ThreadBindings
+from bot.core.thread_bindings import Heard, ThreadBindings
 from bot.core.threads import ThreadPort
 from bot.core.timers import Timers
 from bot.core.tool_report import ToolReports
@@ -110,6 +109,7 @@ class Orchestrator:
         self._thread_bindings = ThreadBindings(
             repos, threads, self.guild_settings, self._archiving, self._timers, self, clock
         )
+        self.steer_limit = self._thread_bindings.steer_limit  # one count for /subagents steer and thread messages
         # Execution and thread bindings reach spawning and the agent tools through this façade, built after them.
         mcp_servers = mcp_servers or McpServers(config.mcp.servers)
         self.tool_reports = ToolReports(config, mcp_servers)
@@ -236,8 +236,8 @@ class Orchestrator:
     async def unbind(self, thread_id: int, *, farewell: str | None = None) -> bool:
         return await self._thread_bindings.unbind(thread_id, farewell=farewell)
 
-    async def thread_message(self, thread_id: int, text: str, origin: Origin) -> bool:
-        return await self._thread_bindings.route_message(thread_id, text, origin)
+    async def thread_message(self, thread_id: int, text: str, origin: Origin, *, mod: bool = False) -> Heard | None:
+        return await self._thread_bindings.route_message(thread_id, text, origin, is_moderator=mod)
 
     async def reconcile_bindings(self) -> None:
         await self._thread_bindings.reconcile()
