@@ -139,15 +139,16 @@ class ThreadboundBot(commands.AutoShardedBot):
         assert self._control is not None, "run control is created in setup_hook"
         return self._control
 
-    async def actor(self, interaction: discord.Interaction) -> Actor:
-        """Who is acting, and whether they moderate here (config roles plus this server's moderator role)."""
-        return actor_of(interaction, await self._moderator_roles(interaction.guild_id))
-
     async def author(self, message: discord.Message) -> Actor:
         """Who wrote a message, and whether they moderate in its channel, as :meth:`actor` decides."""
-        return author_of(message, await self._moderator_roles(message.guild.id if message.guild else None))
+        return author_of(message, await self.moderator_roles(message.guild.id if message.guild else None))
 
-    async def _moderator_roles(self, guild_id: int | None) -> list[int]:
+    async def actor(self, interaction: discord.Interaction) -> Actor:
+        """Who is acting, and whether they moderate here (config roles plus this server's moderator role)."""
+        return actor_of(interaction, await self.moderator_roles(interaction.guild_id))
+
+    async def moderator_roles(self, guild_id: int | None) -> list[int]:
+        """The config's moderator roles plus the server's own (``/settings thread-bindings moderator_role``)."""
         roles = list(self.config.discord.moderator_role_ids)
         settings = await self.orchestrator.guild_settings.effective(guild_id)
         if settings.moderator_role_id is not None:

@@ -25,7 +25,8 @@ change is written to the database before anything relies on it. Where each step 
   process among several on one store (executor id, heartbeat, the janitor that hands a dead one's runs on);
 - :mod:`bot.core.signals` — listeners, progress and background work; :mod:`bot.core.errors`,
   :mod:`bot.core.limits` — refusals worded for people, the one text limit.
-Settlement returns what must follow its commit (an :class:`AfterCommit`); only :meth:`Orchestrator._apply` does it.
+Settlement returns what must happen after its commit as an :class:`AfterCommit`; :meth:`Orchestrator._apply` is
+the one place that does it.
 """
 
 from __future__ import annotations
@@ -106,10 +107,8 @@ class Orchestrator:
         self._archiving = Archiving(config, repos, self._timers, clock)
         records = DelegateRecords(repos, clock)
         self._settlement = settlement = Settlement(repos, self._archiving, Results(repos), records, clock)
-        self._thread_bindings = ThreadBindings(
-            repos, threads, self.guild_settings, self._archiving, self._timers, self, clock
-        )
-        self.steer_limit = self._thread_bindings.steer_limit  # one count for /subagents steer and thread messages
+        bindings = ThreadBindings(repos, threads, self.guild_settings, self._archiving, self._timers, self, clock)
+        self._thread_bindings, self.steer_limit = bindings, bindings.steer_limit  # /subagents steer counts with it
         # Execution and thread bindings reach spawning and the agent tools through this façade, built after them.
         mcp_servers = mcp_servers or McpServers(config.mcp.servers)
         self.tool_reports = ToolReports(config, mcp_servers)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import discord
 
 from bot.records import Actor
@@ -33,12 +35,13 @@ def conversation_of(interaction: discord.Interaction) -> str:
 
 def actor_of(interaction: discord.Interaction, moderator_role_ids: list[int]) -> Actor:
     """Moderators: Manage Threads or Manage Messages here, or a configured moderator role (checked per call)."""
-    moderator = _moderates(interaction.permissions, interaction.user, moderator_role_ids)
+    roles = (role.id for role in getattr(interaction.user, "roles", []))
+    moderator = _moderates(interaction.permissions, roles, moderator_role_ids)
     return Actor(user_id=interaction.user.id, is_moderator=moderator, guild_id=interaction.guild_id)
 
 
 def author_of(message: discord.Message, moderator_role_ids: list[int]) -> Actor:
-    """A message's author, and whether they moderate in its channel as :func:`actor_of` decides (a thread has its
+    """A message's author, and whether they moderate in its channel by :func:`actor_of`'s rule (a thread has its
     parent channel's permissions; in a DM nobody moderates)."""
     author, channel = message.author, message.channel
     guild_id = message.guild.id if message.guild else None
@@ -46,11 +49,11 @@ def author_of(message: discord.Message, moderator_role_ids: list[int]) -> Actor:
         return Actor(user_id=author.id, is_moderator=False, guild_id=guild_id)
     try:
         permissions = channel.permissions_for(author)
-    except discord.ClientException:  # a thread whose parent channel is not cached: its roles alone decide
+    except discord.ClientException:  # a thread whose parent channel is not cached: the roles alone decide
         permissions = discord.Permissions.none()
-    return Actor(user_id=author.id, is_moderator=_moderates(permissions, author, moderator_role_ids), guild_id=guild_id)
+    moderator = _moderates(permissions, (role.id for role in author.roles), moderator_role_ids)
+    return Actor(user_id=author.id, is_moderator=moderator, guild_id=guild_id)
 
 
-def _moderates(permissions: discord.Permissions, user: object, moderator_role_ids: list[int]) -> bool:
-    roles = {role.id for role in getattr(user, "roles", [])}
-    return permissions.manage_threads or permissions.manage_messages or bool(roles & set(moderator_role_ids))
+def _moderates(permissions: discord.Permissions, role_ids: Iterable[int], moderator_role_ids: Iterable[int]) -> bool:
+    return permissions.manage_threads or permissions.manage_messages or bool(set(role_ids) & set(moderator_role_ids))
