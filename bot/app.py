@@ -26,7 +26,7 @@ from bot.core.orchestrator import Orchestrator
 from bot.core.schedule_control import ScheduleControl
 from bot.discord_adapter.approval_board import ApprovalBoard
 from bot.discord_adapter.approval_buttons import ApprovalButton
-from bot.discord_adapter.conversations import actor_of, channel_conversation
+from bot.discord_adapter.conversations import actor_of, author_of, channel_conversation
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.failures import backoff_delay, is_transient, short_reason
 from bot.discord_adapter.interaction_errors import ThreadboundTree
@@ -139,6 +139,10 @@ class ThreadboundBot(commands.AutoShardedBot):
     def control(self) -> RunControl:
         assert self._control is not None, "run control is created in setup_hook"
         return self._control
+
+    async def author(self, message: discord.Message) -> Actor:
+        """Who wrote a message, and whether they moderate in its channel, as :meth:`actor` decides."""
+        return author_of(message, await self.moderator_roles(message.guild.id if message.guild else None))
 
     async def actor(self, interaction: discord.Interaction) -> Actor:
         """Who is acting, and whether they moderate here (config roles plus this server's moderator role)."""

@@ -12,6 +12,7 @@ from bot.core.errors import UserError
 from bot.core.requests import ChatRequest
 from bot.discord_adapter.conversations import conversation_for
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
+from bot.discord_adapter.thread_notices import tell_privately
 from bot.records import Origin
 from bot.text import has_visible_text, shortened
 
@@ -37,14 +38,22 @@ class ChatCog(commands.Cog):
         return message.guild is None or any(user.id == self._me.id for user in message.mentions)
 
     async def _route_to_bound_session(self, message: discord.Message) -> bool:
-        """Messages in a bound thread go to its session without a mention."""
+        """Messages in a bound thread go to its session without a mention, from those who may talk to it there;
+        anyone else is told privately (once per thread) that it is someone else's."""
+        author = await self.bot.author(message)
         try:
-            return await self.bot.orchestrator.thread_message(
-                message.channel.id, self._without_my_mention(message.content), self._origin(message)
+            heard = await self.bot.orchestrator.thread_message(
+                message.channel.id,
+                self._without_my_mention(message.content),
+                self._origin(message),
+                mod=author.is_moderator,
             )
         except UserError as error:
             await self._refuse(message, error)
             return True
+        if heard is not None and heard.notice is not None:
+            await tell_privately(message, heard.notice)
+        return heard is not None
 
     @staticmethod
     async def _refuse(message: discord.Message, error: UserError) -> None:

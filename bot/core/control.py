@@ -21,7 +21,6 @@ from bot.records import Actor, Run, RunKind, RunStatus, short_run_id
 from bot.text import has_visible_text
 from storage.repositories import Repositories
 
-STEER_INTERVAL_SECONDS = 2.0
 SEND_WAIT_SECONDS = 30.0
 
 
@@ -54,7 +53,7 @@ class RunControl:
         self._repos = repos
         self._clock = clock
         self._send_wait = send_wait_seconds
-        self._last_steer: dict[tuple[int, str], float] = {}
+        self._steer_limit = orchestrator.steer_limit
 
     def _main_key(self, conversation: str) -> str:
         return main_session_key(self._orchestrator.default_agent, conversation)
@@ -148,12 +147,10 @@ class RunControl:
             raise UserError(f"{row.label} is waiting on its children; steer one of them instead.")
         if refusal or run is None:
             raise UserError(f"{row.label} is already finished.")
-        key = (actor.user_id, run.id)
-        now = self._clock()
-        if now - self._last_steer.get(key, float("-inf")) < STEER_INTERVAL_SECONDS:
+        if self._steer_limit.wait_left(actor.user_id, run.id) > 0:
             raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
         await self.authorize(actor, row, "steer", text[:200])
-        self._last_steer[key] = now
+        self._steer_limit.sent(actor.user_id, run.id)
         if not await self._orchestrator.steer(run.id, text):
             raise UserError(f"{row.label} is already finished.")
         return f"steered {row.label} (run {run.short_id})."

@@ -64,7 +64,7 @@ from bot.core.signals import Signals
 from bot.core.spawn_policy import SpawnArgs, SpawnPolicy
 from bot.core.spawning import Spawning
 from bot.core.subagent_spawn import SubagentSpawn
-from bot.core.thread_bindings import ThreadBindings
+from bot.core.thread_bindings import Heard, ThreadBindings
 from bot.core.threads import ThreadPort
 from bot.core.timers import Timers
 from bot.core.tool_report import ToolReports
@@ -105,9 +105,8 @@ class Orchestrator:
         self._archiving = Archiving(config, repos, self._timers, clock)
         records = DelegateRecords(repos, clock)
         self._settlement = settlement = Settlement(repos, self._archiving, Results(repos), records, clock)
-        self._thread_bindings = ThreadBindings(
-            repos, threads, self.guild_settings, self._archiving, self._timers, self, clock
-        )
+        bindings = ThreadBindings(repos, threads, self.guild_settings, self._archiving, self._timers, self, clock)
+        self._thread_bindings, self.steer_limit = bindings, bindings.steer_limit  # /subagents steer counts with it
         # Execution and thread bindings reach spawning and the agent tools through this façade, built after them.
         mcp_servers = mcp_servers or McpServers(config.mcp.servers)
         self.tool_reports = ToolReports(config, mcp_servers)
@@ -236,8 +235,8 @@ class Orchestrator:
     async def unbind(self, thread_id: int, *, farewell: str | None = None) -> bool:
         return await self._thread_bindings.unbind(thread_id, farewell=farewell)
 
-    async def thread_message(self, thread_id: int, text: str, origin: Origin) -> bool:
-        return await self._thread_bindings.route_message(thread_id, text, origin)
+    async def thread_message(self, thread_id: int, text: str, origin: Origin, *, mod: bool = False) -> Heard | None:
+        return await self._thread_bindings.route_message(thread_id, text, origin, is_moderator=mod)
 
     async def reconcile_bindings(self) -> None:
         await self._thread_bindings.reconcile()

@@ -144,15 +144,15 @@ class Spawning:
         origin: Origin | None = None,
     ) -> str:
         """Start a new run in an existing sub-agent session (it announces again when it ends), answering to
-        ``origin`` (default: whoever the previous run answered to). An archived session takes no more runs, and
-        none while the sub-agent queue is full."""
+        ``origin`` (default: the session's owner, where the previous run answered). An archived session takes no
+        more runs, and none while the sub-agent queue is full."""
         if session.delegation is not None:
             raise EphemeralSession(session.key)
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
         await self.check_queue()
         settings = (previous.model, previous.thinking, previous.timeout_seconds)
-        answering = origin or origin_of(previous)
+        answering = origin or replace(origin_of(previous), user_id=session.owner_user_id)
         run = new_run(session, RunKind.FOLLOWUP, message, *settings, answering, parent_run_id, self._clock())
         await self.persist_and_queue(run, None)
         return run.id

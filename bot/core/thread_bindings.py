@@ -3,7 +3,8 @@ bindings at their idle or max-age deadline, and reconcile with threads closed wh
 
 Bindings live in the database with their next deadline (``deadline_at``); one sweep (:mod:`bot.core.deadline_sweep`)
 wakes at the earliest and ends the due ones. Every process sharing the database sweeps: a deadline ends its binding
-by compare-and-set, so one process says farewell.
+by compare-and-set, so one process says farewell. Who may talk to a session in its thread, and what becomes of a
+message there: :mod:`bot.core.thread_messages`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import contextlib
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import Protocol
 
 import structlog
 
@@ -21,29 +21,15 @@ from bot.core.bound_threads import BoundThreads
 from bot.core.deadline_sweep import DeadlineSweep
 from bot.core.errors import SpawnRefused, UserError
 from bot.core.guild_settings import GuildSettings
-from bot.core.limits import checked_text
 from bot.core.spawn_policy import SpawnPlan
+from bot.core.steer_limit import SteerLimit
+from bot.core.thread_messages import Heard, SessionInput, ThreadMessages
 from bot.core.threads import ThreadPort, ThreadUnavailable, auto_archive_minutes, farewell_text, intro_text, thread_name
 from bot.core.timers import Timers
-from bot.records import Binding, Origin, Run, Session
+from bot.records import Binding, Origin
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
-
-
-class SessionInput(Protocol):
-    """How a message reaches a session: steered into its live run, or as a new run."""
-
-    async def steer(self, run_id: str, message: str) -> bool: ...
-
-    async def follow_up(
-        self,
-        session: Session,
-        message: str,
-        previous: Run | None,
-        parent_run_id: str | None = None,
-        origin: Origin | None = None,
-    ) -> str: ...
 
 
 class ThreadBindings:
@@ -65,6 +51,8 @@ class ThreadBindings:
         self._clock = clock
         self._deadlines = DeadlineSweep("bindings", timers, clock, repos.bindings.next_deadline, self._expire_due)
         self.routes = BoundThreads(repos)
+        self.steer_limit = SteerLimit(clock)  # thread messages to a live run count as steers
+        self.messages = ThreadMessages(repos, self.routes, sessions, self.steer_limit, clock)
 
     async def start(self) -> None:
         """Follow the bindings in memory, wake for the earliest deadline, and end run-mode bindings whose run ended
@@ -154,25 +142,12 @@ class ThreadBindings:
         self._schedule_deadline(binding)
         log.info("thread_bound", thread_id=binding.thread_id, session_key=binding.session_key)
 
-    async def route_message(self, thread_id: int, text: str, origin: Origin) -> bool:
-        """A person wrote in a thread: if it is bound, the message goes to its session (no mention needed) —
-        steered into the running run, or as a new turn. Returns whether the thread was bound."""
-        if self.routes.surely_unbound(thread_id):  # most threads, with PostgreSQL: answered in memory
-            return False
-        binding = await self._repos.bindings.get(thread_id)  # one read where the table answers (SQLite)
-        if binding is None:
-            return False
-        message = checked_text(text)
-        now = self._clock()
-        async with self._repos.db.transaction() as tx:  # a later deadline: the sweep finds it not due and moves on
-            await self._repos.bindings.touch(tx, replace(binding, last_activity_at=now))
-        session = await self._repos.sessions.get(binding.session_key)
-        assert session is not None, f"binding of thread {thread_id} has no session"
-        latest = await self._repos.runs.latest_for_session(binding.session_key)
-        live = latest is not None and not latest.status.is_terminal
-        if not (live and latest is not None and await self._sessions.steer(latest.id, message)):
-            await self._sessions.follow_up(session, message, latest, origin=origin)
-        return True
+    async def route_message(
+        self, thread_id: int, text: str, origin: Origin, *, is_moderator: bool = False
+    ) -> Heard | None:
+        """A person wrote in a thread: if it is bound, the message goes to its session (no mention needed) from
+        those who may talk to it there (:mod:`bot.core.thread_messages`). ``None``: the thread is not bound."""
+        return await self.messages.route(thread_id, text, origin, is_moderator=is_moderator)
 
     async def unbind(
         self, thread_id: int, *, farewell: str | None = None, unless_changed_from: Binding | None = None

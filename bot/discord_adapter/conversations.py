@@ -37,3 +37,18 @@ def actor_of(interaction: discord.Interaction, moderator_role_ids: list[int]) ->
     roles = (role.id for role in getattr(interaction.user, "roles", []))
     moderator = moderates(interaction.permissions, roles, moderator_role_ids)
     return Actor(user_id=interaction.user.id, is_moderator=moderator, guild_id=interaction.guild_id)
+
+
+def author_of(message: discord.Message, moderator_role_ids: list[int]) -> Actor:
+    """A message's author, and whether they moderate in its channel by :func:`actor_of`'s rule (a thread has its
+    parent channel's permissions; in a DM nobody moderates)."""
+    author, channel = message.author, message.channel
+    guild_id = message.guild.id if message.guild else None
+    if not isinstance(author, discord.Member) or not isinstance(channel, discord.abc.GuildChannel | discord.Thread):
+        return Actor(user_id=author.id, is_moderator=False, guild_id=guild_id)
+    try:
+        permissions = channel.permissions_for(author)
+    except discord.ClientException:  # a thread whose parent channel is not cached: the roles alone decide
+        permissions = discord.Permissions.none()
+    moderator = moderates(permissions, (role.id for role in author.roles), moderator_role_ids)
+    return Actor(user_id=author.id, is_moderator=moderator, guild_id=guild_id)
