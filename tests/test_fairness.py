@@ -117,6 +117,7 @@ model = "test/script"
 model = "test/work"
 max_concurrent = 1
 max_queued = 2
+max_queued_per_server = 2  # one server: its share is the whole queue
 [agents.list.main]
 """
 QUEUE_FULL = (
