@@ -81,6 +81,7 @@ model = "fake/gpt-4o-mini"
 [agents.defaults.subagents]  # the queue cap counts every process's queued runs: out of the way
 {lane}
 max_queued = 1000000
+max_queued_per_server = 1000000
 [durability]
 resume_interrupted = {str(durable).lower()}
 executor_id = "{args.executor}"

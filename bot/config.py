@@ -185,11 +185,14 @@ class AgentSubagentSettings(Section):
 class SubagentDefaults(Section):
     """``max_concurrent``: the sub-agent lane, runs at once (with durable runs, across every process on the store);
     ``max_concurrent_per_process``: with durable runs, at most this many of them in any one process (unset: no
-    limit but the lane's). Up to 10,000: a run in flight holds about 100 KiB, a queued one a few."""
+    limit but the lane's). Up to 10,000: a run in flight holds about 100 KiB, a queued one a few.
+    ``max_queued``: runs waiting for the lane, all servers together; ``max_queued_per_server``: one server's (DMs
+    count as one) share of them (unset: a quarter of ``max_queued``)."""
 
     max_concurrent: Annotated[int, Field(ge=1, le=10_000)] = 8
     max_concurrent_per_process: Annotated[int, Field(ge=1, le=10_000)] | None = None
     max_queued: Annotated[int, Field(ge=1)] = 1000
+    max_queued_per_server: Annotated[int, Field(ge=1)] | None = None
     max_spawn_depth: Annotated[int, Field(ge=1, le=5)] = 1
     max_children_per_agent: Annotated[int, Field(ge=1, le=20)] = 5
     run_timeout_seconds: Annotated[int, Field(ge=0)] = 0
@@ -198,6 +201,12 @@ class SubagentDefaults(Section):
     thinking: ThinkingLevel | None = None
     allow_agents: list[str] = Field(default_factory=list)
     require_agent_id: bool = False
+
+    @property
+    def server_queue_share(self) -> int:
+        """Runs one server may have waiting for the lane: its setting, else a quarter of the queue (at least 1);
+        never more than the whole queue."""
+        return min(self.max_queued_per_server or max(1, self.max_queued // 4), self.max_queued)
 
 
 class AgentDefaults(Section):

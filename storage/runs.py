@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 
 from bot.records import LIVE_STATUSES, Run, RunKind, RunStatus, Usage
@@ -13,6 +14,20 @@ _COLUMNS = (
     "input_tokens, output_tokens, requests, tool_calls, cost, served_model"
 )
 LIVE_SQL = "('" + "', '".join(sorted(status.value for status in LIVE_STATUSES)) + "')"  # for `status IN ...`
+
+
+@dataclass(frozen=True)
+class QueueLoad:
+    """Runs waiting for the sub-agent lane: all servers' (``total``) and one server's (``guild_id``; ``None``: DMs)."""
+
+    total: int
+    server: int
+    guild_id: int | None
+
+
+def in_server(column: str, guild_id: int | None) -> tuple[str, tuple[int, ...]]:
+    """Runs of one server (``None``: of DMs), as a condition both dialects answer from an index on ``column``."""
+    return (f"{column} = ?", (guild_id,)) if guild_id is not None else (f"{column} IS NULL", ())
 
 
 def _from_row(row: Row) -> Run:
@@ -183,14 +198,16 @@ class RunRepository:
         )
         return row[0] if row else run_id
 
-    async def count_lane_queued(self) -> int:
-        """Runs queued for the sub-agent lane: every run but a main-agent turn, except a delegated child's (it
-        runs inside its caller's turn)."""
-        row = await self._db.fetch_one(
-            "SELECT COUNT(*) FROM runs JOIN sessions ON sessions.key = runs.session_key "
-            "WHERE runs.status = 'queued' AND runs.kind != 'chat' AND sessions.delegation IS NULL"
-        )
-        return row[0] if row else 0
+    async def lane_queued(self, guild_id: int | None) -> QueueLoad:
+        """Runs queued for the sub-agent lane, all servers' and ``guild_id``'s (``None``: DMs'): every run but a
+        main-agent turn, except a delegated child's (it runs inside its caller's turn)."""
+        lane = "runs.status = 'queued' AND runs.kind != 'chat' AND sessions.delegation IS NULL"
+        joined = "SELECT COUNT(*) FROM runs JOIN sessions ON sessions.key = runs.session_key WHERE "
+        total = await self._db.fetch_one(joined + lane)
+        server, params = in_server("runs.guild_id", guild_id)
+        live = f"runs.status IN {LIVE_SQL}"  # the condition of the index on live runs, so SQLite uses it
+        here = await self._db.fetch_one(f"{joined}{lane} AND {live} AND {server}", params)
+        return QueueLoad(total=total[0] if total else 0, server=here[0] if here else 0, guild_id=guild_id)
 
     async def lane_load(self, member_id: int | None, before: float) -> int:
         """Runs of the sub-agent lane queued or running for ``member_id`` (a schedule's: ``None``), created before
@@ -211,24 +228,30 @@ class RunRepository:
         )
         return row[0] if row else 0
 
-    async def count_active_children(self, session_key: str, *, member_id: int | None = None) -> int:
-        """Child sessions of ``session_key`` whose latest run is live. Without ``member_id``: those an agent
-        spawned (the children cap); with it: those running for that member, however started (the member cap).
-        ``spawn_subagent`` children count for neither: their caller is waiting for them, bounded by its budget."""
-        who = (
-            "r.requester_user_id = ?"
-            if member_id is not None
-            else (
-                "EXISTS (SELECT 1 FROM runs spawn WHERE spawn.session_key = s.key AND spawn.kind = 'spawn' "
-                "AND spawn.parent_run_id IS NOT NULL)"
-            )
-        )
+    async def count_active_children(self, session_key: str) -> int:
+        """Child sessions of ``session_key`` an agent spawned whose latest run is live (the children cap).
+        ``spawn_subagent`` children do not count: their caller is waiting for them, bounded by its budget."""
         row = await self._db.fetch_one(
             "SELECT COUNT(*) FROM sessions s JOIN runs r ON r.session_key = s.key "
             "WHERE s.requester_session_key = ? AND s.delegation IS NULL AND r.created_at = "
             "(SELECT MAX(created_at) FROM runs WHERE session_key = s.key) "
-            f"AND r.status IN {LIVE_SQL} AND {who}",
-            (session_key, *([member_id] if member_id is not None else [])),
+            f"AND r.status IN {LIVE_SQL} AND EXISTS (SELECT 1 FROM runs spawn WHERE spawn.session_key = s.key "
+            "AND spawn.kind = 'spawn' AND spawn.parent_run_id IS NOT NULL)",
+            (session_key,),
+        )
+        return row[0] if row else 0
+
+    async def count_member_active(self, guild_id: int | None, member_id: int) -> int:
+        """Sub-agents of the server's conversations (``guild_id`` ``None``: of DMs) whose latest run is live and
+        runs for ``member_id``, however started (the member cap). ``spawn_subagent`` children do not count."""
+        server, params = in_server("r.guild_id", guild_id)
+        row = await self._db.fetch_one(
+            "SELECT COUNT(*) FROM runs r JOIN sessions s ON s.key = r.session_key "
+            "JOIN sessions conversation ON conversation.key = s.requester_session_key "
+            f"WHERE {server} AND r.requester_user_id = ? AND r.status IN {LIVE_SQL} AND s.delegation IS NULL "
+            "AND conversation.kind = 'main' AND conversation.requester_session_key IS NULL "
+            "AND r.created_at = (SELECT MAX(created_at) FROM runs WHERE session_key = s.key)",
+            (*params, member_id),
         )
         return row[0] if row else 0
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from storage.db import Connection, Database, Row
-from storage.runs import LIVE_SQL
+from storage.runs import LIVE_SQL, in_server
 
 NANO_USD = Decimal(1_000_000_000)
 
@@ -94,11 +94,6 @@ def _key(value: int | None) -> int:
     return value if value is not None else 0
 
 
-def _in_server(guild_id: int | None) -> tuple[str, tuple[int, ...]]:
-    """Runs in this server (none: in DMs), as a condition both dialects answer from the runs' guild indexes."""
-    return ("guild_id = ?", (guild_id,)) if guild_id is not None else ("guild_id IS NULL", ())
-
-
 def _usd(nano: int | None) -> Decimal:
     return Decimal(nano or 0) / NANO_USD
 
@@ -155,7 +150,7 @@ class UsageRepository:
         self, tx: Connection | None, since: float, *, guild_id: int | None, user_id: int | None = None
     ) -> tuple[int, float | None]:
         """Runs created after ``since`` in a server (by one member, when given), and when the oldest was."""
-        server, server_params = _in_server(guild_id)
+        server, server_params = in_server("guild_id", guild_id)
         member = " AND requester_user_id = ?" if user_id is not None else ""
         row = await self._one(
             tx,
@@ -166,7 +161,7 @@ class UsageRepository:
 
     async def live_top_level(self, tx: Connection | None, *, guild_id: int | None, user_id: int) -> int:
         """A member's live runs that they started themselves (their agents' children run inside those)."""
-        server, server_params = _in_server(guild_id)
+        server, server_params = in_server("guild_id", guild_id)
         sql = (
             f"SELECT COUNT(*) FROM runs WHERE {server} AND requester_user_id = ? AND parent_run_id IS NULL "
             f"AND status IN {LIVE_SQL}"

@@ -117,6 +117,7 @@ model = "test/script"
 model = "test/work"
 max_concurrent = 1
 max_queued = 2
+max_queued_per_server = 2  # one server: its share is the whole queue
 [agents.list.main]
 """
 QUEUE_FULL = (
@@ -153,6 +154,55 @@ async def test_a_full_queue_refuses_spawns_and_follow_ups_before_anything_is_wri
         work.finish("running")
         await settle(core, lambda: work.started == ["finished", "running", "waits 1"])
         assert (await spawn(core, BOB, "room again")) is not None
+
+
+SHARE_OF_TWO = FULL_AT_TWO.replace(
+    "max_queued = 2\nmax_queued_per_server = 2  # one server: its share is the whole queue",
+    "max_queued = 3\nmax_queued_per_server = 2",
+)
+SHARE_FULL = (
+    "The sub-agent queue is full on this server (2 runs waiting, agents.defaults.subagents.max_queued_per_server = "
+    "2); try again when some have started."
+)
+
+
+async def test_a_server_at_its_share_refuses_spawns_and_follow_ups_while_other_servers_and_dms_still_queue(tmp_path):
+    work = Work()
+    script = Script(("sessions_spawn", {"task": "from the agent"}))
+    elsewhere = replace(ORIGIN, guild_id=2, channel_id=200, conversation="discord:channel:200")
+    dm = replace(ORIGIN, guild_id=None, channel_id=300, conversation="discord:dm:7")
+    async with running_core(tmp_path, ScriptedModels(work=work, script=script), SHARE_OF_TWO) as core:
+        finished = await spawn(core, ALICE, "finished")
+        work.finish("finished")
+        await settle(core, lambda: _ended(core, finished))
+        await spawn(core, ALICE, "running")
+        await settle(core, lambda: work.started == ["finished", "running"])
+        for origin, task in ((ALICE, "waits 1"), (BOB, "waits 2")):
+            await spawn(core, origin, task)
+        counts = "SELECT (SELECT COUNT(*) FROM runs WHERE kind != 'chat'), (SELECT COUNT(*) FROM sessions)"
+        before = tuple(await core._db.fetch_one(counts))
+
+        with pytest.raises(SpawnRefused) as refused:  # a person's spawn, an agent's, a follow-up: the same share
+            await spawn(core, BOB, "one more")
+        assert str(refused.value) == SHARE_FULL
+        await chat_and_wait(core)
+        assert script.results == [{"status": "forbidden", "error": SHARE_FULL}]
+        finished_run = await core.runs.get(finished)
+        with pytest.raises(SpawnRefused) as refused:
+            await core.follow_up(await core.sessions.get(finished_run.session_key), "again", finished_run)
+        assert str(refused.value) == SHARE_FULL
+        assert tuple(await core._db.fetch_one(counts)) == before
+
+        # another server's first run fills the queue (3); direct messages' first still gets in, as one server's
+        assert await spawn(core, replace(elsewhere, user_id=BOB.user_id), "elsewhere") is not None
+        with pytest.raises(SpawnRefused) as refused:
+            await spawn(core, elsewhere, "elsewhere again")
+        assert str(refused.value) == QUEUE_FULL.replace("2 runs", "3 runs").replace("max_queued = 2", "max_queued = 3")
+        assert await spawn(core, dm, "in a dm") is not None
+        queued = "SELECT guild_id, COUNT(*) FROM runs WHERE status = 'queued' GROUP BY guild_id ORDER BY guild_id"
+        assert sorted(map(tuple, await core._db.fetch_all(queued)), key=str) == sorted(
+            [(1, 2), (2, 1), (None, 1)], key=str
+        )
 
 
 async def _ended(core, run_id: str) -> bool:

@@ -60,7 +60,7 @@ async def test_a_member_over_their_limit_is_refused_in_their_words_and_others_ar
         await command(world, world.alice, "subagents spawn", agent="researcher", task=f"job {i}")
 
     assert await command(world, world.alice, "subagents spawn", agent="researcher", task="one more") == (
-        "⚠️ You already have 5 sub-agents running here; wait for one to finish or kill one."
+        "⚠️ You already have 5 sub-agents running on this server; wait for one to finish or kill one."
     )
     assert world.rows("SELECT COUNT(*) FROM runs") == [(5,)]
     assert (await command(world, bob, "subagents spawn", agent="researcher", task="mine")).startswith(
@@ -70,3 +70,47 @@ async def test_a_member_over_their_limit_is_refused_in_their_words_and_others_ar
     assert (await command(world, world.alice, "subagents spawn", agent="researcher", task="now")).startswith(
         "Spawned subagent"
     )
+
+
+async def command_in(world, user, channel, name, **options) -> str:
+    """Run a slash command in ``channel`` (a thread, another channel, another server's); return its private answer."""
+    inter = await world.discord.slash(user, channel, name, **options)
+    ack = await world.discord.wait_ack(inter)
+    assert ack.status_code == 200 and ack.ephemeral
+    reply = await world.discord.wait_followup(inter, timeout=40)
+    assert reply["flags"] & 64, "control replies are private"
+    return reply["content"]
+
+
+async def test_a_members_limit_counts_their_sub_agents_in_every_channel_and_thread_of_the_server(world):
+    world.llm.default = lambda body: Step.hang()
+    await world.start_bot()
+    bob = member(world, "bob")
+    other = world.discord.add_text_channel(world.guild, "other")
+    side = world.discord.add_thread(world.channel, "side talk", owner=world.alice)
+    # each thread and channel is a conversation of its own: the limit of 5 counts across all of them
+    for room, tasks in ((world.channel, ("job 0", "job 1")), (side, ("job 2", "job 3")), (other, ("job 4",))):
+        for task in tasks:
+            spawned = await command_in(world, world.alice, room, "subagents spawn", agent="researcher", task=task)
+            assert spawned.startswith("Spawned subagent")
+    for room in (world.channel, side, other, world.discord.add_thread(other, "fresh", owner=world.alice)):
+        assert await command_in(world, world.alice, room, "subagents spawn", agent="researcher", task="more") == (
+            "⚠️ You already have 5 sub-agents running on this server; wait for one to finish or kill one."
+        )
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(5,)]
+    assert world.rows("SELECT COUNT(DISTINCT channel_id) FROM runs") == [(3,)]
+
+    # a second member's limit is their own, in the same rooms
+    for room in (side, other):
+        assert (await command_in(world, bob, room, "subagents spawn", agent="researcher", task="bob")).startswith(
+            "Spawned subagent"
+        )
+    # one of Alice's ending (in the thread) frees a place anywhere on the server
+    assert await command_in(world, world.alice, side, "subagents kill", target="job 2") == "killed job 2."
+    assert (await command_in(world, world.alice, other, "subagents spawn", agent="researcher", task="now")).startswith(
+        "Spawned subagent"
+    )
+    assert await command_in(world, world.alice, world.channel, "subagents spawn", agent="researcher", task="x") == (
+        "⚠️ You already have 5 sub-agents running on this server; wait for one to finish or kill one."
+    )
+    assert world.rows("SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running')") == [(7,)]

@@ -173,7 +173,7 @@ class Schedules:
     async def _fire(self, schedule: Schedule, slot: float, now: float) -> Run | None:
         """Claim ``slot`` and persist its run in one transaction, then queue the run; ``None`` (and nothing
         written) when another firing claimed the slot first; refused while the sub-agent queue is full."""
-        await self._spawning.check_queue()  # it waits in the sub-agent lane
+        await self._spawning.check_queue(schedule.guild_id)  # it waits in the sub-agent lane
         conversation = self._conversation_of(schedule, now)
         session, run = self._firing(schedule, now, conversation.key if conversation else None)
 

@@ -21,9 +21,11 @@ from bot.config import (
 )
 from bot.core.errors import SpawnRefused, TextRefused
 from bot.core.limits import MAX_LABEL_CHARS, checked_text
+from bot.core.queue_caps import NOTHING_QUEUED, check_queue, where
 from bot.core.threads import binding_gate
 from bot.records import Cleanup, Run, Session, SessionMode, SessionRole
 from bot.text import has_visible_text, quoted
+from storage.runs import QueueLoad
 
 
 @dataclass(frozen=True)
@@ -69,9 +71,9 @@ class SpawnContext:
     active_children: int  # live children an agent of the requester spawned
     by_user: bool
     thread_settings: ThreadBindingSettings
-    member_active: int = 0  # live sub-agents here of the member asking (a person's spawn)
+    member_active: int = 0  # live sub-agents on this server of the member asking (a person's spawn)
     member_limit: int = 0  # 0 = no limit
-    queued: int = 0  # runs waiting for the sub-agent lane, anyone's
+    queued: QueueLoad = NOTHING_QUEUED  # runs waiting for the sub-agent lane
 
 
 class SpawnPolicy:
@@ -142,8 +144,8 @@ class SpawnPolicy:
         if context.by_user and context.member_limit and context.member_active >= context.member_limit:
             raise SpawnRefused(
                 "forbidden",
-                f"You already have {context.member_active} sub-agents running here; wait for one to finish or "
-                "kill one.",
+                f"You already have {context.member_active} sub-agents running {where(context.requester.guild_id)}; "
+                "wait for one to finish or kill one.",
             )
         if not context.by_user and context.active_children >= defaults.max_children_per_agent:
             raise SpawnRefused(
@@ -153,15 +155,9 @@ class SpawnPolicy:
             )
         self.check_queue(context.queued)
 
-    def check_queue(self, queued: int) -> None:
-        """The sub-agent lane's queue cap, for a spawn and a follow-up alike: ``queued`` runs wait already."""
-        cap = self._config.agents.defaults.subagents.max_queued
-        if queued >= cap:
-            raise SpawnRefused(
-                "forbidden",
-                f"The sub-agent queue is full ({queued} runs waiting, agents.defaults.subagents.max_queued = {cap}); "
-                "try again when some have started.",
-            )
+    def check_queue(self, queued: QueueLoad) -> None:
+        """The sub-agent queue's caps, for a spawn, a follow-up and a firing alike (:mod:`bot.core.queue_caps`)."""
+        check_queue(self._config.agents.defaults.subagents, queued)
 
     def _target(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, AgentConfig]:
         """Which agent the child runs: required, allowed, configured, and sandboxed when it must be."""

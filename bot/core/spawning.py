@@ -85,7 +85,7 @@ class Spawning:
         """A user's spawn (slash command): a child of the conversation's main session, announced to it. Nothing is
         built before the spawn lock is held, taken with no context manager's frames: spawns that arrive together
         (10,000 at once) wait holding little, and each costs the loop little until its turn (issue 14)."""
-        lock = self._spawn_locks[main_session_key(self._config.agents.default_agent, request.origin.conversation)]
+        lock = self._spawn_locks[f"member:{request.origin.guild_id}:{request.origin.user_id}"]  # their cap's scope
         await lock.acquire()
         try:
             requester = self.main_session(request.origin, self._clock())
@@ -150,32 +150,32 @@ class Spawning:
             raise EphemeralSession(session.key)
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
-        await self.check_queue()
-        settings = (previous.model, previous.thinking, previous.timeout_seconds)
         answering = origin or replace(origin_of(previous), user_id=session.owner_user_id)
+        await self.check_queue(answering.guild_id)
+        settings = (previous.model, previous.thinking, previous.timeout_seconds)
         run = new_run(session, RunKind.FOLLOWUP, message, *settings, answering, parent_run_id, self._clock())
         await self.persist_and_queue(run, None)
         return run.id
 
-    async def check_queue(self) -> None:
-        """The sub-agent lane's queue cap (:class:`SpawnRefused`), for a run queued outside a spawn's policy."""
-        self._policy.check_queue(await self._repos.runs.count_lane_queued())
+    async def check_queue(self, guild_id: int | None) -> None:
+        """The queue caps (:class:`SpawnRefused`) for a run of ``guild_id`` queued outside a spawn's policy."""
+        self._policy.check_queue(await self._repos.runs.lane_queued(guild_id))
 
     async def _spawn_context(
         self, requester: Session, requester_run: Run | None, *, member_id: int | None = None
     ) -> SpawnContext:
         """Who is spawning: an agent's run, or (``member_id``) a person through a command."""
         runs, member_limit = self._repos.runs, self._config.discord.max_active_runs_per_member
-        by_user, counted = member_id is not None, member_id is not None and member_limit > 0  # 0: no cap, no scan
+        by_user, counted = member_id is not None, member_limit > 0  # 0: no cap, no scan
         return SpawnContext(
             requester=requester,
             requester_run=requester_run,
             active_children=0 if by_user else await runs.count_active_children(requester.key),
             by_user=by_user,
             thread_settings=(await self._guild_settings.effective(requester.guild_id)).thread_bindings,
-            member_active=await runs.count_active_children(requester.key, member_id=member_id) if counted else 0,
+            member_active=await runs.count_member_active(requester.guild_id, member_id) if member_id and counted else 0,
             member_limit=member_limit,
-            queued=await runs.count_lane_queued(),
+            queued=await runs.lane_queued(requester.guild_id),
         )
 
     async def _create_child(

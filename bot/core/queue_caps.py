@@ -1,0 +1,37 @@
+"""The sub-agent queue's caps: the whole queue's (``max_queued``) and each server's share of it
+(``max_queued_per_server``; DMs together count as one server).
+
+A server with no run waiting always gets one in, even into a full queue, so one server's backlog never refuses
+another server's first run: the queue may hold one run more per server than ``max_queued``.
+"""
+
+from __future__ import annotations
+
+from bot.config import SubagentDefaults
+from bot.core.errors import SpawnRefused
+from storage.runs import QueueLoad
+
+NOTHING_QUEUED = QueueLoad(total=0, server=0, guild_id=None)
+
+
+def where(guild_id: int | None) -> str:
+    """Where a per-server count counts: a server, or direct messages (``guild_id`` ``None``)."""
+    return "on this server" if guild_id is not None else "in direct messages"
+
+
+def check_queue(subagents: SubagentDefaults, queued: QueueLoad) -> None:
+    """Refuse (:class:`SpawnRefused`) one more run of ``queued.guild_id`` for the lane: the whole queue's cap when
+    the server has a run waiting already, then the server's share."""
+    share, cap = subagents.server_queue_share, subagents.max_queued
+    if queued.server and queued.total >= cap:
+        raise SpawnRefused(
+            "forbidden",
+            f"The sub-agent queue is full ({queued.total} runs waiting, agents.defaults.subagents.max_queued = "
+            f"{cap}); try again when some have started.",
+        )
+    if queued.server >= share:
+        raise SpawnRefused(
+            "forbidden",
+            f"The sub-agent queue is full {where(queued.guild_id)} ({queued.server} runs waiting, "
+            f"agents.defaults.subagents.max_queued_per_server = {share}); try again when some have started.",
+        )
