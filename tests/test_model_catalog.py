@@ -36,36 +36,34 @@ def models(base_url: str, type: str = "openai") -> ModelFactory:
 
 async def test_the_list_is_kept_for_the_cache_period_then_asked_again(fake: FakeOpenAI):
     clock = Clock()
-    catalog, factory = ModelCatalog(clock=clock), models(fake.base_url)
+    catalog = ModelCatalog(models(fake.base_url), clock=clock)
 
-    assert await catalog.refusal(factory.resolve("fake/gpt-4o")) is None
+    assert await catalog.refusal("fake/gpt-4o") is None
     fake.served_models = ["gpt-4o-mini"]
     clock.now += CACHE_SECONDS - 1
-    assert await catalog.refusal(factory.resolve("fake/gpt-4o")) is None
+    assert await catalog.refusal("fake/gpt-4o") is None
     assert fake.model_list_requests == 1
     clock.now += 1
-    assert await catalog.refusal(factory.resolve("fake/gpt-4o")) == (
-        "Unknown model 'fake/gpt-4o': provider 'fake' serves gpt-4o-mini."
-    )
+    assert await catalog.refusal("fake/gpt-4o") == ("Unknown model 'fake/gpt-4o': provider 'fake' serves gpt-4o-mini.")
     assert fake.model_list_requests == 2
 
 
 async def test_an_untagged_name_matches_ollamas_latest_tag(fake: FakeOpenAI):
     factory = models(fake.base_url)
-    assert await ModelCatalog().refusal(factory.resolve("fake/llama3.2")) is None
-    assert await ModelCatalog().refusal(factory.resolve("fake/llama3.2:1b")) is not None
+    assert await ModelCatalog(factory).refusal("fake/llama3.2") is None
+    assert await ModelCatalog(factory).refusal("fake/llama3.2:1b") is not None
 
 
 @pytest.mark.parametrize("served", [None, []], ids=["404", "empty list"])
 async def test_a_provider_without_a_usable_list_is_trusted(fake: FakeOpenAI, served):
     fake.served_models = served
-    assert await ModelCatalog().refusal(models(fake.base_url).resolve("fake/anything")) is None
+    assert await ModelCatalog(models(fake.base_url)).refusal("fake/anything") is None
     assert fake.model_list_requests == 1
 
 
 async def test_an_unreachable_provider_is_trusted():
     unreachable = models("http://127.0.0.1:9/v1")
-    assert await ModelCatalog().refusal(unreachable.resolve("fake/anything")) is None
+    assert await ModelCatalog(unreachable).refusal("fake/anything") is None
 
 
 async def test_a_provider_that_does_not_answer_is_trusted_after_the_list_timeout(monkeypatch):
@@ -74,7 +72,7 @@ async def test_a_provider_that_does_not_answer_is_trusted_after_the_list_timeout
     server = await asyncio.start_server(lambda reader, writer: silent.append(writer), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        assert await ModelCatalog().refusal(models(f"http://127.0.0.1:{port}/v1").resolve("fake/x")) is None
+        assert await ModelCatalog(models(f"http://127.0.0.1:{port}/v1")).refusal("fake/x") is None
         assert len(silent) == 1  # asked once (no SDK retry), then gave up waiting
     finally:
         for writer in silent:
@@ -84,6 +82,6 @@ async def test_a_provider_that_does_not_answer_is_trusted_after_the_list_timeout
 
 async def test_anthropic_and_the_offline_model_are_trusted_without_asking(fake: FakeOpenAI):
     anthropic = models(fake.base_url.removesuffix("/v1"), type="anthropic")
-    assert await ModelCatalog().refusal(anthropic.resolve("fake/claude-sonnet-4-5")) is None
-    assert await ModelCatalog().refusal(ModelFactory({}).resolve("openai/not-a-model")) is None
+    assert await ModelCatalog(anthropic).refusal("fake/claude-sonnet-4-5") is None
+    assert await ModelCatalog(ModelFactory({})).refusal("openai/not-a-model") is None
     assert fake.model_list_requests == 0

@@ -3,23 +3,36 @@ the channel; a server that dies mid-run fails the run with a reason that names i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 
+from bot.agents.mcp_servers import LISTING_SECONDS
 from tests.conftest import announcement_for
-from tests.test_wire_control import command, spawn
+from tests.test_wire_control import command, member, spawn
 
 SERVER = Path(__file__).parent / "fakes" / "mcp_server.py"
 
 
 def with_mcp(world, calls: Path) -> None:
+    """Agent researcher gets the test server as ``calc``; its calls go to ``calls``, its starts to ``starts.jsonl``
+    beside it."""
     world.monkeypatch.setenv("TB_TEST_MCP_CALLS", str(calls))
+    world.monkeypatch.setenv("TB_TEST_MCP_STARTS", str(calls.with_name("starts.jsonl")))
     world.extra_config = (  # the first line continues the base config's [agents.list.researcher]
         'mcp_servers = ["calc"]\n'
         f'[mcp.servers.calc]\ncommand = "{sys.executable}"\nargs = ["{SERVER}"]\n'
-        'env_from = { MCP_CALLS_FILE = "TB_TEST_MCP_CALLS" }\ntimeout_seconds = 10\n'
+        'env_from = { MCP_CALLS_FILE = "TB_TEST_MCP_CALLS", MCP_STARTS_FILE = "TB_TEST_MCP_STARTS" }\n'
+        "timeout_seconds = 10\n"
     )
+
+
+def starts(calls: Path) -> int:
+    """How many times the test server was started."""
+    path = calls.with_name("starts.jsonl")
+    return len(path.read_text().splitlines()) if path.exists() else 0
 
 
 async def test_a_sub_agent_calls_an_mcp_tool_and_its_answer_reaches_the_channel(world, tmp_path):
@@ -91,3 +104,42 @@ async def test_tools_lists_what_an_agent_may_call_in_each_place_and_why_not_the_
     ]
     refused = await command(world, world.alice, "subagents tools", agent="ghost")
     assert refused == '⚠️ Unknown agent "ghost". Configured agents: main, researcher.'
+
+
+class MovableClock:
+    """Real time, moved forward by the test."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+
+async def test_tools_starts_each_server_once_per_listing_period_however_often_it_is_asked(world, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    with_mcp(world, calls)
+    world.clock = clock = MovableClock()
+    bob = member(world, "bob")
+    await world.start_bot()
+    assert starts(calls) == 0
+
+    together = await asyncio.gather(
+        *(command(world, user, "subagents tools", agent="researcher") for user in [world.alice, bob] * 3)
+    )
+    listing = "MCP servers: calc — 4 tool(s)"
+    assert all(answer == together[0] for answer in together) and listing in together[0].splitlines()
+    assert starts(calls) == 1  # six callers at once share one listing
+
+    again = await command(world, bob, "subagents tools", agent="researcher")
+    assert again == together[0]
+    assert starts(calls) == 1  # kept
+
+    clock.ahead += LISTING_SECONDS - 1
+    assert await command(world, world.alice, "subagents tools", agent="researcher") == together[0]
+    assert starts(calls) == 1
+    clock.ahead += 1  # the listing period has passed: asked again
+    after = await asyncio.gather(*(command(world, world.alice, "subagents tools", agent="researcher") for _ in "abc"))
+    assert after == [together[0]] * 3
+    assert starts(calls) == 2
+    assert not calls.exists()  # listing calls no tool

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 
+from bot import app
 from bot.agents import model_catalog
+from bot.agents import models as models_module
+from bot.agents.models import ModelFactory
 from tests.conftest import announcement_for, spawned_run_id
 from tests.test_wire_control import command
 
@@ -109,3 +112,51 @@ async def test_sessions_spawn_with_an_unserved_model_returns_the_refusal_to_the_
     assert world.rows("SELECT kind, status FROM runs") == [("chat", "completed")]
     assert world.rows("SELECT kind FROM sessions") == [("main",)]
     assert [r["model"] for r in world.llm.requests] == ["gpt-4o-mini"] * 2
+
+
+async def test_refused_model_names_build_and_keep_nothing(world):
+    factories: list[ModelFactory] = []
+
+    class Watched(ModelFactory):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            factories.append(self)
+
+    world.monkeypatch.setattr(app, "ModelFactory", Watched)
+    await world.start_bot()
+    [models] = factories
+
+    for i in range(25):
+        answer = await spawn(world, f"fake/not-served-{i}")
+        assert answer == f"⚠️ Unknown model 'fake/not-served-{i}': provider 'fake' serves {SERVED}."
+        assert models.kept == (0, 1)  # no model built; the one client the provider's list is asked with
+
+    assert world.llm.model_list_requests == 1
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)]
+    served = await spawn(world, "fake/gpt-4o")
+    assert served.startswith("Spawned subagent researcher"), served
+    await world.quiescent()
+    assert models.kept == (1, 1)  # the model that ran, on the provider's one client
+
+
+async def test_models_kept_built_are_bounded_when_the_provider_lists_none(world):
+    world.llm.served_models = None  # every name is trusted, and runs
+    world.monkeypatch.setattr(models_module, "KEPT_MODELS", 3)
+    factories: list[ModelFactory] = []
+
+    class Watched(ModelFactory):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            factories.append(self)
+
+    world.monkeypatch.setattr(app, "ModelFactory", Watched)
+    await world.start_bot()
+
+    for i in range(6):
+        answer = await spawn(world, f"fake/trusted-{i}")
+        assert answer.startswith("Spawned subagent researcher"), answer
+        await world.quiescent()
+        assert factories[0].kept[0] <= 3
+
+    assert [r["model"] for r in world.llm.requests] == [f"trusted-{i}" for i in range(6)]
+    assert factories[0].kept[1] == 1

@@ -3,6 +3,10 @@
 with ``MCP server '<name>' is unavailable: <reason>`` — never a hang: starting and every call have the server's
 ``timeout_seconds``. A tool's own error is not a failure of the server: the model reads it and may try again.
 
+``/subagents tools`` asks each server for its tool list at most once a :data:`LISTING_SECONDS` (a server that could
+not start is tried again after the same time), and callers that ask together share one listing: a command typed
+again and again starts no process per call.
+
 The server's process gets only ``HOME``, ``PATH``, ``SHELL`` and ``TERM`` of the bot's environment, plus what its
 ``env_from`` names: the bot's token and API keys never reach it.
 """
@@ -11,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +33,8 @@ from pydantic_ai.toolsets.abstract import ToolsetTool
 from bot.config import McpServerConfig
 
 TOOL_SEPARATOR = "__"
+LISTING_SECONDS = 60.0
+"""How long a server's tool list, or why it could not be listed, is kept for ``/subagents tools``."""
 
 
 class McpUnavailable(AgentRunError):
@@ -90,15 +97,32 @@ def _transport(server: McpServerConfig, environ: Mapping[str, str]) -> ClientTra
     return StdioTransport(server.command, list(server.args), env=env, keep_alive=False)  # ends with its last run
 
 
+@dataclass(frozen=True)
+class _Listing:
+    listed_at: float
+    names: list[str]
+    unavailable: str | None = None  # why the server could not list its tools
+
+
 class McpServers:
     """The configured MCP servers' toolsets, built once; pydantic-ai connects one when a run that uses it starts
     (shared by the runs in flight) and closes it when the last of them ends. Once its connection failed (the
-    server died or stopped answering), runs that start later get a new one, not the dead one the others hold."""
+    server died or stopped answering), runs that start later get a new one, not the dead one the others hold.
+    Their tool lists are kept :data:`LISTING_SECONDS` by ``clock``."""
 
-    def __init__(self, servers: Mapping[str, McpServerConfig], environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerConfig],
+        environ: Mapping[str, str] | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._servers = dict(servers)
         self._environ = os.environ if environ is None else environ
+        self._clock = clock
         self._toolsets: dict[str, tuple[_Guarded, AbstractToolset[Any]]] = {}
+        self._listings: dict[str, _Listing] = {}  # by configured server
+        self._listing: dict[str, asyncio.Future[_Listing]] = {}  # the one listing in flight per server
 
     def toolset(self, name: str) -> AbstractToolset[Any]:
         """Server ``name``'s tools as ``<name>__<tool>``."""
@@ -113,14 +137,29 @@ class McpServers:
         return Client(transport, init_timeout=server.timeout_seconds, timeout=server.timeout_seconds)
 
     async def tool_names(self, name: str) -> list[str]:
-        """Start server ``name`` and list its tools as the model sees them (raises :class:`McpUnavailable`)."""
+        """Server ``name``'s tools as the model sees them (raises :class:`McpUnavailable`): the list kept from the
+        last :data:`LISTING_SECONDS`, else the listing in flight, else a new one (the server started for it)."""
+        kept = self._listings.get(name)
+        if kept is None or self._clock() - kept.listed_at >= LISTING_SECONDS:
+            if name not in self._listing:
+                self._listing[name] = asyncio.ensure_future(self._list(name))
+                self._listing[name].add_done_callback(lambda _: self._listing.pop(name, None))
+            kept = await asyncio.shield(self._listing[name])  # a caller that gives up leaves it to the others
+        if kept.unavailable is not None:
+            raise McpUnavailable(name, kept.unavailable)
+        return list(kept.names)
+
+    async def _list(self, name: str) -> _Listing:
+        """Start server ``name`` and list its tools; kept, whatever the answer."""
         try:
             async with asyncio.timeout(self._servers[name].timeout_seconds * 2):
                 async with self._client(name) as client:
                     tools = await client.list_tools()
+            listing = _Listing(self._clock(), sorted(f"{name}{TOOL_SEPARATOR}{tool.name}" for tool in tools))
         except Exception as error:
-            raise McpUnavailable(name, _reason(error)) from None
-        return sorted(f"{name}{TOOL_SEPARATOR}{tool.name}" for tool in tools)
+            listing = _Listing(self._clock(), [], unavailable=_reason(error))
+        self._listings[name] = listing
+        return listing
 
     async def probe(self, name: str) -> str | None:
         """Why server ``name`` cannot start and list its tools, or ``None`` (for ``--check``)."""

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 import structlog
 from openai import APIError, APIStatusError, AsyncOpenAI
-from pydantic_ai.models.openai import OpenAIChatModel
 
-from bot.agents.models import ResolvedModel
+from bot.agents.models import ModelFactory
 from bot.text import quoted
 
 CACHE_SECONDS = 300.0
@@ -43,21 +42,23 @@ class ModelCatalog:
     provider configured) is trusted as well.
     """
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, models: ModelFactory, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._models = models
         self._clock = clock
-        self._listings: dict[str, _Listing] = {}
+        self._listings: dict[str, _Listing] = {}  # one per configured provider
 
-    async def refusal(self, model: ResolvedModel) -> str | None:
-        """Why ``model`` cannot be used (its provider lists its models and this one is not among them), or
-        ``None``."""
-        if not isinstance(model.model, OpenAIChatModel):
+    async def refusal(self, reference: str) -> str | None:
+        """Why ``reference`` cannot be used (its provider lists its models and this one is not among them), or
+        ``None``. Asked before the model is built, so a refused name costs nothing that stays."""
+        client = self._models.listing_client(reference)
+        if client is None:
             return None
-        provider, _, name = model.reference.partition("/")
-        served = await self._served(provider, model.model.client)
+        provider, _, name = reference.partition("/")
+        served = await self._served(provider, client)
         # Ollama lists "llama3.2:latest" for the model everyone calls "llama3.2".
         if served is None or name in served or f"{name}:latest" in served:
             return None
-        return _not_served(model.reference, provider, served)
+        return _not_served(reference, provider, served)
 
     async def _served(self, provider: str, client: AsyncOpenAI) -> frozenset[str] | None:
         now = self._clock()

@@ -4,13 +4,16 @@ API key of the agent that uses it; and a run's reference into the chain it calls
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from openai import AsyncOpenAI
 from pydantic_ai.models import Model
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.profiles import ModelProfile
+from pydantic_ai.providers import Provider
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.settings import ModelSettings
 
@@ -21,6 +24,9 @@ from bot.text import quoted
 
 SDK_MAX_RETRIES = 1
 ANTHROPIC_MAX_TOKENS = 8192
+KEPT_MODELS = 64
+"""Models kept built, the least recently used dropped first. Cheap to build again: a model holds no client of its
+own (a provider's models share one per key), so only the clients, one per provider and key, stay for good."""
 
 
 class UnknownModelError(ValueError):
@@ -46,9 +52,10 @@ class KeySource:
 
 
 class ModelFactory:
-    """Builds (and caches) one pydantic-ai model per reference and API key; with no provider at all, the offline
-    model. An agent's own key for a provider (``agents.list.<id>.api_key_env``) wins over the provider's, and models
-    with different keys never share a client."""
+    """Builds one pydantic-ai model per reference and API key, keeping the last :data:`KEPT_MODELS`; with no provider
+    at all, the offline model. An agent's own key for a provider (``agents.list.<id>.api_key_env``) wins over the
+    provider's; a provider's models with the same key share one client, and models with different keys never do.
+    What people type can grow nothing for good: the clients are as many as the config's providers and keys."""
 
     def __init__(
         self,
@@ -62,7 +69,13 @@ class ModelFactory:
         self._environ = os.environ if environ is None else environ
         self._agents = agents or AgentsConfig()
         self._pricing = dict(pricing or {})
-        self._cache: dict[tuple[str, str | None], ResolvedModel] = {}
+        self._cache: OrderedDict[tuple[str, str | None], ResolvedModel] = OrderedDict()
+        self._clients: dict[tuple[str, str | None], Provider[Any]] = {}  # (provider, key variable) → its client
+
+    @property
+    def kept(self) -> tuple[int, int]:
+        """How many models and how many provider clients are kept built now."""
+        return len(self._cache), len(self._clients)
 
     @property
     def offline(self) -> bool:
@@ -79,9 +92,24 @@ class ModelFactory:
             reference = OFFLINE_MODEL_REFERENCE
         key = self._key_source(provider_name, agent)
         cached = (reference, key.variable if key else None)
-        if cached not in self._cache:
+        if cached in self._cache:
+            self._cache.move_to_end(cached)
+        else:
             self._cache[cached] = ResolvedModel(reference, self._build(provider_name, model_name, key))
+            if len(self._cache) > KEPT_MODELS:
+                self._cache.popitem(last=False)
         return self._cache[cached]
+
+    def listing_client(self, reference: str) -> AsyncOpenAI | None:
+        """The client (with the provider's own key) to ask which models ``reference``'s provider serves; ``None``
+        when there is no list to ask: offline, an Anthropic provider, or a reference naming no provider (resolving
+        it says what is wrong). Builds no model."""
+        provider_name, _, model_name = reference.partition("/")
+        provider = self._providers.get(provider_name)
+        if self.offline or not model_name or provider is None or provider.type != "openai":
+            return None
+        client = self._client(provider_name, provider, self._key_source(provider_name, None)).client
+        return client if isinstance(client, AsyncOpenAI) else None
 
     def chain(self, reference: str, *, agent: str) -> Model:
         """What a run of ``agent`` on ``reference`` calls: that model, then the agent's fallback models (its own
@@ -129,26 +157,37 @@ class ModelFactory:
                 f"'{quoted(provider_name)}' is configured "
                 f"(configured: {', '.join(sorted(self._providers))})."
             )
-        api_key = self._environ.get(key.variable) if key else None
         profile = (
             ModelProfile(supports_thinking=provider.supports_thinking)
             if provider.supports_thinking is not None
             else None
         )
+        client = self._client(provider_name, provider, key)
+        if provider.type == "anthropic":
+            from pydantic_ai.models.anthropic import AnthropicModel  # imported with the client, in _client
+
+            return AnthropicModel(
+                model_name, provider=client, profile=profile, settings=ModelSettings(max_tokens=ANTHROPIC_MAX_TOKENS)
+            )
+        return OpenAIChatModel(model_name, provider=client, profile=profile)
+
+    def _client(self, provider_name: str, provider: ProviderConfig, key: KeySource | None) -> Provider[Any]:
+        """The SDK provider and its HTTP client for ``provider_name`` with ``key``: built once, shared by models."""
+        cached = (provider_name, key.variable if key else None)
+        if cached in self._clients:
+            return self._clients[cached]
+        api_key = self._environ.get(key.variable) if key else None
         if provider.type == "anthropic":
             # Imported here: the Anthropic SDK takes seconds to import, and only Anthropic providers need it.
             from anthropic import AsyncAnthropic
-            from pydantic_ai.models.anthropic import AnthropicModel
             from pydantic_ai.providers.anthropic import AnthropicProvider
 
             anthropic_client = AsyncAnthropic(api_key=api_key, base_url=provider.base_url, max_retries=SDK_MAX_RETRIES)
-            return AnthropicModel(
-                model_name,
-                provider=AnthropicProvider(anthropic_client=anthropic_client),
-                profile=profile,
-                settings=ModelSettings(max_tokens=ANTHROPIC_MAX_TOKENS),
+            built: Provider[Any] = AnthropicProvider(anthropic_client=anthropic_client)
+        else:
+            openai_client = AsyncOpenAI(
+                api_key=api_key or "api-key-not-set", base_url=provider.base_url, max_retries=SDK_MAX_RETRIES
             )
-        openai_client = AsyncOpenAI(
-            api_key=api_key or "api-key-not-set", base_url=provider.base_url, max_retries=SDK_MAX_RETRIES
-        )
-        return OpenAIChatModel(model_name, provider=OpenAIProvider(openai_client=openai_client), profile=profile)
+            built = OpenAIProvider(openai_client=openai_client)
+        self._clients[cached] = built
+        return built

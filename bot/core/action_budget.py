@@ -8,11 +8,11 @@ a bounded child spends its caller's budget on its caller's terms.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from bot.config import Config
+from bot.keyed_locks import KeyedLocks
 from bot.records import Session
 from storage.repositories import Repositories
 
@@ -29,7 +29,7 @@ class ActionBudget:
         self._config = config
         self._repos = repos
         self._clock = clock
-        self._charging: dict[str, asyncio.Lock] = {}
+        self._charging: KeyedLocks[str] = KeyedLocks()
 
     @asynccontextmanager
     async def charge(self, caller: Session) -> AsyncIterator[str]:
@@ -39,7 +39,7 @@ class ActionBudget:
         key = caller.budget_key
         owner = caller if key == caller.key else await self._repos.sessions.get(key)
         limit = self._config.runtime_profile_of((owner or caller).agent_id).max_actions_per_hour
-        async with self._charging.setdefault(key, asyncio.Lock()):
+        async with self._charging.hold(key):
             if await self._repos.sessions.charged_since(key, self._clock() - HOUR) >= limit:
                 raise BudgetExhausted(BUDGET_EXHAUSTED)
             yield key

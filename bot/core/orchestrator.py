@@ -108,7 +108,7 @@ class Orchestrator:
         bindings = ThreadBindings(repos, threads, self.guild_settings, self._archiving, self._timers, self, clock)
         self._thread_bindings, self.steer_limit = bindings, bindings.steer_limit  # /subagents steer counts with it
         # Execution and thread bindings reach spawning and the agent tools through this façade, built after them.
-        mcp_servers = mcp_servers or McpServers(config.mcp.servers)
+        mcp_servers = mcp_servers or McpServers(config.mcp.servers, clock=clock)
         self.tool_reports = ToolReports(config, mcp_servers)
         mcp = McpTools(config, repos, mcp_servers)
         self.approvals = approvals = Approvals(config, repos, self._timers, self._apply, clock)

@@ -4,7 +4,6 @@ then top-level run); main-agent turns queue one at a time per session. Durable r
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from bot.config import Config
 from bot.core.fair_lane import FairLane
 from bot.core.signals import Signals
+from bot.keyed_locks import KeyedLocks
 from bot.records import Run, RunKind, RunStatus, Session
 from storage.repositories import Repositories
 
@@ -23,7 +23,7 @@ class RunLanes:
         self._repos = repos
         self._signals = signals
         self.subagents = FairLane(config.agents.defaults.subagents.max_concurrent)
-        self._session_locks: dict[str, asyncio.Lock] = {}
+        self._session_locks: KeyedLocks[str] = KeyedLocks()
 
     async def lane(self, run: Run, session: Session, *, queued: bool) -> contextlib.AbstractAsyncContextManager[Any]:
         """A delegated child (``spawn_subagent``, ``delegate``) runs for its caller's turn, which holds the caller's
@@ -45,9 +45,8 @@ class RunLanes:
         """A session's main-agent turns, one at a time; a turn queued behind one paused for approval waits until
         that one has resumed and ended (the session's history ends with the calls it paused on). A turn woken by its
         decision is running before it takes the session's lock again: the lock alone does not keep a later turn out."""
-        lock = self._session_locks.setdefault(run.session_key, asyncio.Lock())
         while True:
-            async with lock:
+            async with self._session_locks.hold(run.session_key):
                 if await self._earlier_ended(run):
                     yield
                     return

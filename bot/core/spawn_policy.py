@@ -76,26 +76,32 @@ class SpawnContext:
     queued: QueueLoad = NOTHING_QUEUED  # runs waiting for the sub-agent lane
 
 
+_BeforeModel = tuple[str, str | None, SessionMode, Cleanup, tuple[str, AgentConfig]]  # task … (target id, target)
+
+
 class SpawnPolicy:
     def __init__(self, config: Config, models: ModelFactory) -> None:
         self._config = config
         self._models = models
-        self._catalog = ModelCatalog()
+        self._catalog = ModelCatalog(models)
 
     async def checked_plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
-        """``plan``, then whether the provider serves an explicitly requested model. Configured defaults are
-        the operator's choice and are not checked."""
-        plan = self.plan(args, context)
-        if args.model is not None and (refusal := await self._catalog.refusal(plan.model)):
+        """``plan``, asking the provider first whether it serves an explicitly requested model: after the checks
+        that come before the model, before the model is built (a refused name builds nothing). Configured defaults
+        are the operator's choice and are not checked."""
+        before = self._before_model(args, context)
+        if args.model is not None and (refusal := await self._catalog.refusal(args.model)):
             raise SpawnRefused("error", refusal)
-        return plan
+        return self._planned(args, context, before)
 
     def plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
         """The validation chain, in OpenClaw's order: the request's own shape, the limits on the requester, the
         target agent, then what the child runs with. The first refusal wins."""
-        task, label, mode, cleanup = self._shape(args, context)
-        self._check_limits(context)
-        target_id, target = self._target(args, context)
+        return self._planned(args, context, self._before_model(args, context))
+
+    def _planned(self, args: SpawnArgs, context: SpawnContext, before: _BeforeModel) -> SpawnPlan:
+        """The plan, once the checks before the model passed: the model (built now), thinking and timeout."""
+        task, label, mode, cleanup, (target_id, target) = before
         model, thinking, timeout = self._run_settings(args, context, target)
         depth = context.requester.depth + 1
         max_depth = self._config.agents.defaults.subagents.max_spawn_depth
@@ -113,6 +119,12 @@ class SpawnPolicy:
             sandboxed=target.sandboxed,
             thread=args.thread,
         )
+
+    def _before_model(self, args: SpawnArgs, context: SpawnContext) -> _BeforeModel:
+        """The chain's checks before the model: shape, limits, target (from the config alone, nothing built)."""
+        task, label, mode, cleanup = self._shape(args, context)
+        self._check_limits(context)
+        return task, label, mode, cleanup, self._target(args, context)
 
     def _shape(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, str | None, SessionMode, Cleanup]:
         """Task, label, agent id syntax, mode / cleanup / sandbox values, and whether a thread may be bound."""

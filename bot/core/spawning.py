@@ -6,8 +6,6 @@ Whether a spawn may happen, and with what, is :mod:`bot.core.spawn_policy`'s to 
 
 from __future__ import annotations
 
-import asyncio
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
@@ -33,6 +31,7 @@ from bot.core.requests import (
 from bot.core.signals import Signals
 from bot.core.spawn_policy import SpawnArgs, SpawnContext, SpawnPlan, SpawnPolicy
 from bot.core.thread_bindings import ThreadBindings
+from bot.keyed_locks import KeyedLocks
 from bot.records import (
     Binding,
     ControlScope,
@@ -79,14 +78,14 @@ class Spawning:
         self._clock = clock
         # one spawn at a time per requester session, from counting its children to persisting the new one, so calls
         # that arrive together (one model response's tool calls) cannot all pass a cap
-        self._spawn_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._spawn_locks: KeyedLocks[str] = KeyedLocks()
 
     async def spawn(self, request: SpawnRequest) -> SpawnAccepted:
         """A user's spawn (slash command): a child of the conversation's main session, announced to it. Nothing is
         built before the spawn lock is held, taken with no context manager's frames: spawns that arrive together
-        (10,000 at once) wait holding little, and each costs the loop little until its turn (issue 14)."""
-        lock = self._spawn_locks[f"member:{request.origin.guild_id}:{request.origin.user_id}"]  # their cap's scope
-        await lock.acquire()
+        (10,000 at once) wait holding little, and each costs the loop little until its turn."""
+        key = f"member:{request.origin.guild_id}:{request.origin.user_id}"  # their cap's scope
+        await self._spawn_locks.acquire(key)
         try:
             requester = self.main_session(request.origin, self._clock())
             args = SpawnArgs(
@@ -100,12 +99,12 @@ class Spawning:
             plan = await self._policy.checked_plan(args, context)
             return await self._create_child(plan, requester, None, request.origin)
         finally:
-            lock.release()
+            self._spawn_locks.release(key)
 
     async def spawn_for(self, requester: Session, requester_run: Run, args: SpawnArgs) -> SpawnAccepted:
         """An agent's spawn (``sessions_spawn``): a child of the calling run, answering to its requester, inside
         the requester's policy envelope."""
-        async with self._spawn_locks[requester.key]:
+        async with self._spawn_locks.hold(requester.key):
             plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run))
             await self._envelopes.vet_spawn(requester, requester_run, args, plan)
             return await self._create_child(plan, requester, requester_run, origin_of(requester_run))

@@ -8,7 +8,6 @@ before re-sending a part that may exist (``read_back``), as it does for the bot'
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass
 
@@ -16,6 +15,7 @@ import aiohttp
 import discord
 import structlog
 
+from bot.keyed_locks import KeyedLocks
 from storage.bindings import BindingRepository
 from storage.db import Database
 from storage.webhooks import WebhookRepository
@@ -52,7 +52,7 @@ class WebhookPersona:
         self._webhooks = webhooks
         self._bindings = bindings
         self._refused: dict[int, float] = {}
-        self._creating: dict[int, asyncio.Lock] = {}
+        self._creating: KeyedLocks[int] = KeyedLocks()
         self._session: aiohttp.ClientSession | None = None
 
     async def close(self) -> None:
@@ -65,9 +65,10 @@ class WebhookPersona:
         if binding is None or binding.parent_channel_id is None:
             return None
         parent = binding.parent_channel_id
-        async with self._creating.setdefault(parent, asyncio.Lock()):  # threads of one parent share a webhook
+        async with self._creating.hold(parent):  # threads of one parent share a webhook
             if time.monotonic() < self._refused.get(parent, 0):
                 return None
+            self._refused.pop(parent, None)  # its wait is over
             stored = await self._webhooks.get(parent) or await self._create(parent)
         return PersonaTarget(parent, channel_id, *stored) if stored else None
 

@@ -1,5 +1,6 @@
 """An MCP server for the tests, written with the official ``mcp`` SDK: its tools record every call (one JSON line
-per call in the file named by ``MCP_CALLS_FILE``), so a test can see what ran and with which arguments.
+per call in the file named by ``MCP_CALLS_FILE``), so a test can see what ran and with which arguments; each start
+of the server is one line in the file named by ``MCP_STARTS_FILE``, so a test can count the processes started.
 
 ``python tests/fakes/mcp_server.py`` serves stdio; ``--http PORT`` serves Streamable HTTP on 127.0.0.1:PORT.
 ``die`` ends the server's process in the middle of a call, like a server that crashes. ``add`` is marked
@@ -54,6 +55,9 @@ def die() -> str:
 
 
 def main() -> None:
+    if path := os.environ.get("MCP_STARTS_FILE"):
+        with open(path, "a", encoding="utf-8") as starts:
+            starts.write(json.dumps({"pid": os.getpid()}) + "\n")
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None, help="serve Streamable HTTP on this port")
     args = parser.parse_args()

@@ -1,0 +1,54 @@
+"""Keyed locks: one holder per key at a time, and a key's lock kept only while it is held or awaited."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.keyed_locks import KeyedLocks
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_one_holder_per_key_and_nothing_kept_after():
+    locks: KeyedLocks[str] = KeyedLocks()
+    order: list[str] = []
+    inside = asyncio.Event()
+    leave = asyncio.Event()
+
+    async def first() -> None:
+        async with locks.hold("a"):
+            order.append("first in")
+            inside.set()
+            await leave.wait()
+            order.append("first out")
+
+    async def second() -> None:
+        async with locks.hold("a"):
+            order.append("second in")
+
+    one = asyncio.create_task(first())
+    await inside.wait()
+    two = asyncio.create_task(second())
+    async with locks.hold("b"):  # another key is free meanwhile
+        assert len(locks) == 2
+    await asyncio.sleep(0)
+    assert order == ["first in"] and len(locks) == 1  # "a": held, and awaited by the second
+    leave.set()
+    await asyncio.gather(one, two)
+    assert order == ["first in", "first out", "second in"]
+    assert len(locks) == 0
+
+
+async def test_a_waiter_cancelled_leaves_nothing_behind():
+    locks: KeyedLocks[int] = KeyedLocks()
+    await locks.acquire(1)
+    waiter = asyncio.create_task(locks.acquire(1))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert len(locks) == 1
+    locks.release(1)
+    assert len(locks) == 0
