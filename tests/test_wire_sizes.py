@@ -4,6 +4,10 @@ the last messages, each cut to fit."""
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
+
+from tests import stores
 from tests.conftest import announcement_for, answer_to
 from tests.fakes.mcp_server import big
 from tests.fakes.openai_server import Step
@@ -19,6 +23,15 @@ KIB = 1024
 def with_big_tool(world, tmp_path) -> None:
     with_mcp(world, tmp_path / "calls.jsonl")
     world.extra_config = world.extra_config.replace(f'args = ["{SERVER}"]', f'args = ["{SERVER}", "--big"]')
+
+
+def journaled_tool_outputs(world) -> list[tuple[str, int]]:
+    """The tool calls DBOS journaled, and how long each one's recorded output is."""
+    sql = "SELECT function_name, length(output) FROM operation_outputs WHERE function_name LIKE 'tool.%'"
+    if stores.POSTGRESQL:  # DBOS's tables are in the store's own database, in the schema dbos
+        return world.rows(sql.replace("operation_outputs", "dbos.operation_outputs"))
+    with closing(sqlite3.connect(f"{world.db_path}.dbos")) as journal:
+        return journal.execute(sql).fetchall()
 
 
 def long_text(size: int, word: str = "finding") -> str:
@@ -43,6 +56,8 @@ async def test_a_huge_tool_result_reaches_the_model_and_the_store_cut_with_a_mar
     stored = world.rows("SELECT length(message_json) FROM transcript_messages")
     # the result twice: the tool's answer in the sub-agent's transcript, the completion event in the main session's
     assert max(size for (size,) in stored) < 68 * KIB and sum(size for (size,) in stored) < 2 * 68 * KIB
+    [(step, journaled)] = journaled_tool_outputs(world)
+    assert step == "tool.calc__big" and journaled < 100 * KIB
     assert world.rows("SELECT result_text FROM runs") == [(seen["content"],)]
     ((payload,),) = world.rows("SELECT length(payload_json) FROM outbox")
     assert payload < 72 * KIB
