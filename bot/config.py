@@ -31,6 +31,8 @@ from bot.text import has_visible_text
 AGENT_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
+TOOL_RESULT_MAX_BYTES = 64 * 1024
+TOOL_RESULT_MAX_BINARY_BYTES = 2 * 1024 * 1024
 
 
 class ConfigError(Exception):
@@ -358,7 +360,13 @@ class SubagentToolsConfig(Section):
 
 
 class ToolsConfig(Section):
+    """``[tools]``: ``result_max_bytes``, how much text one tool result may put in the model's context and the
+    transcript (cut past it, with a marker the model reads); ``result_max_binary_bytes``, how large one image or
+    audio item of a tool result may be (replaced by a note past it)."""
+
     subagents: SubagentToolsConfig = SubagentToolsConfig()
+    result_max_bytes: Annotated[int, Field(ge=1024, le=16 * 1024 * 1024)] = TOOL_RESULT_MAX_BYTES
+    result_max_binary_bytes: Annotated[int, Field(ge=0, le=64 * 1024 * 1024)] = TOOL_RESULT_MAX_BINARY_BYTES
 
 
 class ScheduleConfig(Section):

@@ -11,9 +11,13 @@ from storage.db import Connection, Database, Row
 
 
 def _load(rows: Sequence[Row]) -> list[ModelMessage]:
-    if not rows:
+    return _parsed([row[0] for row in rows])
+
+
+def _parsed(texts: Sequence[str]) -> list[ModelMessage]:
+    if not texts:
         return []
-    return ModelMessagesTypeAdapter.validate_json("[" + ",".join(row[0] for row in rows) + "]")
+    return ModelMessagesTypeAdapter.validate_json("[" + ",".join(texts) + "]")
 
 
 def _dump(message: ModelMessage) -> str:
@@ -41,6 +45,17 @@ class TranscriptRepository:
             f"SELECT message_json FROM transcript_messages WHERE session_key = ? ORDER BY id{limit}", (session_key,)
         )
         return _load(rows)
+
+    async def last(self, session_key: str, limit: int, before: int | None = None) -> list[tuple[int, ModelMessage]]:
+        """The session's last ``limit`` messages, with their row ids, in order; with ``before``, the last ones
+        stored before that row. Only those rows are read."""
+        after = "" if before is None else " AND id < ?"
+        rows = await self._db.fetch_all(
+            f"SELECT id, message_json FROM transcript_messages WHERE session_key = ?{after} ORDER BY id DESC LIMIT ?",
+            (session_key, limit) if before is None else (session_key, before, limit),
+        )
+        rows = rows[::-1]
+        return list(zip([row[0] for row in rows], _parsed([row[1] for row in rows]), strict=True))
 
     async def for_run(self, run_id: str) -> list[ModelMessage]:
         rows = await self._db.fetch_all(

@@ -40,6 +40,7 @@ from pydantic_graph import End
 
 from bot.agents.fallback import ProviderFailure, served_by
 from bot.agents.metering import SpendRefused
+from bot.agents.result_caps import RESULT_MAX_BYTES, CappedToolset, ResultLimits, truncated
 from bot.agents.tool_calls import DeduplicatedToolset
 from bot.agents.tool_gate import GatedToolset, ToolGate
 from bot.config import THINKING_LEVELS
@@ -86,6 +87,7 @@ class RunRequest:
     dedup_exempt: frozenset[str] = frozenset()  # tools that may repeat a call with identical arguments
     request_limit: int | None = None  # model requests one turn may make (ZeroClaw's max_tool_iterations)
     gate: ToolGate = field(default_factory=ToolGate)  # read-only refusals, calls deferred for approval
+    result_limits: ResultLimits = field(default_factory=ResultLimits)  # what one tool result may hold
 
 
 def _thinking_setting(level: str) -> ThinkingSetting:
@@ -149,22 +151,23 @@ def _tool_call_count(messages: Sequence[ModelMessage]) -> int:
 
 def completed_result(output: str | None, messages: Sequence[ModelMessage]) -> str:
     """The final text; if empty (a model may end with nothing to add after its tool work), the last tool
-    result; if none, ``(no output)``."""
+    result; if none, ``(no output)``. Cut at ``RESULT_MAX_BYTES``."""
     if output and output.strip():
-        return output
-    return _last_tool_result(messages) or NO_OUTPUT
+        return truncated(output, RESULT_MAX_BYTES)
+    return truncated(_last_tool_result(messages) or NO_OUTPUT, RESULT_MAX_BYTES)
 
 
 def partial_result(messages: Sequence[ModelMessage], *, stopped_by: str | None = None) -> str:
     """What a run that did not finish got done: its last assistant text; else, for a run stopped from outside
-    (``stopped_by``: a timeout, a kill, a restart), a count of its tool calls; else its last tool result."""
+    (``stopped_by``: a timeout, a kill, a restart), a count of its tool calls; else its last tool result. Cut at
+    ``RESULT_MAX_BYTES``."""
     texts = _texts(messages)
     if texts:
-        return texts[-1]
+        return truncated(texts[-1], RESULT_MAX_BYTES)
     calls = _tool_call_count(messages)
     if stopped_by and calls:
         return f"[Partial progress: {calls} tool call(s) executed before {stopped_by}]"
-    return _last_tool_result(messages) or NO_OUTPUT
+    return truncated(_last_tool_result(messages) or NO_OUTPUT, RESULT_MAX_BYTES)
 
 
 _REQUEST_LIMIT = re.compile(r"request_limit of (?P<limit>\d+)")
@@ -231,8 +234,11 @@ async def run_agent(
             persisted = len(messages)
 
     mode: ParallelExecutionMode = "parallel" if request.parallel_tools else "sequential"
-    toolsets = [
-        GatedToolset(DeduplicatedToolset(toolset, exempt=request.dedup_exempt), gate=request.gate)
+    toolsets = [  # every tool result, of every toolset, is cut to the limits on its way to the model
+        CappedToolset(
+            GatedToolset(DeduplicatedToolset(toolset, exempt=request.dedup_exempt), gate=request.gate),
+            limits=request.result_limits,
+        )
         for toolset in request.toolsets
     ]
     decided, prompt = (

@@ -19,6 +19,7 @@ from pydantic_ai.tools import DeferredToolResults
 from bot.agents.journal import JournaledModel
 from bot.agents.metering import MeteredModel
 from bot.agents.models import ModelFactory
+from bot.agents.result_caps import ResultLimits
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
 from bot.config import Config
 from bot.core import internal_context, store_steps
@@ -262,6 +263,7 @@ class Execution:
             request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
             dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
             gate=tool_gate(await self._envelopes.effective(session, run)),
+            result_limits=ResultLimits.of(self._config),
         )
         token = self._cancellations.setdefault(run.id, CancellationToken())
         try:

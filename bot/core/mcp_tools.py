@@ -1,7 +1,8 @@
 """Which MCP tools a session gets: the servers of its policy envelope (its agent's ``mcp_servers``, narrowed up its
 chain of agent parents: a bounded delegate's caller, a ``spawn_subagent`` child's caller, and so on), each tool
 filtered at every step by the envelope and the one policy (:func:`bot.core.tool_policy.admits_mcp_tool`); each call
-a step of a durable run (:class:`bot.agents.journal.JournaledToolset`)."""
+a step of a durable run (:class:`bot.agents.journal.JournaledToolset`) whose result is cut to the tool-result limits
+(:mod:`bot.agents.result_caps`) before the journal records it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from bot.agents.journal import JournaledToolset
 from bot.agents.mcp_servers import McpServers
+from bot.agents.result_caps import CappedToolset, ResultLimits
 from bot.config import Config
 from bot.core.policy_envelope import PolicyEnvelopes
 from bot.core.tool_policy import admits_mcp_tool
@@ -32,6 +34,9 @@ class McpTools:
         def admitted(ctx: RunContext[Any], tool: ToolDefinition) -> bool:
             return envelope.admits(tool.name) and admits_mcp_tool(self._config, session, tool.name)
 
+        # cut before the journal records a call's result, so a durable run's journal is bounded too
+        limits = ResultLimits.of(self._config)
         return [
-            JournaledToolset(self._servers.toolset(name).filtered(admitted)) for name in sorted(envelope.mcp_servers)
+            JournaledToolset(CappedToolset(self._servers.toolset(name).filtered(admitted), limits=limits))
+            for name in sorted(envelope.mcp_servers)
         ]

@@ -103,8 +103,8 @@ class Orchestrator:
         self._timers = Timers()
         policy = SpawnPolicy(config, models)
         self._archiving = Archiving(config, repos, self._timers, clock)
-        records = DelegateRecords(repos, clock)
-        self._settlement = settlement = Settlement(repos, self._archiving, Results(repos), records, clock)
+        records, results = DelegateRecords(repos, clock), Results(repos, config.tools.result_max_bytes)
+        self._settlement = settlement = Settlement(repos, self._archiving, results, records, clock)
         bindings = ThreadBindings(repos, threads, self.guild_settings, self._archiving, self._timers, self, clock)
         self._thread_bindings, self.steer_limit = bindings, bindings.steer_limit  # /subagents steer counts with it
         # Execution and thread bindings reach spawning and the agent tools through this façade, built after them.

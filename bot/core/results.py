@@ -1,10 +1,12 @@
 """What a settled run's result becomes, written inside the settling transaction: an announcement in the outbox,
-an internal completion event for a requesting run, or context of the conversation's main agent."""
+an internal completion event for a requesting run, or context of the conversation's main agent. A completion event
+reaches a model's context like a tool result, so it carries the result cut to the tool-result limit."""
 
 from __future__ import annotations
 
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
+from bot.agents.result_caps import truncated
 from bot.core import internal_context
 from bot.core.announcements import Announcement, announcement_for, idempotency_key, status_line
 from bot.core.stats import stats_line
@@ -14,8 +16,9 @@ from storage.repositories import Repositories
 
 
 class Results:
-    def __init__(self, repos: Repositories) -> None:
+    def __init__(self, repos: Repositories, result_max_bytes: int) -> None:
         self._repos = repos
+        self._result_max_bytes = result_max_bytes  # what a completion event carries of the result
 
     def completion_event(self, run: Run, session: Session, now: float, *, posted: bool = False) -> str:
         started = run.started_at if run.started_at is not None else now
@@ -24,7 +27,7 @@ class Results:
                 session_key=session.key,
                 task_label=session.label or run.task[:110],
                 status_line=status_line(run.status, run.error),
-                result=run.result_text or "(no output)",
+                result=truncated(run.result_text or "(no output)", self._result_max_bytes),
                 stats_line=stats_line(now - started, run.usage, fallback_model=run.fallback_model),
                 posted=posted,
             )

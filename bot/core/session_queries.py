@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.messages import TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
 from bot.core.errors import UnknownTarget
 from bot.records import Run, RunStatus, Session, SpawnSite
@@ -187,16 +187,29 @@ class SessionQueries:
         ]
 
     async def history(self, session_key: str, limit: int, include_tools: bool) -> list[dict[str, str]]:
-        """The last ``limit`` transcript entries as ``{role, text}``; tool traffic only with ``include_tools``."""
+        """The last ``limit`` transcript entries as ``{role, text}``; tool traffic only with ``include_tools``. The
+        transcript is read from its end, ``limit`` messages at a time, only until that many entries are found."""
         entries: list[dict[str, str]] = []
-        for message in await self._transcripts.history(session_key):
-            for part in message.parts:
-                if isinstance(part, UserPromptPart) and isinstance(part.content, str):
-                    entries.append({"role": "user", "text": part.content})
-                elif isinstance(part, TextPart) and part.content.strip():
-                    entries.append({"role": "assistant", "text": part.content})
-                elif include_tools and isinstance(part, ToolCallPart):
-                    entries.append({"role": "tool_call", "text": f"{part.tool_name}({part.args_as_json_str()})"})
-                elif include_tools and isinstance(part, ToolReturnPart):
-                    entries.append({"role": "tool_result", "text": part.model_response_str()})
+        before: int | None = None
+        while len(entries) < limit:
+            page = await self._transcripts.last(session_key, limit, before)
+            entries = [entry for _, message in page for entry in _entries(message, include_tools)] + entries
+            if len(page) < limit:
+                break
+            before = page[0][0]
         return entries[-limit:]
+
+
+def _entries(message: ModelMessage, include_tools: bool) -> list[dict[str, str]]:
+    """One transcript message's entries as ``{role, text}``."""
+    entries: list[dict[str, str]] = []
+    for part in message.parts:
+        if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+            entries.append({"role": "user", "text": part.content})
+        elif isinstance(part, TextPart) and part.content.strip():
+            entries.append({"role": "assistant", "text": part.content})
+        elif include_tools and isinstance(part, ToolCallPart):
+            entries.append({"role": "tool_call", "text": f"{part.tool_name}({part.args_as_json_str()})"})
+        elif include_tools and isinstance(part, ToolReturnPart):
+            entries.append({"role": "tool_result", "text": part.model_response_str()})
+    return entries

@@ -34,15 +34,19 @@ def _header(announcement: Announcement) -> str:
 
 
 def render(announcement: Announcement) -> list[OutgoingMessage]:
-    """The messages to post. This is the outbound choke point: internal runtime context never gets past it."""
+    """The messages to post. This is the outbound choke point: internal runtime context never gets past it.
+
+    A completion has a header (and a stats footer); a reply is its text alone. Either body, when longer than
+    ``ATTACH_OVER_CHARS``, is posted as one message with a preview and the whole text attached as ``result.md``;
+    otherwise it is split into messages, so nothing takes more than a few messages."""
     body = strip_internal_context(announcement.body) or "(no output)"
-    if announcement.kind == "reply":
-        return [OutgoingMessage(part) for part in split_message(body)]
+    reply = announcement.kind == "reply"
+    header = "" if reply else _header(announcement)
     footer = f"-# {announcement.stats_line}" if announcement.stats_line else ""
     if len(body) > ATTACH_OVER_CHARS:
         preview = split_message(body, PREVIEW_CHARS)[0]
-        note = f"*(full result attached as result.md, {len(body):,} characters)*"
-        content = "\n".join(filter(None, [_header(announcement), preview, note, footer]))
+        note = f"*(full {'reply' if reply else 'result'} attached as result.md, {len(body):,} characters)*"
+        content = "\n".join(filter(None, [header, preview, note, footer]))
         return [OutgoingMessage(content, ("result.md", body.encode("utf-8")))]
-    text = "\n".join(filter(None, [_header(announcement), body, footer]))
+    text = "\n".join(filter(None, [header, body, footer]))
     return [OutgoingMessage(part) for part in split_message(text)]

@@ -107,13 +107,21 @@ def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: 
 
 
 _ROLES = {"user": "User", "assistant": "Assistant", "tool_call": "Tool call", "tool_result": "Tool result"}
+LOG_ENTRY_CHARS = 1500  # an entry fits one Discord message (2,000 characters) with its role
+
+
+def _log_entry(text: str) -> str:
+    if len(text) <= LOG_ENTRY_CHARS:
+        return text
+    return f"{text[:LOG_ENTRY_CHARS]}…[truncated: {len(text):,} characters, showing the first {LOG_ENTRY_CHARS:,}]"
 
 
 def render_log(row: ChildRow, entries: list[dict[str, str]]) -> str:
+    """The log of ``entries``, each cut to ``LOG_ENTRY_CHARS`` with a marker where cut."""
     lines = [f"📜 Subagent log: {row.label}"]
     for entry in entries:
         text = strip_internal_context(entry["text"]) or "(internal context)"
-        lines.append(f"{_ROLES[entry['role']]}: {text}")
+        lines.append(f"{_ROLES[entry['role']]}: {_log_entry(text)}")
     if len(lines) == 1:
         lines.append("(no messages)")
     return "\n".join(lines)

@@ -3,8 +3,8 @@ per call in the file named by ``MCP_CALLS_FILE``), so a test can see what ran an
 of the server is one line in the file named by ``MCP_STARTS_FILE``, so a test can count the processes started.
 
 ``python tests/fakes/mcp_server.py`` serves stdio; ``--http PORT`` serves Streamable HTTP on 127.0.0.1:PORT.
-``die`` ends the server's process in the middle of a call, like a server that crashes. ``add`` is marked
-read-only (``readOnlyHint``), the others are not.
+``die`` ends the server's process in the middle of a call, like a server that crashes. ``add`` is marked read-only
+(``readOnlyHint``), the others are not. ``--big`` adds ``big``, which answers with as many bytes as asked.
 """
 
 from __future__ import annotations
@@ -47,6 +47,13 @@ def env(name: str) -> str:
     return os.environ.get(name, "(unset)")
 
 
+def big(size: int) -> str:
+    """A text of ``size`` bytes: numbered lines of digits (tests of what a huge result becomes)."""
+    _record("big", size=size)
+    lines = "".join(f"line {i:07d} " + "0123456789" * 5 + "\n" for i in range(size // 64 + 1))
+    return lines[:size]
+
+
 @server.tool()
 def die() -> str:
     """Crash the server (for tests of a server that dies mid-run)."""
@@ -60,7 +67,10 @@ def main() -> None:
             starts.write(json.dumps({"pid": os.getpid()}) + "\n")
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None, help="serve Streamable HTTP on this port")
+    parser.add_argument("--big", action="store_true", help="add the tool 'big'")
     args = parser.parse_args()
+    if args.big:
+        server.tool()(big)
     if args.http is not None:
         server.run(transport="streamable-http", port=args.http)
     else:
