@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import discord
+
 from bot.agents.tool_gate import DENIED, TIMED_OUT
 from tests.conftest import QUICK_STATUS_EDITS, World, announcement_for
 from tests.test_wire_control import command, member, run_id_full, spawn
@@ -128,6 +130,41 @@ async def test_a_strangers_click_is_refused_and_a_moderator_approves_audited(wor
     assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
     assert world.rows("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log") == [
         (mod.id, world.alice.id, "approve", run_id_full(world, run_id))
+    ]
+
+
+async def test_a_decision_counts_only_from_the_requests_channel_by_its_owner_or_a_moderator_of_its_server(world):
+    calls = asking(world)
+    elsewhere = world.discord.add_guild("Elsewhere")
+    their_channel = world.discord.add_text_channel(elsewhere, "theirs")
+    mallory = world.discord.add_user("mallory")  # a moderator there, not a member here
+    world.discord.add_member(elsewhere, mallory, permissions=discord.Permissions(manage_messages=True))
+    other = world.discord.add_text_channel(world.guild, "other")
+    side = world.discord.add_thread(world.channel, "side")
+    mod = member(world, "mod", manage_messages=True)
+    await world.start_bot()
+    run_id, approval_id, request = await paused(world)
+
+    for user, channel in [(mallory, their_channel), (mod, other), (world.alice, other)]:
+        inter = await world.discord.click_button(user, request, f"approval:approve:{approval_id}", elsewhere=channel)
+        refusal = await world.discord.wait_followup(inter)
+        assert refusal["flags"] & 64
+        assert refusal["content"] == "⚠️ That approval request can only be decided in the channel where it was posted."
+        assert world.rows("SELECT status, decided_by FROM approvals") == [("pending", None)]
+    assert world.rows("SELECT status FROM runs") == [("awaiting_approval",)]
+    assert world.rows("SELECT COUNT(*) FROM audit_log") == [(0,)]
+    assert buttons(world.discord.get_message(request["id"])) == [
+        f"approval:approve:{approval_id}",
+        f"approval:deny:{approval_id}",
+    ]
+    assert recorded(calls) == []
+
+    inter = await world.discord.click_button(mod, request, f"approval:approve:{approval_id}", elsewhere=side)
+    assert (await world.discord.wait_followup(inter))["content"] == f"Approved `calc__shout` for run {run_id}."
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
+    assert world.rows("SELECT guild_id, actor_user_id, target_user_id, action FROM audit_log") == [
+        (world.guild.id, mod.id, world.alice.id, "approve")
     ]
 
 
