@@ -6,13 +6,14 @@ read-only agent's calls that act are refused in ZeroClaw's words."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 
 import pytest
 
 import storage.db as storage_db
 from bot.agents.tool_gate import DENIED, TIMED_OUT
-from bot.core.approvals import ARGUMENTS_SHOWN, Approvals, shown_arguments
+from bot.core.approvals import Approvals, shown_arguments
 from bot.core.budgets import Budgets
 from bot.core.errors import UserError
 from bot.core.execution import Execution
@@ -285,10 +286,13 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         assert await core._db.fetch_all("PRAGMA foreign_key_check") == []
 
 
-def test_a_request_shows_no_secret_and_at_most_a_few_hundred_characters():
-    shown = shown_arguments('{"token": "sk-live-123456", "text": "' + "x" * 500 + '"}', ["sk-live-123456", "short"])
-    assert shown.startswith('{"token": "[REDACTED]", "text": "xxx')
-    assert len(shown) == ARGUMENTS_SHOWN and shown.endswith("…")
+def test_a_request_shows_no_secret_and_every_other_character_visibly():
+    arguments = {"token": "sk-live-123456", "text": " " * 500 + "x\u202e\u200b\t\U000e0041é", "short": "short"}
+    shown = shown_arguments(arguments, ["sk-live-123456", "short"])
+    assert shown == (
+        '{"token": "[REDACTED]", "text": "' + " " * 500 + 'x\\u202e\\u200b\\t\\udb40\\udc41é", "short": "short"}'
+    )
+    assert json.loads(shown.replace("[REDACTED]", "sk-live-123456")) == arguments  # the same arguments, as JSON
 
 
 async def test_a_deadline_that_passed_while_the_bot_was_down_denies_at_start_up(tmp_path, calls):

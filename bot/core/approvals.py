@@ -15,6 +15,7 @@ import json
 import uuid
 from collections.abc import Callable, Collection
 from dataclasses import replace
+from typing import Any
 
 import structlog
 from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
@@ -32,17 +33,32 @@ from storage.audit import AuditEntry
 from storage.db import Connection
 from storage.repositories import Repositories
 
-ARGUMENTS_SHOWN = 300  # characters of a call's arguments a request shows
-
 log = structlog.get_logger(__name__)
 
 
-def shown_arguments(arguments: str, secrets: list[str]) -> str:
-    """A call's arguments as people may see them: no secret of the bot's, at most a few hundred characters."""
+def _redacted(text: str, secrets: list[str]) -> str:
+    """``text`` with every secret of the bot's replaced (the one redaction of what an approval request shows)."""
     for secret in secrets:
         if len(secret) >= 6:
-            arguments = arguments.replace(secret, REDACTED)
-    return arguments if len(arguments) <= ARGUMENTS_SHOWN else arguments[: ARGUMENTS_SHOWN - 1] + "…"
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def _escaped(char: str) -> str:
+    """A character as a JSON escape (a pair of surrogates beyond the Basic Multilingual Plane)."""
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def shown_arguments(arguments: dict[str, Any], secrets: list[str]) -> str:
+    """A call's arguments as people see them: JSON of every character that will be sent, each visible (a control,
+    format or spacing character other than the space as its escape, so the JSON still reads as the same
+    arguments), no secret of the bot's."""
+    text = json.dumps(arguments, ensure_ascii=False)
+    return _redacted("".join(char if char.isprintable() else _escaped(char) for char in text), secrets)
 
 
 def _result(status: ApprovalStatus) -> ToolApproved | ToolDenied:
@@ -100,7 +116,7 @@ class Approvals:
                 run_id=run.id,
                 tool_call_id=call.tool_call_id,
                 tool_name=call.tool_name,
-                arguments=shown_arguments(json.dumps(call.args_as_dict(), ensure_ascii=False), secrets),
+                arguments=shown_arguments(call.args_as_dict(), secrets),
                 channel_id=channel_id,
                 owner_user_id=run.requester_user_id,
                 created_at=now,
