@@ -112,20 +112,28 @@ class McpServers:
         transport = _transport(server, self._environ)
         return Client(transport, init_timeout=server.timeout_seconds, timeout=server.timeout_seconds)
 
-    async def tool_names(self, name: str) -> list[str]:
-        """Start server ``name`` and list its tools as the model sees them (raises :class:`McpUnavailable`)."""
+    async def _own_tool_names(self, name: str) -> list[str]:
+        """Start server ``name`` and list its tools as it names them (raises :class:`McpUnavailable`)."""
         try:
             async with asyncio.timeout(self._servers[name].timeout_seconds * 2):
                 async with self._client(name) as client:
                     tools = await client.list_tools()
         except Exception as error:
             raise McpUnavailable(name, _reason(error)) from None
-        return sorted(f"{name}{TOOL_SEPARATOR}{tool.name}" for tool in tools)
+        return [tool.name for tool in tools]
+
+    async def tool_names(self, name: str) -> list[str]:
+        """Start server ``name`` and list its tools as the model sees them (raises :class:`McpUnavailable`)."""
+        return sorted(f"{name}{TOOL_SEPARATOR}{tool}" for tool in await self._own_tool_names(name))
 
     async def probe(self, name: str) -> str | None:
-        """Why server ``name`` cannot start and list its tools, or ``None`` (for ``--check``)."""
+        """What is wrong with server ``name`` (it cannot start and list its tools, or its ``read_only_tools`` name
+        tools it does not have), or ``None`` (for ``--check``)."""
         try:
-            await self.tool_names(name)
+            tools = await self._own_tool_names(name)
         except McpUnavailable as unavailable:
-            return str(unavailable).removeprefix(f"MCP server '{name}' is unavailable: ")
+            return "cannot start: " + str(unavailable).removeprefix(f"MCP server '{name}' is unavailable: ")
+        unknown = [tool for tool in self._servers[name].read_only_tools or [] if tool not in tools]
+        if unknown:
+            return f"read_only_tools names tools the server does not have: {', '.join(unknown)}"
         return None
