@@ -34,7 +34,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 async def _unreachable_mcp_servers(config: Config) -> list[str]:
-    """Start every configured MCP server and list its tools; one line for each that cannot."""
+    """Start every configured MCP server and list its tools; one line for each that cannot, or whose
+    ``read_only_tools`` name tools it does not have."""
     if not config.mcp.servers:
         return []
     from bot.agents.mcp_servers import McpServers
@@ -42,7 +43,7 @@ async def _unreachable_mcp_servers(config: Config) -> list[str]:
     servers = McpServers(config.mcp.servers)
     reasons = await asyncio.gather(*(servers.probe(name) for name in sorted(config.mcp.servers)))
     return [
-        f"mcp.servers.{name} cannot start: {reason}"
+        f"mcp.servers.{name} {reason}"
         for name, reason in zip(sorted(config.mcp.servers), reasons, strict=True)
         if reason is not None
     ]

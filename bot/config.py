@@ -321,13 +321,24 @@ MCP_SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")  # no "_": a tool is 
 class McpServerConfig(Section):
     """``[mcp.servers.<name>]``: an MCP server whose tools agents may use — a command run over stdio, or a
     Streamable HTTP ``url``. ``env_from`` maps the server's environment variables to the bot's (secrets stay in
-    the environment; the server gets nothing else of it but ``HOME``, ``PATH``, ``SHELL`` and ``TERM``)."""
+    the environment; the server gets nothing else of it but ``HOME``, ``PATH``, ``SHELL`` and ``TERM``).
+    ``read_only_tools`` names the server's tools (as the server names them) that only read: when set, a
+    ``readonly`` agent may call those and no other, whatever the server's own ``readOnlyHint`` says."""
 
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env_from: dict[str, str] = Field(default_factory=dict)
     url: str | None = None
     timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 30
+    read_only_tools: list[str] | None = None  # unset: the server's readOnlyHint of each tool is trusted
+
+    @field_validator("read_only_tools")
+    @classmethod
+    def _tool_names(cls, names: list[str] | None) -> list[str] | None:
+        for name in names or []:
+            if not name.strip() or name != name.strip():
+                raise ValueError(f"{name!r} is not a tool name (no blanks or surrounding spaces)")
+        return names
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:
@@ -347,6 +358,12 @@ class McpConfig(Section):
         for name in servers:
             if not MCP_SERVER_NAME.match(name):
                 raise ValueError(f"MCP server name {name!r} must match [a-z0-9][a-z0-9-]{{0,31}} (no underscores)")
+            prefixed = [tool for tool in servers[name].read_only_tools or [] if tool.startswith(f"{name}__")]
+            if prefixed:
+                raise ValueError(
+                    f"mcp.servers.{name}.read_only_tools names tools as the server does, without '{name}__': "
+                    f"{', '.join(prefixed)}"
+                )
         return servers
 
 

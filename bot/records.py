@@ -81,7 +81,7 @@ class Approval:
     run_id: str
     tool_call_id: str
     tool_name: str
-    arguments: str  # shown to people: truncated, secrets redacted
+    arguments: str  # shown to people: every character as JSON, secrets redacted
     channel_id: int  # where the request is posted: the run's thread, else its channel
     owner_user_id: int | None
     created_at: float

@@ -6,13 +6,14 @@ read-only agent's calls that act are refused in ZeroClaw's words."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 
 import pytest
 
 import storage.db as storage_db
 from bot.agents.tool_gate import DENIED, TIMED_OUT
-from bot.core.approvals import ARGUMENTS_SHOWN, Approvals, shown_arguments
+from bot.core.approvals import Approvals, shown_arguments
 from bot.core.budgets import Budgets
 from bot.core.errors import UserError
 from bot.core.execution import Execution
@@ -30,6 +31,7 @@ ASKING = (
     + '[risk_profiles.careful]\nalways_ask = ["calc__shout"]\n'
 )
 OWNER = Actor(user_id=ORIGIN.user_id, is_moderator=False, guild_id=ORIGIN.guild_id)
+HERE = (ORIGIN.channel_id,)  # where the requests are posted, and decided
 
 
 async def paused_chat(core) -> str:
@@ -63,7 +65,7 @@ async def test_an_approved_call_runs_once_and_the_run_completes(tmp_path, calls)
         [approval] = await pending_of(core, run_id)
         assert (approval.tool_name, approval.arguments) == ("calc__shout", '{"text": "hi"}')
         assert recorded(calls) == []
-        assert await core.approvals.decide(OWNER, approval.id, approve=True) == (
+        assert await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE) == (
             f"Approved `calc__shout` for run {run_id[:8]}."
         )
         run = await finished(core, run_id)
@@ -77,7 +79,7 @@ async def test_a_denied_call_never_runs_and_the_model_reads_the_refusal(tmp_path
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
         run_id = await paused_chat(core)
         [approval] = await pending_of(core, run_id)
-        await core.approvals.decide(OWNER, approval.id, approve=False)
+        await core.approvals.decide(OWNER, approval.id, approve=False, where=HERE)
         run = await finished(core, run_id)
         [decided] = await pending_of(core, run_id)
     assert run.status is RunStatus.COMPLETED
@@ -106,7 +108,7 @@ async def test_a_restart_keeps_the_run_paused_and_approve_then_works(tmp_path, c
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
         assert (await core.runs.get(run_id)).status is RunStatus.AWAITING_APPROVAL
         [approval] = await pending_of(core, run_id)
-        await core.approvals.decide(OWNER, approval.id, approve=True)
+        await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
         run = await finished(core, run_id)
     assert run.status is RunStatus.COMPLETED
     assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
@@ -118,11 +120,20 @@ async def test_only_the_owner_or_a_moderator_decides_and_a_moderator_is_audited(
         run_id = await paused_chat(core)
         [approval] = await pending_of(core, run_id)
         with pytest.raises(UserError, match=r"You can only approve tool calls of runs you started; .* <@7>"):
-            await core.approvals.decide(Actor(user_id=99, is_moderator=False, guild_id=1), approval.id, True)
-        await core.approvals.decide(Actor(user_id=42, is_moderator=True, guild_id=1), approval.id, True)
+            await core.approvals.decide(
+                Actor(user_id=99, is_moderator=False, guild_id=1), approval.id, True, where=HERE
+            )
+        with pytest.raises(UserError, match="You can only approve"):  # a moderator of another server
+            await core.approvals.decide(Actor(user_id=42, is_moderator=True, guild_id=2), approval.id, True, where=HERE)
+        with pytest.raises(UserError, match="only be decided in the channel where it was posted"):
+            await core.approvals.decide(OWNER, approval.id, True, where=(ORIGIN.channel_id + 1,))
+        assert (await core.approvals._repos.approvals.get(approval.id)).status is ApprovalStatus.PENDING
+        await core.approvals.decide(Actor(user_id=42, is_moderator=True, guild_id=1), approval.id, True, where=HERE)
         await finished(core, run_id)
         audit = await core._db.fetch_all("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log")
+        audit_guilds = await core._db.fetch_all("SELECT guild_id FROM audit_log")
     assert [tuple(row) for row in audit] == [(42, 7, "approve", run_id)]
+    assert [tuple(row) for row in audit_guilds] == [(ORIGIN.guild_id,)]
 
 
 async def test_killing_a_paused_run_settles_it_killed_and_cancels_its_call(tmp_path, calls):
@@ -133,7 +144,7 @@ async def test_killing_a_paused_run_settles_it_killed_and_cancels_its_call(tmp_p
         [approval] = await pending_of(core, run_id)
         assert (await core.runs.get(run_id)).status is RunStatus.KILLED
         with pytest.raises(UserError, match="already cancelled"):
-            await core.approvals.decide(OWNER, approval.id, approve=True)
+            await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
     assert recorded(calls) == []
 
 
@@ -193,7 +204,7 @@ async def test_a_bounded_delegates_call_is_approved_the_same_way(tmp_path, calls
         run_id, approval_id, child_run_id = await paused_delegation(core)
         assert (await core.runs.get(child_run_id)).status is RunStatus.AWAITING_APPROVAL
         assert recorded(calls) == []
-        await core.approvals.decide(OWNER, approval_id, approve=True)
+        await core.approvals.decide(OWNER, approval_id, approve=True, where=HERE)
         run = await finished(core, run_id)
     assert run.status is RunStatus.COMPLETED
     assert researcher.results == ["YO HI"]
@@ -215,7 +226,7 @@ async def test_a_bounded_delegate_paused_for_approval_outlives_its_delegation_de
         await settle(core, looked_again)
         assert (await core.runs.get(child_run_id)).status is RunStatus.AWAITING_APPROVAL
         assert [tuple(row) for row in await core._db.fetch_all("SELECT status FROM delegate_tasks")] == [("running",)]
-        await core.approvals.decide(OWNER, approval_id, approve=True)
+        await core.approvals.decide(OWNER, approval_id, approve=True, where=HERE)
         run = await finished(core, run_id)
         [task] = await core._db.fetch_all("SELECT status FROM delegate_tasks")
     assert (run.status, tuple(task)) == (RunStatus.COMPLETED, ("completed",))
@@ -229,7 +240,7 @@ async def test_a_message_sent_while_the_main_agent_waits_is_answered_after_the_p
         paused_id = await paused_chat(core)
         later_id = await core.chat(ChatRequest(text="and then?", origin=ORIGIN))
         [approval] = await pending_of(core, paused_id)
-        await core.approvals.decide(OWNER, approval.id, approve=True)
+        await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
         later = await finished(core, later_id)
         paused = await core.runs.get(paused_id)
     assert (paused.status, later.status) == (RunStatus.COMPLETED, RunStatus.COMPLETED)
@@ -244,7 +255,7 @@ async def test_a_decision_on_a_run_that_ended_another_way_is_refused(tmp_path, c
         await core._settlement.kill(run_id)  # as when a delegate's caller ends its turn: not through /subagents kill
         [approval] = await pending_of(core, run_id)
         with pytest.raises(UserError, match=f"Run {run_id[:8]} is already finished."):
-            await core.approvals.decide(OWNER, approval.id, approve=True)
+            await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
         [cancelled] = await pending_of(core, run_id)
     assert cancelled.status is ApprovalStatus.CANCELLED
     assert recorded(calls) == []
@@ -275,10 +286,13 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         assert await core._db.fetch_all("PRAGMA foreign_key_check") == []
 
 
-def test_a_request_shows_no_secret_and_at_most_a_few_hundred_characters():
-    shown = shown_arguments('{"token": "sk-live-123456", "text": "' + "x" * 500 + '"}', ["sk-live-123456", "short"])
-    assert shown.startswith('{"token": "[REDACTED]", "text": "xxx')
-    assert len(shown) == ARGUMENTS_SHOWN and shown.endswith("…")
+def test_a_request_shows_no_secret_and_every_other_character_visibly():
+    arguments = {"token": "sk-live-123456", "text": " " * 500 + "x\u202e\u200b\t\U000e0041é", "short": "short"}
+    shown = shown_arguments(arguments, ["sk-live-123456", "short"])
+    assert shown == (
+        '{"token": "[REDACTED]", "text": "' + " " * 500 + 'x\\u202e\\u200b\\t\\udb40\\udc41é", "short": "short"}'
+    )
+    assert json.loads(shown.replace("[REDACTED]", "sk-live-123456")) == arguments  # the same arguments, as JSON
 
 
 async def test_a_deadline_that_passed_while_the_bot_was_down_denies_at_start_up(tmp_path, calls):
@@ -319,7 +333,7 @@ async def test_a_pause_replayed_after_its_decision_leaves_the_run_to_its_wake(tm
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING, durable=True) as core:
         await asyncio.wait_for(replaying.wait(), 10)
         [approval] = await pending_of(core, run_id)
-        await core.approvals.decide(OWNER, approval.id, approve=True)
+        await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
         decided.set()
         run = await finished(core, run_id)
         await core.wait_idle()

@@ -82,6 +82,21 @@ def test_check_starts_each_mcp_server_and_names_one_it_cannot(tmp_path):
     assert result.returncode == 0 and "MCP servers: good" in result.stdout, result.stderr
 
 
+def test_check_names_read_only_tools_a_server_does_not_have(tmp_path):
+    server = os.path.join(os.path.dirname(__file__), "fakes", "mcp_server.py")
+    path = tmp_path / "config.toml"
+    good = f'[mcp.servers.good]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n'
+    path.write_text(good + 'read_only_tools = ["add", "serch"]\n')
+    result = run_bot("--check", "--config", str(path), env={"DISCORD_TOKEN": "x"})
+    assert result.returncode == 1
+    assert (
+        result.stderr == "threadbound: mcp.servers.good read_only_tools names tools the server does not have: serch\n"
+    )
+    path.write_text(good + 'read_only_tools = ["add"]\n')
+    result = run_bot("--check", "--config", str(path), env={"DISCORD_TOKEN": "x"})
+    assert result.returncode == 0 and "MCP servers: good" in result.stdout, result.stderr
+
+
 def applied(folder: str) -> str:
     return f"threadbound: applied {', '.join(name for _, name, _ in migrations(folder))}.\n"
 

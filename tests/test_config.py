@@ -274,3 +274,12 @@ def test_retention_keeps_30_days_by_default_and_checks_its_ranges():
 )
 def test_local_files_go_next_to_the_sqlite_store_wherever_it_is_named(storage, local):
     assert parse_config(f"[storage]\n{storage}").storage.local_file == local
+
+
+def test_read_only_tools_are_a_list_of_the_servers_own_tool_names():
+    server = '[mcp.servers.calc]\ncommand = "calc"\n'
+    assert parse_config(server + 'read_only_tools = ["add"]\n').mcp.servers["calc"].read_only_tools == ["add"]
+    assert parse_config(server).mcp.servers["calc"].read_only_tools is None
+    assert "mcp.servers.calc.read_only_tools" in error_for(server + 'read_only_tools = "add"\n')
+    assert "is not a tool name" in error_for(server + 'read_only_tools = [" "]\n')
+    assert "without 'calc__': calc__add" in error_for(server + 'read_only_tools = ["calc__add"]\n')

@@ -143,3 +143,25 @@ async def test_tools_starts_each_server_once_per_listing_period_however_often_it
     assert after == [together[0]] * 3
     assert starts(calls) == 2
     assert not calls.exists()  # listing calls no tool
+
+
+async def test_an_operators_read_only_tools_win_over_the_servers_hints(world, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    with_mcp(world, calls)  # the server hints that add only reads, and says nothing of shout
+    world.extra_config += 'read_only_tools = ["shout"]\n[risk_profiles.ro]\nlevel = "readonly"\n'
+    world.extra_config = 'risk_profile = "ro"\n' + world.extra_config
+    world.llm.tool_call("calc__add", {"a": 2, "b": 3})
+    world.llm.tool_call("calc__shout", {"text": "hi"})
+    world.llm.reply("Shouted, could not add.")
+    await world.start_bot()
+
+    run_id = await spawn(world, task="Add, then shout")
+    announcement = await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    assert "Shouted, could not add." in announcement["content"]
+    assert world.llm.requests[1]["messages"][-1]["content"] == (
+        "Security policy: read-only mode, cannot perform 'calc__add'"
+    )
+    assert world.llm.requests[2]["messages"][-1]["content"] == "HEY HI"
+    assert [json.loads(line) for line in calls.read_text().splitlines()] == [
+        {"tool": "shout", "arguments": {"text": "hi"}}
+    ]

@@ -44,6 +44,14 @@ class McpUnavailable(AgentRunError):
         super().__init__(f"MCP server '{server}' is unavailable: {reason}")
 
 
+class _Unreachable(Exception):
+    """A server that could not start or list its tools, and why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def _reason(error: BaseException) -> str:
     """A short cause, never a traceback (an exception group says what its first failure was)."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
@@ -152,19 +160,31 @@ class McpServers:
     async def _list(self, name: str) -> _Listing:
         """Start server ``name`` and list its tools; kept, whatever the answer."""
         try:
-            async with asyncio.timeout(self._servers[name].timeout_seconds * 2):
-                async with self._client(name) as client:
-                    tools = await client.list_tools()
-            listing = _Listing(self._clock(), sorted(f"{name}{TOOL_SEPARATOR}{tool.name}" for tool in tools))
-        except Exception as error:
-            listing = _Listing(self._clock(), [], unavailable=_reason(error))
+            tools = await self._own_tool_names(name)
+            listing = _Listing(self._clock(), sorted(f"{name}{TOOL_SEPARATOR}{tool}" for tool in tools))
+        except _Unreachable as error:
+            listing = _Listing(self._clock(), [], unavailable=error.reason)
         self._listings[name] = listing
         return listing
 
-    async def probe(self, name: str) -> str | None:
-        """Why server ``name`` cannot start and list its tools, or ``None`` (for ``--check``)."""
+    async def _own_tool_names(self, name: str) -> list[str]:
+        """Start server ``name`` and list its tools as it names them (raises :class:`_Unreachable`)."""
         try:
-            await self.tool_names(name)
-        except McpUnavailable as unavailable:
-            return str(unavailable).removeprefix(f"MCP server '{name}' is unavailable: ")
+            async with asyncio.timeout(self._servers[name].timeout_seconds * 2):
+                async with self._client(name) as client:
+                    tools = await client.list_tools()
+        except Exception as error:
+            raise _Unreachable(_reason(error)) from None
+        return [tool.name for tool in tools]
+
+    async def probe(self, name: str) -> str | None:
+        """What is wrong with server ``name`` (it cannot start and list its tools, or its ``read_only_tools`` name
+        tools it does not have), or ``None`` (for ``--check``)."""
+        try:
+            tools = await self._own_tool_names(name)
+        except _Unreachable as error:
+            return f"cannot start: {error.reason}"
+        unknown = [tool for tool in self._servers[name].read_only_tools or [] if tool not in tools]
+        if unknown:
+            return f"read_only_tools names tools the server does not have: {', '.join(unknown)}"
         return None

@@ -2,8 +2,9 @@
 
 A turn that ends with such calls pending moves its run from ``running`` to ``awaiting_approval`` and stores each
 call (what it is, where to ask, until when) in the same transaction, so the pause survives a restart: nothing here
-lives only in memory, deadlines are rebuilt from the rows at start-up. The run's owner or a moderator decides (a
-moderator's decision on someone else's run is audited); no decision by the deadline denies. When the last of a
+lives only in memory, deadlines are rebuilt from the rows at start-up. The run's owner or a moderator of the run's
+server decides, from the request's own channel only (a moderator's decision on someone else's run is audited under
+the run's server); no decision by the deadline denies. When the last of a
 run's calls is decided the run is woken and its next turn starts from the decisions (``DeferredToolResults``): an
 approved call runs then, a denied one reads as a refusal to the model. A killed run's pending calls are cancelled.
 """
@@ -12,8 +13,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
+from typing import Any
 
 import structlog
 from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
@@ -31,17 +33,32 @@ from storage.audit import AuditEntry
 from storage.db import Connection
 from storage.repositories import Repositories
 
-ARGUMENTS_SHOWN = 300  # characters of a call's arguments a request shows
-
 log = structlog.get_logger(__name__)
 
 
-def shown_arguments(arguments: str, secrets: list[str]) -> str:
-    """A call's arguments as people may see them: no secret of the bot's, at most a few hundred characters."""
+def _redacted(text: str, secrets: list[str]) -> str:
+    """``text`` with every secret of the bot's replaced (the one redaction of what an approval request shows)."""
     for secret in secrets:
         if len(secret) >= 6:
-            arguments = arguments.replace(secret, REDACTED)
-    return arguments if len(arguments) <= ARGUMENTS_SHOWN else arguments[: ARGUMENTS_SHOWN - 1] + "…"
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def _escaped(char: str) -> str:
+    """A character as a JSON escape (a pair of surrogates beyond the Basic Multilingual Plane)."""
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def shown_arguments(arguments: dict[str, Any], secrets: list[str]) -> str:
+    """A call's arguments as people see them: JSON of every character that will be sent, each visible (a control,
+    format or spacing character other than the space as its escape, so the JSON still reads as the same
+    arguments), no secret of the bot's."""
+    text = json.dumps(arguments, ensure_ascii=False)
+    return _redacted("".join(char if char.isprintable() else _escaped(char) for char in text), secrets)
 
 
 def _result(status: ApprovalStatus) -> ToolApproved | ToolDenied:
@@ -99,7 +116,7 @@ class Approvals:
                 run_id=run.id,
                 tool_call_id=call.tool_call_id,
                 tool_name=call.tool_name,
-                arguments=shown_arguments(json.dumps(call.args_as_dict(), ensure_ascii=False), secrets),
+                arguments=shown_arguments(call.args_as_dict(), secrets),
                 channel_id=channel_id,
                 owner_user_id=run.requester_user_id,
                 created_at=now,
@@ -129,11 +146,15 @@ class Approvals:
         self._changed()
         return AfterCommit(changed=[run.id])
 
-    async def decide(self, actor: Actor, approval_id: str, approve: bool) -> str:
-        """A person's Approve or Deny: the run's owner, or a moderator (audited when the run is someone else's)."""
+    async def decide(self, actor: Actor, approval_id: str, approve: bool, *, where: Collection[int]) -> str:
+        """A person's Approve or Deny from the channels ``where`` (the channel clicked in and, in a thread, the
+        channel it is in): it counts only from the request's own channel (or a thread of it), and only for the run's
+        owner or a moderator of the run's server (audited under that server when the run is someone else's)."""
         approval = await self._repos.approvals.get(approval_id)
         if approval is None:
             raise UserError("That approval request is unknown.")
+        if approval.channel_id not in where:  # a copy of its buttons elsewhere: nothing of it is told there
+            raise UserError("That approval request can only be decided in the channel where it was posted.")
         run_label = f"run {short_run_id(approval.run_id)}"
         if approval.status is not ApprovalStatus.PENDING:
             raise UserError(f"That call of {run_label} is already {approval.status.value.replace('_', ' ')}.")
@@ -143,7 +164,8 @@ class Approvals:
             raise UserError(f"{run_label.capitalize()} is already finished.")
         verb = "approve" if approve else "deny"
         owner = approval.owner_user_id
-        if owner != actor.user_id and not actor.is_moderator:
+        moderator = actor.is_moderator and actor.guild_id == run.guild_id  # a moderator of the run's server
+        if owner != actor.user_id and not moderator:
             raise UserError(
                 f"You can only {verb} tool calls of runs you started; {run_label} belongs to <@{owner}>. "
                 "Ask them or a moderator."
@@ -151,7 +173,7 @@ class Approvals:
         status = ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED
         audit = None
         if owner != actor.user_id:
-            audit = AuditEntry(actor.guild_id, actor.user_id, owner, verb, approval.run_id, approval.tool_name, 0)
+            audit = AuditEntry(run.guild_id, actor.user_id, owner, verb, approval.run_id, approval.tool_name, 0)
         if not await self._settle(approval, status, actor.user_id, audit):
             raise UserError(f"That call of {run_label} was decided already.")
         return f"{'Approved' if approve else 'Denied'} `{approval.tool_name}` for {run_label}."

@@ -262,7 +262,7 @@ class Execution:
             parallel_tools=bool(runtime.parallel_tools),
             request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
             dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
-            gate=tool_gate(await self._envelopes.effective(session, run)),
+            gate=tool_gate(await self._envelopes.effective(session, run), self._config),
             result_limits=ResultLimits.of(self._config),
         )
         token = self._cancellations.setdefault(run.id, CancellationToken())

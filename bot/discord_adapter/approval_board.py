@@ -1,7 +1,8 @@
-"""Approval requests in Discord: a message per ``always_ask`` call naming the tool and its arguments, with Approve
-and Deny buttons, posted in the run's thread or channel; once decided (or timed out, or its run killed) the message
-says so and loses its buttons. What each message shows is stored (``approvals.shown``), so a restarted bot posts
-what was not posted and finishes edits it missed.
+"""Approval requests in Discord: a message per ``always_ask`` call naming the tool and every character of its
+arguments (in the text, or in an attached ``arguments.json`` when they do not fit), with Approve and Deny buttons,
+posted in the run's thread or channel, pinging only the run's owner; once decided (or timed out, or its run
+killed) the message says so and loses its buttons. What each message shows is stored (``approvals.shown``), so a
+restarted bot posts what was not posted and finishes edits it missed.
 
 Not through the outbox: an outbox row is a one-way announcement, while a request carries buttons and is edited
 later, like a run's status message (:mod:`bot.discord_adapter.status_board`), which this follows. The send carries
@@ -18,26 +19,42 @@ changes nothing."""
 
 from __future__ import annotations
 
+import io
+
 import discord
 import structlog
 
 from bot.discord_adapter.approval_buttons import approval_controls
 from bot.discord_adapter.delivery import nonce_for
 from bot.discord_adapter.rounds import Rounds
+from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.records import Approval, ApprovalStatus, short_run_id
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 
+ARGUMENTS_FILE = "arguments.json"  # a request's arguments when they do not fit in its text
 
-def request_text(approval: Approval, timeout_minutes: float) -> str:
-    arguments = approval.arguments.replace("`", "'")  # a backtick could close the block
-    return (
-        f"✋ Run {short_run_id(approval.run_id)} wants to call `{approval.tool_name}` with:\n"
-        f"```json\n{arguments}\n```"
-        f"<@{approval.owner_user_id}> or a moderator: approve or deny within {timeout_minutes:g} minutes "
-        "(no answer denies)."
-    )
+
+def request_message(approval: Approval, timeout_minutes: float) -> tuple[str, discord.File | None]:
+    """A request's text, and the arguments as a file when they do not fit in it: every character is shown either
+    way. Arguments with a backtick go to the file too (in the text they could close their code block)."""
+    arguments = approval.arguments
+    asks = f"✋ Run {short_run_id(approval.run_id)} wants to call `{approval.tool_name}` with"
+    who = f"<@{approval.owner_user_id}> or a moderator" if approval.owner_user_id is not None else "A moderator"
+    decide = f"{who}: approve or deny within {timeout_minutes:g} minutes (no answer denies)."
+    inline = f"{asks}:\n```json\n{arguments}\n```{decide}"
+    if "`" not in arguments and len(inline) <= DISCORD_MESSAGE_LIMIT:
+        return inline, None
+    text = f"{asks} the arguments in the attached `{ARGUMENTS_FILE}` ({len(arguments):,} characters).\n{decide}"
+    return text, discord.File(io.BytesIO(arguments.encode("utf-8")), ARGUMENTS_FILE)
+
+
+def pinged(approval: Approval) -> discord.AllowedMentions:
+    """Whom a request may ping: its run's owner, nobody else."""
+    owner = approval.owner_user_id
+    users = [discord.Object(owner)] if owner is not None else False
+    return discord.AllowedMentions(everyone=False, users=users, roles=False, replied_user=False)
 
 
 def decided_text(approval: Approval) -> str:
@@ -84,11 +101,13 @@ class ApprovalBoard:
         if approval.message_id is None and approval.status is ApprovalStatus.PENDING:
             if await self._repos.runs.owner(approval.run_id) != self._executor_id:
                 return  # its run's process posts it
+            text, arguments = request_message(approval, self._timeout_minutes)
             message = await channel.send(
-                request_text(approval, self._timeout_minutes),
+                text,
+                file=arguments or discord.utils.MISSING,
                 view=approval_controls(approval.id),
                 nonce=nonce_for(approval.id, 0),
-                allowed_mentions=discord.AllowedMentions(users=True, everyone=False, roles=False),
+                allowed_mentions=pinged(approval),
             )
             message_id = message.id
         elif approval.message_id is not None:

@@ -1,6 +1,7 @@
 """Approve and Deny buttons on an approval request. Their state lives in the ``custom_id``
 (``approval:<approve|deny>:<approval id>``), so they keep working after a restart (discord.py's ``DynamicItem``);
-who may decide is the core's business (the run's owner, or a moderator, audited)."""
+who may decide is the core's business (from the request's own channel: the run's owner, or a moderator of the
+run's server, audited)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
+from bot.discord_adapter.conversations import channels_of
 from bot.discord_adapter.run_buttons import answer_privately
 
 if TYPE_CHECKING:
@@ -43,7 +45,8 @@ class ApprovalButton(
     async def callback(self, interaction: discord.Interaction[ThreadboundBot]) -> None:  # type: ignore[override]
         bot = interaction.client
         actor = await bot.actor(interaction)
-        decision = bot.orchestrator.approvals.decide(actor, self.approval_id, approve=self.action == "approve")
+        approve = self.action == "approve"
+        decision = bot.orchestrator.approvals.decide(actor, self.approval_id, approve, where=channels_of(interaction))
         await answer_privately(interaction, decision)
 
 

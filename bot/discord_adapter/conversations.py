@@ -26,6 +26,14 @@ def channel_id_of(interaction: discord.Interaction) -> int:
     return interaction.channel_id
 
 
+def channels_of(interaction: discord.Interaction) -> tuple[int, ...]:
+    """The channel an interaction came from and, when that is a thread, the channel the thread is in."""
+    channel_id = channel_id_of(interaction)
+    if isinstance(interaction.channel, discord.Thread):
+        return (channel_id, interaction.channel.parent_id)
+    return (channel_id,)
+
+
 def conversation_of(interaction: discord.Interaction) -> str:
     return conversation_for(
         channel_id=channel_id_of(interaction), guild_id=interaction.guild_id, user_id=interaction.user.id

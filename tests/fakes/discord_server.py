@@ -2170,9 +2170,16 @@ class FakeDiscord:
         component_type: int = 2,
         values: list[str] | None = None,
         locale: str = "en-US",
+        elsewhere: Any = None,
     ) -> FakeInteraction:
-        """Type-3 component interaction on ``message`` (button by default; pass ``values`` for selects)."""
+        """Type-3 component interaction on ``message`` (button by default; pass ``values`` for selects).
+
+        ``elsewhere``: a channel (of any guild) where the bot posted a copy of ``message`` with the same components;
+        the click is on that copy, so it comes with that channel and its guild, as Discord delivers it."""
         msg = self._messages[_id_of(message)]
+        if elsewhere is not None:
+            body = {"content": msg["content"], "components": copy.deepcopy(msg["components"])}
+            msg = self._new_message(self._channel(elsewhere), author=self.bot, body=body, source="bot")
         ch = self.channels[int(msg["channel_id"])]
         data: dict[str, Any] = {"custom_id": custom_id, "component_type": component_type}
         if values is not None:
