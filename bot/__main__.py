@@ -4,18 +4,20 @@ those shards is alive (its heartbeat; a container's health check), or run the bo
 
 Configuration and environment problems, a rejected token, and a Discord that answers the log-in with an error
 print one line naming what to fix, and exit 1; never a traceback. An unreachable Discord is waited out (see
-``ThreadboundBot.start``).
+``ThreadboundBot.start``). SIGTERM and SIGINT close the bot cleanly, exit 0, within a bound (``bot.stopping``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 
 from bot.config import Config, ConfigError, check_secrets, load_config, secret_values
 from bot.shards import Shards, ShardsError, parse_shards, with_shards
+from bot.stopping import StopSignals
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -105,11 +107,22 @@ async def _health(config: Config) -> tuple[bool, str]:
     return True, f"executor {executor_id!r} ({where}) is alive, last beat {age:.0f}s ago"
 
 
-async def _run(config: Config, token: str, shards: Shards | None) -> None:
+async def _run(config: Config, token: str, shards: Shards | None, stop: StopSignals) -> None:
+    """Run the bot until Discord's connection ends or a stop signal comes; then close it (``async with``)."""
     from bot.app import ThreadboundBot
 
+    stop.install()
     async with ThreadboundBot(config, shards=shards) as bot:
-        await bot.start(token)
+        running = asyncio.create_task(bot.start(token), name="bot")
+        stopping = asyncio.create_task(stop.requested.wait(), name="stop-signal")
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not running.done():  # logging in, setting up or connected: whichever, it ends here and the bot closes
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+        else:
+            running.result()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
 
     configure_logging(config.logging.level, config.logging.format, secret_values(config))
     token = os.environ[config.discord.token_env]
+    stop = StopSignals()
     try:
-        asyncio.run(_run(config, token, shards))
+        asyncio.run(_run(config, token, shards, stop))
     except ExecutorTaken as taken:
         print(f"threadbound: {taken}", file=sys.stderr)
         return 1
@@ -182,8 +196,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before the handlers are installed
         return 0
+    stop.stopped()
     return 0
 
 

@@ -125,8 +125,8 @@ class OutboxRepository:
         return changed == 1
 
     async def release_claims(self, tx: Connection, owner: str) -> int:
-        """End ``owner``'s claims (its previous life died holding them) without waiting out their leases; who takes
-        such a row next still sees who held it, and reads back what may already be posted."""
+        """End ``owner``'s claims (it is closing, or its previous life died holding them) without waiting out their
+        leases; who takes such a row next still sees who held it, and reads back what may already be posted."""
         changed = await tx.execute(
             "UPDATE outbox SET claim_until = NULL WHERE claimed_by = ? AND status = 'pending' "
             "AND claim_until IS NOT NULL",

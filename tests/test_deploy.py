@@ -1,10 +1,12 @@
 """The deployment files (``Dockerfile``, ``compose.yaml``, ``deploy/``) agree with the project: no image or daemon is
 built here, so what can drift is checked — the image copies every package the project installs, the compose file's
-processes run disjoint shard ranges covering the bot's shards with a config the bot accepts, and the systemd unit
-starts the bot with arguments it parses."""
+processes run disjoint shard ranges covering the bot's shards with a config the bot accepts, the systemd unit
+starts the bot with arguments it parses, and both stop it with SIGTERM (the image under an init) and wait longer than
+the bot's stop bound."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import tomllib
@@ -15,6 +17,7 @@ import yaml
 from bot.__main__ import _parse_args
 from bot.config import load_config
 from bot.shards import parse_shards
+from bot.stopping import STOP_BOUND_SECONDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,3 +66,34 @@ def test_the_systemd_unit_starts_the_bot_with_arguments_it_parses():
     args = _parse_args(command[3:])
     assert parse_shards(args.shards, args.shard_count) is not None
     assert args.command is None and args.config == "/etc/threadbound/config.toml"
+
+
+def test_the_image_runs_the_bot_under_tini_and_stops_it_with_sigterm_within_dockers_grace():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"apt-get install -y --no-install-recommends tini\b", dockerfile)
+    (entrypoint,) = re.findall(r"^ENTRYPOINT (.+)$", dockerfile, re.MULTILINE)
+    command = json.loads(entrypoint)
+    assert command[:2] == ["tini", "--"]  # PID 1 forwards the signal; Python as PID 1 would ignore SIGTERM
+    assert "exec python -m bot " in command[-2]
+    assert re.findall(r"^STOPSIGNAL (\S+)$", dockerfile, re.MULTILINE) == ["SIGTERM"]
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    for name, service in compose["services"].items():
+        if name == "postgres":
+            continue
+        assert "init" not in service  # the image's tini is the one init
+        assert seconds(service.get("stop_grace_period", "10s")) > STOP_BOUND_SECONDS
+
+
+def test_the_systemd_unit_stops_the_bot_with_sigterm_and_waits_longer_than_its_stop_bound():
+    unit = (ROOT / "deploy" / "threadbound@.service").read_text()
+    settings = dict(re.findall(r"^(\w+)=(.*)$", unit, re.MULTILINE))
+    assert settings["KillSignal"] == "SIGTERM"
+    assert settings["KillMode"] == "mixed"  # the bot alone is signalled; it stops what it started
+    assert seconds(settings["TimeoutStopSec"]) > STOP_BOUND_SECONDS
+
+
+def seconds(text: str) -> float:
+    """``10s``, ``30`` or ``1m30s`` (Docker's and systemd's durations, as these files write them) in seconds."""
+    parts = re.fullmatch(r"(?:(\d+)m)?(?:(\d+)s?)?", text.strip())
+    assert parts is not None and text.strip(), f"not a duration: {text!r}"
+    return int(parts[1] or 0) * 60 + int(parts[2] or 0)

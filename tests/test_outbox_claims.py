@@ -167,7 +167,7 @@ async def test_a_process_killed_mid_delivery_leaves_its_row_to_another_after_the
         assert held_until > time.time()
         assert contents(fake_discord, channel) == parts[:1]
 
-        await a.worker.close()  # A dies: its claim is not released, it runs out
+        await a.worker.stop()  # A dies: its claim is not released, it runs out
         killed_at = time.time()
         [(_, _, _, claim_until)] = shared(tmp_path, row)
         await eventually(

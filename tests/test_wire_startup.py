@@ -82,11 +82,12 @@ class BotProcess:
         await asyncio.wait_for(self._reader, timeout)
         return await self._process.wait()
 
-    async def interrupt(self) -> int:
-        """Ctrl-C, as a person would stop it; the exit code once it has stopped."""
+    async def interrupt(self, signum: signal.Signals = signal.SIGINT, timeout: float = 30.0) -> int:
+        """Ctrl-C as a person would stop it (or ``signum``: SIGTERM from ``docker stop``); the exit code once it
+        has stopped, within ``timeout``."""
         if self._process.returncode is None:
-            self._process.send_signal(signal.SIGINT)
-        return await self.exit_code()
+            self._process.send_signal(signum)
+        return await self.exit_code(timeout)
 
     def kill(self) -> None:
         if self._process.returncode is None:

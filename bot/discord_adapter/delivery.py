@@ -105,6 +105,21 @@ class DeliveryWorker:
         self._task = asyncio.create_task(self._loop(), name="outbox-delivery")
 
     async def close(self) -> None:
+        """Stop delivering, and release the rows this process holds: any process (another one running, or this
+        one's next life) takes them over at once, reading back first what may already be posted."""
+        await self.stop()
+        try:
+            async with self._db.transaction() as tx:
+                released = await self._outbox.release_claims(tx, self._executor_id)
+        except Exception as error:  # the database gone: the claims run out after their lease instead
+            log.warning("delivery_claims_not_released", error=repr(error))
+            return
+        if released:
+            log.info("delivery_claims_released", rows=released)
+
+    async def stop(self) -> None:
+        """Stop delivering, the rows this process holds left claimed (as a process that dies leaves them: another
+        takes them over once their lease has run out)."""
         tasks = [task for task in (self._task, *self._channels.values()) if task is not None]
         for task in tasks:
             task.cancel()
