@@ -13,9 +13,13 @@ import argparse
 import asyncio
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from bot.config import Config, ConfigError, check_secrets, load_config, secret_values
+from bot.config import Config, ConfigError, check_secrets, load_config
 from bot.shards import Shards, ShardsError, parse_shards, with_shards
+
+if TYPE_CHECKING:
+    from bot.redaction import Redactor
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -104,10 +108,10 @@ async def _health(config: Config) -> tuple[bool, str]:
     return True, f"executor {executor_id!r} ({where}) is alive, last beat {age:.0f}s ago"
 
 
-async def _run(config: Config, token: str, shards: Shards | None) -> None:
+async def _run(config: Config, token: str, shards: Shards | None, redact: Redactor) -> None:
     from bot.app import ThreadboundBot
 
-    async with ThreadboundBot(config, shards=shards) as bot:
+    async with ThreadboundBot(config, shards=shards, redact=redact) as bot:
         await bot.start(token)
 
 
@@ -157,11 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     from bot.core.executors import ExecutorTaken
     from bot.discord_adapter.failures import short_reason
     from bot.logging_setup import configure_logging
+    from bot.redaction import Redactor
 
-    configure_logging(config.logging.level, config.logging.format, secret_values(config))
+    redact = Redactor.of(config)  # the secrets, read once: the logs and the bot share them
+    configure_logging(config.logging.level, config.logging.format, redact)
     token = os.environ[config.discord.token_env]
     try:
-        asyncio.run(_run(config, token, shards))
+        asyncio.run(_run(config, token, shards, redact))
     except ExecutorTaken as taken:
         print(f"threadbound: {taken}", file=sys.stderr)
         return 1

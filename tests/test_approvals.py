@@ -19,6 +19,7 @@ from bot.core.execution import Execution
 from bot.core.executors import Executors
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
+from bot.redaction import Redactor
 from storage.bindings import BindingRepository
 from storage.runs import RunRepository
 from tests import stores
@@ -276,7 +277,9 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
 
 
 def test_a_request_shows_no_secret_and_at_most_a_few_hundred_characters():
-    shown = shown_arguments('{"token": "sk-live-123456", "text": "' + "x" * 500 + '"}', ["sk-live-123456", "short"])
+    shown = shown_arguments(
+        '{"token": "sk-live-123456", "text": "' + "x" * 500 + '"}', Redactor(["sk-live-123456", "short"])
+    )
     assert shown.startswith('{"token": "[REDACTED]", "text": "xxx')
     assert len(shown) == ARGUMENTS_SHOWN and shown.endswith("…")
 

@@ -44,6 +44,7 @@ from bot.agents.tool_calls import DeduplicatedToolset
 from bot.agents.tool_gate import GatedToolset, ToolGate
 from bot.config import THINKING_LEVELS
 from bot.records import RunStatus, Usage
+from bot.redaction import RedactedToolset, Redactor
 
 NO_OUTPUT = "(no output)"
 KILLED_BEFORE = "the run was killed"
@@ -86,6 +87,7 @@ class RunRequest:
     dedup_exempt: frozenset[str] = frozenset()  # tools that may repeat a call with identical arguments
     request_limit: int | None = None  # model requests one turn may make (ZeroClaw's max_tool_iterations)
     gate: ToolGate = field(default_factory=ToolGate)  # read-only refusals, calls deferred for approval
+    redact: Redactor = field(default_factory=lambda: Redactor(()))  # tool results' secrets, before the model reads
 
 
 def _thinking_setting(level: str) -> ThinkingSetting:
@@ -232,7 +234,10 @@ async def run_agent(
 
     mode: ParallelExecutionMode = "parallel" if request.parallel_tools else "sequential"
     toolsets = [
-        GatedToolset(DeduplicatedToolset(toolset, exempt=request.dedup_exempt), gate=request.gate)
+        RedactedToolset(
+            GatedToolset(DeduplicatedToolset(toolset, exempt=request.dedup_exempt), gate=request.gate),
+            redact=request.redact,
+        )
         for toolset in request.toolsets
     ]
     decided, prompt = (

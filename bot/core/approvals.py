@@ -20,13 +20,13 @@ from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
 from bot.agents.runner import RunOutcome
 from bot.agents.tool_gate import DENIED, TIMED_OUT
-from bot.config import Config, secret_values
+from bot.config import Config
 from bot.core.errors import UserError
 from bot.core.settlement import AfterCommit
 from bot.core.store_steps import once, store_step
 from bot.core.timers import Timers, skipped_if_bad
-from bot.logging_setup import REDACTED
 from bot.records import Actor, Approval, ApprovalStatus, Run, RunStatus, Session, short_run_id
+from bot.redaction import Redactor
 from storage.audit import AuditEntry
 from storage.db import Connection
 from storage.repositories import Repositories
@@ -36,11 +36,9 @@ ARGUMENTS_SHOWN = 300  # characters of a call's arguments a request shows
 log = structlog.get_logger(__name__)
 
 
-def shown_arguments(arguments: str, secrets: list[str]) -> str:
+def shown_arguments(arguments: str, redact: Redactor) -> str:
     """A call's arguments as people may see them: no secret of the bot's, at most a few hundred characters."""
-    for secret in secrets:
-        if len(secret) >= 6:
-            arguments = arguments.replace(secret, REDACTED)
+    arguments = redact.text(arguments)
     return arguments if len(arguments) <= ARGUMENTS_SHOWN else arguments[: ARGUMENTS_SHOWN - 1] + "…"
 
 
@@ -59,8 +57,10 @@ class Approvals:
         timers: Timers,
         apply: Callable[[AfterCommit], None],
         clock: Callable[[], float],
+        redact: Redactor,
     ) -> None:
         self._config = config
+        self._redact = redact
         self._repos = repos
         self._timers = timers
         self._apply = apply
@@ -92,14 +92,13 @@ class Approvals:
         now = self._clock()
         bound = await self._repos.bindings.for_session(session.key)
         channel_id = bound[0].thread_id if bound else run.channel_id
-        secrets = secret_values(self._config)
         approvals = [
             Approval(
                 id=uuid.uuid4().hex,
                 run_id=run.id,
                 tool_call_id=call.tool_call_id,
                 tool_name=call.tool_name,
-                arguments=shown_arguments(json.dumps(call.args_as_dict(), ensure_ascii=False), secrets),
+                arguments=shown_arguments(json.dumps(call.args_as_dict(), ensure_ascii=False), self._redact),
                 channel_id=channel_id,
                 owner_user_id=run.requester_user_id,
                 created_at=now,
