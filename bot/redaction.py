@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ModelRetry
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.toolsets import WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
@@ -29,6 +31,7 @@ REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 6
 
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 
 
 class Redactor:
@@ -61,6 +64,14 @@ class Redactor:
             return tuple(self.value(item) for item in value)  # type: ignore[return-value]
         return value
 
+    def exception(self, error: E) -> E:
+        """``error`` itself, with every secret in its arguments and attributes redacted (all that pickling keeps:
+        what a durable run's journal records of a failed step)."""
+        if self._pattern is not None:
+            error.args = self.value(error.args)
+            error.__dict__.update({name: self.value(value) for name, value in vars(error).items()})
+        return error
+
     def messages(self, messages: Sequence[ModelMessage]) -> list[ModelMessage]:
         """Model messages as they may be stored: the same ones when no secret occurs in them, else copies with every
         secret redacted (prompts, replies, tool calls' arguments and tool results alike)."""
@@ -73,7 +84,8 @@ class Redactor:
 
 @dataclass
 class RedactedToolset(WrapperToolset[Any]):
-    """A toolset whose results (and the errors it tells the model to retry on) reach the model redacted."""
+    """A toolset whose results and errors (a retry's message too) come back redacted: what the model reads, and
+    what a durable run's journal records of a call."""
 
     redact: Redactor = field(default_factory=lambda: Redactor(()))
 
@@ -82,5 +94,28 @@ class RedactedToolset(WrapperToolset[Any]):
     ) -> Any:
         try:
             return self.redact.value(await self.wrapped.call_tool(name, tool_args, ctx, tool))
-        except ModelRetry as retry:
-            raise ModelRetry(self.redact.text(retry.message)) from None
+        except Exception as error:
+            raise self.redact.exception(error)  # noqa: B904  # the same error, its traceback kept
+
+
+class RedactedModel(WrapperModel):
+    """A model whose answers and errors (a provider's error body) come back redacted: what the run stores, and
+    what a durable run's journal records of a request."""
+
+    def __init__(self, wrapped: Model, redact: Redactor) -> None:
+        super().__init__(wrapped)
+        self.redact = redact
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        try:
+            response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        except Exception as error:
+            raise self.redact.exception(error)  # noqa: B904  # the same error, its traceback kept
+        redacted = self.redact.messages([response])[0]
+        assert isinstance(redacted, ModelResponse)
+        return redacted

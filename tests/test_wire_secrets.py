@@ -4,6 +4,7 @@ that nest it in dicts and lists all read ``[REDACTED]`` where people or operator
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import sys
@@ -37,7 +38,20 @@ def everything_stored(world) -> str:
         if stores.POSTGRESQL
         else "SELECT name FROM sqlite_master WHERE type = 'table'"
     )
-    return "\n".join(repr(world.rows(f"SELECT * FROM {name}")) for (name,) in world.rows(tables))
+    stored = "\n".join(repr(world.rows(f"SELECT * FROM {name}")) for (name,) in world.rows(tables))
+    return stored + "\n" + journaled(world)
+
+
+def journaled(world) -> str:
+    """What durable runs' journal (DBOS's system database) recorded of each step: its result or the error it
+    raised, decoded (DBOS stores them pickled, in base64)."""
+    if stores.POSTGRESQL:
+        rows = world.rows("SELECT output, error FROM dbos.operation_outputs")
+    else:
+        rows = stores.query(world.tmp_path / "threadbound.sqlite3.dbos", "SELECT output, error FROM operation_outputs")
+    recorded = [base64.b64decode(value) for row in rows for value in row if value]
+    assert recorded, "durable runs journal their steps"
+    return repr(recorded)
 
 
 @pytest.mark.parametrize("status", [400, 403, 404, 422])

@@ -39,7 +39,7 @@ from bot.core.tool_gates import tool_gate
 from bot.core.tool_policy import offered_tools, usable_tools
 from bot.core.turn_journal import TurnMessages, TurnStart, turn_start
 from bot.records import Delegation, Run, RunStatus, Session, SessionKind, Usage
-from bot.redaction import Redactor
+from bot.redaction import RedactedModel, Redactor
 from storage.db import Connection
 from storage.repositories import Repositories
 
@@ -254,8 +254,13 @@ class Execution:
         request = RunRequest(
             prompt=prompt,
             system_prompt=system_prompt,
-            model=JournaledModel(
-                MeteredModel(self._models.chain(run.model, agent=session.agent_id), self._budgets.meter(run, session))
+            model=JournaledModel(  # the journal records answers and errors redacted
+                RedactedModel(
+                    MeteredModel(
+                        self._models.chain(run.model, agent=session.agent_id), self._budgets.meter(run, session)
+                    ),
+                    self._redact,
+                )
             ),
             history=await self._repos.transcripts.history(session.key, start.history_rows),
             thinking=run.thinking,

@@ -117,7 +117,7 @@ class Orchestrator:
         # Execution and thread bindings reach spawning and the agent tools through this façade, built after them.
         mcp_servers = mcp_servers or McpServers(config.mcp.servers)
         self.tool_reports = ToolReports(config, mcp_servers)
-        mcp = McpTools(config, repos, mcp_servers)
+        mcp = McpTools(config, repos, mcp_servers, redact)
         self.approvals = approvals = Approvals(config, repos, self._timers, apply, clock, redact)
         self.budget_limits = BudgetLimits(config, repos, clock)
         self.budgets = budgets = Budgets(config, repos, self.budget_limits, clock)
