@@ -5,8 +5,10 @@ The secrets are the values of the environment variables the config names: the Di
 (``agents.list.<id>.api_key_env``) and every MCP server's ``env_from`` values. They are read once, at start; a
 value shorter than :data:`MIN_SECRET_LENGTH` characters is not redacted (it would cut common words out of text).
 Each occurrence becomes :data:`REDACTED`. Applied to logs (every field, nested dicts and lists included), to what
-a turn of a run stores and says (transcripts, results, errors: and so announcements, ``/subagents info`` and
-``log``, completion events), to tool results before the model reads them, and to approval requests.
+a turn of a run stores and says (transcripts, results, errors: and so announcements, replies, ``/subagents info``
+and ``log``, completion events), to model answers, provider errors and tool results before a durable run's journal
+records them and before the model reads them, and to approval requests. Storage never sees a secret: callers
+redact before they hand text to it.
 """
 
 from __future__ import annotations

@@ -179,3 +179,9 @@ async def test_logs_redact_every_secret_in_nested_values_over_a_failed_run(world
     assert nested[0]["payload"] == {"headers": ["Bearer [REDACTED]"], "inner": {"token": ["[REDACTED]", "[REDACTED]"]}}
     for secret in (API_KEY, BOT_TOKEN, MCP_SECRET):
         assert secret not in json.dumps(lines)
+
+
+def test_the_redaction_keeps_short_values_and_replaces_a_longer_secret_whole():
+    redact = Redactor(["abc12", "sk-live-123456", "sk-live-123456-extra"])
+    assert redact.text("abc12 sk-live-123456-extra sk-live-123456") == "abc12 [REDACTED] [REDACTED]"
+    assert redact.value({"sk-live-123456": ("x", ["sk-live-123456"])}) == {"[REDACTED]": ("x", ["[REDACTED]"])}
