@@ -165,7 +165,7 @@ async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tup
 
 
 async def main(bindings: int, lookups: int, fresh: BenchStores, usable: list[str]) -> None:
-    configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
+    configure_logging("warning", "console")  # the bot logs at info; here only what goes wrong
     print(f"bindings={bindings} lookups={lookups}")
     print(TARGETS.header())
     for store in usable:

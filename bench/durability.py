@@ -270,7 +270,7 @@ def rows(store: str, samples: dict[tuple[str, str], list[Sample]]) -> list[str]:
 
 
 async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str]) -> None:
-    configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
+    configure_logging("warning", "console")  # the bot logs at info; here only what goes wrong
     print(f"runs={args.runs} at once={args.concurrent} repeats={args.repeats} warm-up={args.warmup}")
     print(TABLE.header())
     for store in usable:

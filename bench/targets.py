@@ -203,7 +203,7 @@ async def bindings(stores: BenchStores, store: str, scale: float) -> list[Row]:
 async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str]) -> None:
     """Every target; with ``--durable off`` only those that run runs, the core without DBOS (bindings and the wire do
     not change with it: the wire's bot keeps its default, durable runs)."""
-    configure_logging("warning", "console", ())  # the bot logs at info; here only what goes wrong
+    configure_logging("warning", "console")  # the bot logs at info; here only what goes wrong
     print(f"scale={args.scale} durable runs={'on' if args.durable else 'off'}")
     print(TARGETS.header())
     runs: list[Measure] = [partial(measure, durable=args.durable) for measure in (overhead, lane_bound, many_at_once)]

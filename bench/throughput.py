@@ -91,7 +91,7 @@ executor_id = "{args.executor}"
 
 async def worker(args: argparse.Namespace) -> None:
     """One process: warm up, say ``ready``, wait for ``go`` on stdin, run its share, print what it did as JSON."""
-    configure_logging("warning", "console", ())
+    configure_logging("warning", "console")
     config = worker_config(args)
     durability = config.durability
     db = await Database.open(config.storage.database)
@@ -214,7 +214,7 @@ def summary(store: str, results: dict[int, list[Measured]], ideal: float) -> lis
 
 
 async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str]) -> None:
-    configure_logging("warning", "console", ())
+    configure_logging("warning", "console")
     ideal = args.lane / args.latency
     latency = f"{args.latency * 1000:.0f} ms"
     print(f"runs={args.runs} latency={latency} lane={args.lane} per process, durability {args.durability}", end="")

@@ -14,10 +14,14 @@ import asyncio
 import contextlib
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from bot.config import Config, ConfigError, check_secrets, load_config, secret_values
+from bot.config import Config, ConfigError, check_secrets, load_config
 from bot.shards import Shards, ShardsError, parse_shards, with_shards
 from bot.stopping import StopSignals
+
+if TYPE_CHECKING:
+    from bot.redaction import Redactor
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -107,12 +111,12 @@ async def _health(config: Config) -> tuple[bool, str]:
     return True, f"executor {executor_id!r} ({where}) is alive, last beat {age:.0f}s ago"
 
 
-async def _run(config: Config, token: str, shards: Shards | None, stop: StopSignals) -> None:
+async def _run(config: Config, token: str, shards: Shards | None, stop: StopSignals, redact: Redactor) -> None:
     """Run the bot until Discord's connection ends or a stop signal comes; then close it (``async with``)."""
     from bot.app import ThreadboundBot
 
     stop.install()
-    async with ThreadboundBot(config, shards=shards) as bot:
+    async with ThreadboundBot(config, shards=shards, redact=redact) as bot:
         running = asyncio.create_task(bot.start(token), name="bot")
         stopping = asyncio.create_task(stop.requested.wait(), name="stop-signal")
         await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -171,12 +175,14 @@ def main(argv: list[str] | None = None) -> int:
     from bot.core.executors import ExecutorTaken
     from bot.discord_adapter.failures import short_reason
     from bot.logging_setup import configure_logging
+    from bot.redaction import Redactor
 
-    configure_logging(config.logging.level, config.logging.format, secret_values(config))
+    redact = Redactor.of(config)  # the secrets, read once: the logs and the bot share them
+    configure_logging(config.logging.level, config.logging.format, redact)
     token = os.environ[config.discord.token_env]
     stop = StopSignals()
     try:
-        asyncio.run(_run(config, token, shards, stop))
+        asyncio.run(_run(config, token, shards, stop, redact))
     except ExecutorTaken as taken:
         print(f"threadbound: {taken}", file=sys.stderr)
         return 1

@@ -36,6 +36,7 @@ from bot.discord_adapter.run_buttons import RunButton
 from bot.discord_adapter.status_board import StatusBoard
 from bot.discord_adapter.threads import DiscordThreads
 from bot.records import Actor
+from bot.redaction import Redactor
 from bot.shards import Shards
 from storage.db import Database
 from storage.meta import MetaRepository
@@ -87,11 +88,13 @@ class ThreadboundBot(commands.AutoShardedBot):
         guild_ready_timeout: float = 2.0,
         status_edit_interval: float = 1.0,
         clock: Callable[[], float] = time.time,
+        redact: Redactor | None = None,
     ) -> None:
         """``shards``: only these of the bot's shards (other processes run the others); ``retry_base_delay``: the
         first wait before retrying Discord (log-in and delivery), doubling after;
         ``status_edit_interval``: the least time between two edits of a run's status message; ``clock``: the
-        core's time (runs, deadlines, schedules' slots)."""
+        core's time (runs, deadlines, schedules' slots); ``redact``: the redaction of the secrets (by default, of
+        those the config names, read from the environment now)."""
         sharding: dict[str, Any] = {"shard_ids": list(shards.ids), "shard_count": shards.count} if shards else {}
         super().__init__(
             command_prefix=commands.when_mentioned,
@@ -104,6 +107,7 @@ class ThreadboundBot(commands.AutoShardedBot):
             **sharding,
         )
         self.config = config
+        self.redact = redact or Redactor.of(config)
         self._shards = shards
         self._retry_base_delay = retry_base_delay
         self._status_edit_interval = status_edit_interval
@@ -209,6 +213,7 @@ class ThreadboundBot(commands.AutoShardedBot):
             channel_conversation=channel_conversation,
             durable=DurableRuns(durability, self.config.storage) if durability.resume_interrupted else None,
             shards=self._shards.spec if self._shards else None,
+            redact=self.redact,
         )
         self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
         self._delivery = DeliveryWorker(

@@ -613,6 +613,6 @@ def check_secrets(config: Config, environ: dict[str, str] | None = None) -> None
 
 
 def secret_values(config: Config, environ: dict[str, str] | None = None) -> list[str]:
-    """The secret strings themselves, so logging can redact them wherever they appear."""
+    """The secret strings themselves, for the one redaction of them (:class:`bot.redaction.Redactor`)."""
     env = os.environ if environ is None else environ
     return [env[var] for var in required_env_vars(config).values() if env.get(var)]

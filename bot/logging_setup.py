@@ -1,33 +1,27 @@
 """structlog for every log line, discord.py's stdlib records included: JSON when stderr is not a terminal
-(production), a readable console otherwise. Secrets are redacted from every rendered field."""
+(production), a readable console otherwise. Every field goes through the bot's one redaction of its secrets
+(:mod:`bot.redaction`), values nested in dicts and lists included."""
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable
 
 import structlog
 from dbos._error import DBOSAwaitedWorkflowCancelledError  # not re-exported by dbos
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-REDACTED = "[REDACTED]"
+from bot.redaction import Redactor
 
 
 class SecretRedactor:
-    """Replaces every occurrence of a known secret (bot token, API keys) in string values."""
+    """A log processor: every field of a line through the redaction (an exception's text is a field by then)."""
 
-    def __init__(self, secrets: Iterable[str]) -> None:
-        self._secrets = [s for s in secrets if len(s) >= 6]
-
-    def _clean(self, value: object) -> object:
-        if isinstance(value, str):
-            for secret in self._secrets:
-                value = value.replace(secret, REDACTED)
-        return value
+    def __init__(self, redact: Redactor) -> None:
+        self._redact = redact
 
     def __call__(self, _logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
-        return {key: self._clean(value) for key, value in event_dict.items()}
+        return self._redact.value(event_dict)
 
 
 class WithoutVoiceSupportWarnings(logging.Filter):
@@ -60,7 +54,9 @@ class WithoutKilledWorkflowNoise(logging.Filter):
 KILLED_WORKFLOW_FILTER = WithoutKilledWorkflowNoise()
 
 
-def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
+def configure_logging(level: str, fmt: str, redact: Redactor | None = None) -> None:
+    """Log at ``level`` as ``fmt`` (``json``, ``console``, ``auto``), every line through ``redact`` (none: no
+    secrets to redact)."""
     use_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
@@ -80,7 +76,7 @@ def configure_logging(level: str, fmt: str, secrets: Iterable[str]) -> None:
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,
-            SecretRedactor(secrets),
+            SecretRedactor(redact or Redactor(())),
             renderer,
         ],
     )

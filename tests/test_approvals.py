@@ -20,6 +20,7 @@ from bot.core.execution import Execution
 from bot.core.executors import Executors
 from bot.core.requests import ChatRequest
 from bot.records import Actor, ApprovalStatus, RunStatus
+from bot.redaction import Redactor
 from storage.bindings import BindingRepository
 from storage.runs import RunRepository
 from tests import stores
@@ -288,7 +289,7 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
 
 def test_a_request_shows_no_secret_and_every_other_character_visibly():
     arguments = {"token": "sk-live-123456", "text": " " * 500 + "x\u202e\u200b\t\U000e0041é", "short": "short"}
-    shown = shown_arguments(arguments, ["sk-live-123456", "short"])
+    shown = shown_arguments(arguments, Redactor(["sk-live-123456", "short"]))
     assert shown == (
         '{"token": "[REDACTED]", "text": "' + " " * 500 + 'x\\u202e\\u200b\\t\\udb40\\udc41é", "short": "short"}'
     )

@@ -112,6 +112,14 @@ async def test_http_error(fake: FakeOpenAI, status: int):
     assert len(fake.requests) == 1  # max_retries=0: no hidden SDK retry
 
 
+async def test_an_error_may_echo_the_key_it_was_sent_with(fake: FakeOpenAI):
+    fake.error(403, "invalid key {api_key}")
+    with pytest.raises(ModelHTTPError) as exc_info:
+        await Agent(fake.model()).run("hi")
+    assert exc_info.value.status_code == 403
+    assert exc_info.value.body["message"] == "invalid key sk-test"  # the key fake.client() sends
+
+
 async def test_error_reaches_raw_sdk(fake: FakeOpenAI):
     fake.error(500, "boom")
     with pytest.raises(InternalServerError) as exc_info:

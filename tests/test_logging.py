@@ -8,11 +8,12 @@ import logging
 import structlog
 
 from bot.logging_setup import configure_logging
+from bot.redaction import Redactor
 
 
 def test_json_logs_redact_secrets_everywhere(capsys):
     before = structlog.get_config()  # the tests' own configuration (conftest.py), put back afterwards
-    configure_logging("info", "json", ["bot-token-123456", "sk-api-key-987654"])
+    configure_logging("info", "json", Redactor(["bot-token-123456", "sk-api-key-987654"]))
     try:
         with structlog.contextvars.bound_contextvars(run_id="r1", session_key="agent:main:subagent:x"):
             structlog.get_logger("bot.test").info("calling", url="https://x/?key=sk-api-key-987654")
@@ -37,7 +38,7 @@ def test_the_scheduler_logs_what_goes_wrong_not_a_line_per_job(capsys):
     """APScheduler logs each job added, run and executed at info: with a timer per deadline, the start of a bot
     holding many wrote as many lines."""
     before = structlog.get_config()
-    configure_logging("info", "json", [])
+    configure_logging("info", "json")
     try:
         logging.getLogger("apscheduler.scheduler").info('Added job "deadline" to job store "default"')
         logging.getLogger("apscheduler.executors.default").warning('Run time of job "deadline" was missed')

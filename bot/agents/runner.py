@@ -45,6 +45,7 @@ from bot.agents.tool_calls import DeduplicatedToolset
 from bot.agents.tool_gate import GatedToolset, ToolGate
 from bot.config import THINKING_LEVELS
 from bot.records import RunStatus, Usage
+from bot.redaction import RedactedToolset, Redactor
 
 NO_OUTPUT = "(no output)"
 KILLED_BEFORE = "the run was killed"
@@ -88,6 +89,7 @@ class RunRequest:
     request_limit: int | None = None  # model requests one turn may make (ZeroClaw's max_tool_iterations)
     gate: ToolGate = field(default_factory=ToolGate)  # read-only refusals, calls deferred for approval
     result_limits: ResultLimits = field(default_factory=ResultLimits)  # what one tool result may hold
+    redact: Redactor = field(default_factory=lambda: Redactor(()))  # tool results' secrets, before the model reads
 
 
 def _thinking_setting(level: str) -> ThinkingSetting:
@@ -234,9 +236,12 @@ async def run_agent(
             persisted = len(messages)
 
     mode: ParallelExecutionMode = "parallel" if request.parallel_tools else "sequential"
-    toolsets = [  # every tool result, of every toolset, is cut to the limits on its way to the model
+    toolsets = [  # every tool result, of every toolset, is redacted, then cut to the limits on its way to the model
         CappedToolset(
-            GatedToolset(DeduplicatedToolset(toolset, exempt=request.dedup_exempt), gate=request.gate),
+            RedactedToolset(
+                GatedToolset(DeduplicatedToolset(toolset, exempt=request.dedup_exempt), gate=request.gate),
+                redact=request.redact,
+            ),
             limits=request.result_limits,
         )
         for toolset in request.toolsets

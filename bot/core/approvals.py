@@ -22,26 +22,18 @@ from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
 from bot.agents.runner import RunOutcome
 from bot.agents.tool_gate import DENIED, TIMED_OUT
-from bot.config import Config, secret_values
+from bot.config import Config
 from bot.core.errors import UserError
 from bot.core.settlement import AfterCommit
 from bot.core.store_steps import once, store_step
 from bot.core.timers import Timers, skipped_if_bad
-from bot.logging_setup import REDACTED
 from bot.records import Actor, Approval, ApprovalStatus, Run, RunStatus, Session, short_run_id
+from bot.redaction import Redactor
 from storage.audit import AuditEntry
 from storage.db import Connection
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
-
-
-def _redacted(text: str, secrets: list[str]) -> str:
-    """``text`` with every secret of the bot's replaced (the one redaction of what an approval request shows)."""
-    for secret in secrets:
-        if len(secret) >= 6:
-            text = text.replace(secret, REDACTED)
-    return text
 
 
 def _escaped(char: str) -> str:
@@ -53,12 +45,12 @@ def _escaped(char: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def shown_arguments(arguments: dict[str, Any], secrets: list[str]) -> str:
+def shown_arguments(arguments: dict[str, Any], redact: Redactor) -> str:
     """A call's arguments as people see them: JSON of every character that will be sent, each visible (a control,
     format or spacing character other than the space as its escape, so the JSON still reads as the same
     arguments), no secret of the bot's."""
     text = json.dumps(arguments, ensure_ascii=False)
-    return _redacted("".join(char if char.isprintable() else _escaped(char) for char in text), secrets)
+    return redact.text("".join(char if char.isprintable() else _escaped(char) for char in text))
 
 
 def _result(status: ApprovalStatus) -> ToolApproved | ToolDenied:
@@ -76,8 +68,10 @@ class Approvals:
         timers: Timers,
         apply: Callable[[AfterCommit], None],
         clock: Callable[[], float],
+        redact: Redactor,
     ) -> None:
         self._config = config
+        self._redact = redact
         self._repos = repos
         self._timers = timers
         self._apply = apply
@@ -109,14 +103,13 @@ class Approvals:
         now = self._clock()
         bound = await self._repos.bindings.for_session(session.key)
         channel_id = bound[0].thread_id if bound else run.channel_id
-        secrets = secret_values(self._config)
         approvals = [
             Approval(
                 id=uuid.uuid4().hex,
                 run_id=run.id,
                 tool_call_id=call.tool_call_id,
                 tool_name=call.tool_name,
-                arguments=shown_arguments(call.args_as_dict(), secrets),
+                arguments=shown_arguments(call.args_as_dict(), self._redact),
                 channel_id=channel_id,
                 owner_user_id=run.requester_user_id,
                 created_at=now,

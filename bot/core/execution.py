@@ -40,6 +40,7 @@ from bot.core.tool_gates import tool_gate
 from bot.core.tool_policy import offered_tools, usable_tools
 from bot.core.turn_journal import TurnMessages, TurnStart, turn_start
 from bot.records import Delegation, Run, RunStatus, Session, SessionKind, Usage
+from bot.redaction import RedactedModel, Redactor
 from storage.db import Connection
 from storage.repositories import Repositories
 
@@ -67,7 +68,8 @@ class Execution:
         budgets: Budgets,
         apply: Callable[[AfterCommit], None],
         clock: Callable[[], float],
-        durable: DurableRuns | None = None,
+        durable: DurableRuns | None,
+        redact: Redactor,
     ) -> None:
         self._config = config
         self._repos = repos
@@ -84,6 +86,7 @@ class Execution:
         self._lanes = RunLanes(config, repos, signals)
         self._cancellations: dict[str, CancellationToken] = {}
         self._durable = durable
+        self._redact = redact  # what a turn stores and says, and tool results before the model reads them
         queues = RunQueues(config.agents.defaults.subagents, config.durability.queue_poll_seconds)
         self.dispatch = RunDispatch(repos, self._lanes.subagents, self._execute, durable, queues)
         self._started = asyncio.Event()  # recovered workflows wait for the start
@@ -174,7 +177,8 @@ class Execution:
                     raise
                 except Exception as crash:  # the model call's own failures are outcomes; this is everything else
                     log.exception("run_crashed")
-                    self._apply(await self._settlement.crashed(run, session, describe_failure(crash)))
+                    error = self._redact.text(describe_failure(crash))
+                    self._apply(await self._settlement.crashed(run, session, error))
 
     async def _first_prompt(self, run: Run, session: Session, wake: bool) -> Prompt | None:
         """A woken run's decisions on its paused calls, else its inbox; or a queued run's task once it is marked
@@ -234,7 +238,7 @@ class Execution:
         before, stored = start.usage, TurnMessages(self._repos, run.id, start)
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
-            new = await stored.unstored(messages)
+            new = self._redact.messages(await stored.unstored(messages))
             async with self._repos.db.transaction() as tx:
                 await self._repos.transcripts.append(tx, session.key, run.id, new)
                 await self._repos.runs.record_usage(tx, run.id, before.then(turn))
@@ -251,8 +255,13 @@ class Execution:
         request = RunRequest(
             prompt=prompt,
             system_prompt=system_prompt,
-            model=JournaledModel(
-                MeteredModel(self._models.chain(run.model, agent=session.agent_id), self._budgets.meter(run, session))
+            model=JournaledModel(  # the journal records answers and errors redacted
+                RedactedModel(
+                    MeteredModel(
+                        self._models.chain(run.model, agent=session.agent_id), self._budgets.meter(run, session)
+                    ),
+                    self._redact,
+                )
             ),
             history=await self._repos.transcripts.history(session.key, start.history_rows),
             thinking=run.thinking,
@@ -264,6 +273,7 @@ class Execution:
             dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
             gate=tool_gate(await self._envelopes.effective(session, run), self._config),
             result_limits=ResultLimits.of(self._config),
+            redact=self._redact,
         )
         token = self._cancellations.setdefault(run.id, CancellationToken())
         try:
@@ -273,4 +283,7 @@ class Execution:
             outcome = await run_agent(request, on_step=persist, drain=inbox, cancellation=token)
         finally:
             self._cancellations.pop(run.id, None)
-        return replace(outcome, usage=before.then(outcome.usage))
+        error = None if outcome.error is None else self._redact.text(outcome.error)
+        return replace(
+            outcome, usage=before.then(outcome.usage), result_text=self._redact.text(outcome.result_text), error=error
+        )

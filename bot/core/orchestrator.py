@@ -70,6 +70,7 @@ from bot.core.timers import Timers
 from bot.core.tool_report import ToolReports
 from bot.core.usage_report import UsageReports
 from bot.records import Binding, Cleanup, Origin, Run, Session
+from bot.redaction import Redactor
 from storage.db import Database
 from storage.repositories import Repositories
 
@@ -90,7 +91,10 @@ class Orchestrator:
         mcp_servers: McpServers | None = None,
         durable: DurableRuns | None = None,
         shards: str | None = None,
+        redact: Redactor | None = None,
     ) -> None:
+        redact = redact or Redactor.of(config)  # the secrets the config names, read from the environment now
+        apply = self._apply
         repos = repos or Repositories.over(db, config.durability.executor_id)
         self._config = config
         self._db = repos.db
@@ -98,7 +102,7 @@ class Orchestrator:
         # The repositories, for tests and tools that inspect state; the bot's own objects get theirs from app.py.
         self.sessions, self.runs, self.transcripts = repos.sessions, repos.runs, repos.transcripts
         self.outbox, self.inbox, self.bindings = repos.outbox, repos.inbox, repos.bindings
-        self.guild_settings = GuildSettings(config, repos.db, repos.guild_settings, repos.audit, clock=clock)
+        self.guild_settings = settings = GuildSettings(config, repos.db, repos.guild_settings, repos.audit, clock=clock)
         self._signals = signals = Signals(clock)
         self._timers = Timers()
         policy = SpawnPolicy(config, models)
@@ -110,29 +114,20 @@ class Orchestrator:
         # Execution and thread bindings reach spawning and the agent tools through this façade, built after them.
         mcp_servers = mcp_servers or McpServers(config.mcp.servers, clock=clock)
         self.tool_reports = ToolReports(config, mcp_servers)
-        mcp = McpTools(config, repos, mcp_servers)
-        self.approvals = approvals = Approvals(config, repos, self._timers, self._apply, clock)
+        mcp = McpTools(config, repos, mcp_servers, redact)
+        self.approvals = approvals = Approvals(config, repos, self._timers, apply, clock, redact)
         self.budget_limits = BudgetLimits(config, repos, clock)
         self.budgets = budgets = Budgets(config, repos, self.budget_limits, clock)
         self.usage_reports = UsageReports(config, repos, budgets, clock)
         self._execution = Execution(  # with ``durable``, runs are DBOS workflows that resume after a restart
-            config, repos, models, settlement, signals, self, mcp, approvals, budgets, self._apply, clock, durable
+            config, repos, models, settlement, signals, self, mcp, approvals, budgets, apply, clock, durable, redact
         )
         dispatch, delegated = self._execution.dispatch, repos.delegate_tasks
-        self._executors = Executors(config.durability, repos, settlement, self._apply, clock, shards, dispatch)
+        self._executors = Executors(config.durability, repos, settlement, apply, clock, shards, dispatch)
         places = dispatch.lane_places
         self.queries = SessionQueries(repos.sessions, repos.runs, repos.transcripts, delegated, clock, places)
         self._spawning = Spawning(
-            config,
-            repos,
-            models,
-            policy,
-            self.guild_settings,
-            self._thread_bindings,
-            self._execution,
-            self.budgets,
-            self._signals,
-            clock,
+            config, repos, models, policy, settings, self._thread_bindings, self._execution, budgets, signals, clock
         )
         self.authority = authority = RunAuthority(repos, clock)
         self._tools = AgentTools(config, repos, self.queries, policy, self._spawning, self, authority)

@@ -24,6 +24,11 @@ Scripting rules:
   next matching script step / default. A client disconnect (run timeout, kill) cancels it, and ``stop()``
   ends it with a 503, so shutdown never blocks.
 
+An error step's message may hold ``{api_key}``: it is answered with the key the request was sent with (its
+``Authorization: Bearer`` value), as an OpenAI-compatible proxy or local server that echoes a key it refuses does::
+
+    fake.error(403, "invalid key {api_key}")  # body: {"error": {"message": "invalid key sk-...", ...}}
+
 ``GET /v1/models`` lists ``fake.served_models`` (by default ``SERVED_MODELS``, which holds every model name the
 tests use), as a real server lists what it serves whatever was asked; ``served_models = None`` makes it answer
 404, like a server without a model list. ``fake.model_list_requests`` counts the requests it got.
@@ -299,7 +304,7 @@ class FakeOpenAI:
                 await asyncio.sleep(step.delay)
             rec["answered_at"] = time.time()
             if step.kind == "error":
-                return _error_response(step)
+                return _error_response(step, _api_key(request))
             if rec["stream"]:
                 return await self._stream(request, body, step, rec["index"])
             return web.json_response(_completion(body, step, rec["index"]))
@@ -421,6 +426,12 @@ def _completion(body: dict[str, Any], step: Step, index: int) -> dict[str, Any]:
     }
 
 
-def _error_response(step: Step) -> web.Response:
-    error = {"message": step.text, "type": step.error_type, "param": None, "code": step.error_code}
+def _api_key(request: web.Request) -> str:
+    """The key a request was sent with (what a proxy that echoes it would say)."""
+    return request.headers.get("Authorization", "").removeprefix("Bearer ")
+
+
+def _error_response(step: Step, api_key: str = "") -> web.Response:
+    message = step.text.replace("{api_key}", api_key) if step.text else step.text
+    error = {"message": message, "type": step.error_type, "param": None, "code": step.error_code}
     return web.json_response({"error": error}, status=step.status, headers=step.headers)
