@@ -218,7 +218,8 @@ async def test_the_request_shows_every_character_after_hundreds_of_spaces_and_pi
         f"Approved `calc__shout` for run {run_id}."
     )
     await world.discord.wait_for_message(world.channel, announcement_for(run_id))
-    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": hidden}}]
+    # the call is made with exactly what was shown: a secret of the bot's leaves through no tool call either
+    assert recorded(calls) == [{"tool": "shout", "arguments": {"text": hidden.replace(API_KEY, "[REDACTED]")}}]
 
 
 async def test_arguments_too_long_for_the_message_are_attached_whole(world):
