@@ -257,6 +257,7 @@ async def test_lane_never_runs_more_than_max_concurrent_and_announces_each_once(
     config = CONFIG.replace(
         "max_spawn_depth = 2", "max_spawn_depth = 2\nmax_concurrent = 2\nmax_children_per_agent = 20"
     )
+    config = "[discord]\nmax_active_runs_per_member = 0\n" + config  # twenty for one member: no member cap here
 
     def main(messages, info):
         if tool_returns(messages):

@@ -114,3 +114,48 @@ async def test_a_members_limit_counts_their_sub_agents_in_every_channel_and_thre
         "⚠️ You already have 5 sub-agents running on this server; wait for one to finish or kill one."
     )
     assert world.rows("SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running')") == [(7,)]
+
+
+async def test_the_main_agent_spawning_in_a_members_turns_counts_against_that_members_limit(world):
+    """Mentioning the bot in thread after thread does not get round the limit: the main agent's spawns in a
+    member's turns count as theirs, and a spawn past the limit is refused to the agent in plain words."""
+    world.discord_extra = "max_active_runs_per_member = 2"
+
+    def agent(body):
+        messages = body["messages"]
+        if "Subagent Context" in messages[0]["content"]:
+            return Step.hang()
+        if messages[-1]["role"] == "tool":
+            return "spawn said: " + json.loads(messages[-1]["content"])["status"]
+        return Step.calls([("sessions_spawn", {"task": "dig"})])
+
+    world.llm.default = agent
+    await world.start_bot()
+    bob = member(world, "bob")
+    answers = []
+    for user in (world.alice, world.alice, world.alice, bob):
+        room = world.discord.add_thread(world.channel, f"talk {len(answers)}", owner=user)
+        sent = await world.discord.send_user_message(user, room, f"<@{world.discord.bot_user_id}> dig")
+        answers.append(
+            (
+                await world.discord.wait_for_message(
+                    room, lambda m, sent=sent: m.get("message_reference", {}).get("message_id") == sent["id"]
+                )
+            )["content"]
+        )
+
+    assert answers == ["spawn said: accepted", "spawn said: accepted", "spawn said: forbidden", "spawn said: accepted"]
+    refusal = next(
+        json.loads(m["content"])
+        for r in world.llm.requests
+        for m in r["messages"]
+        if m["role"] == "tool" and "forbidden" in m["content"]
+    )
+    assert refusal["error"] == (
+        "The member whose turn this is already has 2 sub-agents running on this server; wait for one to finish or "
+        "kill one."
+    )
+    assert world.rows("SELECT requester_user_id, COUNT(*) FROM runs WHERE kind = 'spawn' GROUP BY 1 ORDER BY 2") == [
+        (bob.id, 1),
+        (world.alice.id, 2),
+    ]

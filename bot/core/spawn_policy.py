@@ -153,10 +153,11 @@ class SpawnPolicy:
             raise SpawnRefused(
                 "forbidden", f"sessions_spawn is not allowed at this depth (current depth: {depth}, max: {max_depth})"
             )
-        if context.by_user and context.member_limit and context.member_active >= context.member_limit:
+        if context.member_limit and context.member_active >= context.member_limit:  # a person's, or their turn's
+            whose = "You already have" if context.by_user else "The member whose turn this is already has"
             raise SpawnRefused(
                 "forbidden",
-                f"You already have {context.member_active} sub-agents running {where(context.requester.guild_id)}; "
+                f"{whose} {context.member_active} sub-agents running {where(context.requester.guild_id)}; "
                 "wait for one to finish or kill one.",
             )
         if not context.by_user and context.active_children >= defaults.max_children_per_agent:

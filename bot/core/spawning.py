@@ -95,7 +95,7 @@ class Spawning:
                 thinking=request.thinking,
                 thread=request.thread,
             )
-            context = await self._spawn_context(requester, None, member_id=request.origin.user_id)
+            context = await self._spawn_context(requester, None, request.origin.user_id, by_user=True)
             plan = await self._policy.checked_plan(args, context)
             return await self._create_child(plan, requester, None, request.origin)
         finally:
@@ -104,8 +104,9 @@ class Spawning:
     async def spawn_for(self, requester: Session, requester_run: Run, args: SpawnArgs) -> SpawnAccepted:
         """An agent's spawn (``sessions_spawn``): a child of the calling run, answering to its requester, inside
         the requester's policy envelope."""
+        member = requester_run.requester_user_id if requester.depth == 0 else None  # a main agent spawns for them
         async with self._spawn_locks.hold(requester.key):
-            plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run))
+            plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run, member))
             await self._envelopes.vet_spawn(requester, requester_run, args, plan)
             return await self._create_child(plan, requester, requester_run, origin_of(requester_run))
 
@@ -161,11 +162,11 @@ class Spawning:
         self._policy.check_queue(await self._repos.runs.lane_queued(guild_id))
 
     async def _spawn_context(
-        self, requester: Session, requester_run: Run | None, *, member_id: int | None = None
+        self, requester: Session, requester_run: Run | None, member_id: int | None, *, by_user: bool = False
     ) -> SpawnContext:
-        """Who is spawning: an agent's run, or (``member_id``) a person through a command."""
+        """Who is spawning: a person by command (``by_user``), or an agent's run (a main agent's for ``member_id``)."""
         runs, member_limit = self._repos.runs, self._config.discord.max_active_runs_per_member
-        by_user, counted = member_id is not None, member_limit > 0  # 0: no cap, no scan
+        counted = member_limit > 0  # 0: no cap, no scan
         return SpawnContext(
             requester=requester,
             requester_run=requester_run,
