@@ -96,7 +96,8 @@ async def test_archived_session_refuses_follow_ups(tmp_path):
         accepted = await spawned_and_done(core)
         await settle(core, lambda: archived_at(core, accepted.session_key))
         main = await core.sessions.get("agent:main:discord:channel:100")
-        answer = await core.tool_sessions_send(Caller(main, "none"), accepted.session_key, "more?")
+        # from a run of the member who owns it (a tool call acts for the person whose turn it is)
+        answer = await core.tool_sessions_send(Caller(main, accepted.run_id), accepted.session_key, "more?")
         assert answer["status"] == "error"
         assert answer["error"].startswith(f"Session {accepted.session_key} was archived ")
         assert answer["error"].endswith(

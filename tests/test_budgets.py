@@ -238,9 +238,10 @@ async def test_an_agents_launches_are_refused_in_the_same_words_and_its_turn_goe
     ]
 
 
-async def test_a_follow_up_an_agent_sends_is_charged_to_the_member_whose_turn_sent_it(tmp_path):
-    """Members share a channel's main session: the child alice's turn spawned, messaged (sessions_send) in bob's
-    turn, runs on bob's budget, not alice's."""
+async def test_a_follow_up_an_agent_sends_is_the_session_owners_and_another_members_turn_is_refused(tmp_path):
+    """Members share a channel's main session, but an agent's tools act for the member whose turn it is: the child
+    alice's turn spawned is not messaged (sessions_send) in bob's turn, which is charged nothing for it; in
+    alice's turn the follow-up runs, hers and on her budget."""
     config = """
 [agents.defaults]
 model = "test/main"
@@ -255,14 +256,19 @@ model = "test/worker"
     async with running_core(tmp_path, ScriptedModels(main=main, worker=text("ok")), config) as core:
         await finished(core, await core.chat(ChatRequest(text="go", origin=ORIGIN)))
         await settle(core, lambda: _settled_children(core))
-        main.calls.append(("sessions_send", {"sessionKey": main.results[0]["childSessionKey"], "message": "again"}))
+        child = main.results[0]["childSessionKey"]
+        main.calls.append(("sessions_send", {"sessionKey": child, "message": "again"}))
         await finished(core, await core.chat(ChatRequest(text="send it", origin=OTHER)))
-        sent = main.results[1]
+        assert main.results[1]["status"] == "forbidden"
+        assert main.results[1]["error"].endswith(f"belongs to <@{ORIGIN.user_id}>. Ask them or a moderator.")
+        main.calls.append(("sessions_send", {"sessionKey": child, "message": "again"}))
+        await finished(core, await core.chat(ChatRequest(text="send it", origin=ORIGIN)))
+        sent = main.results[2]
         assert sent["delivered"] == "started a follow-up run"
         follow_up = await finished(core, sent["runId"])
-        assert follow_up.requester_user_id == OTHER.user_id
+        assert follow_up.requester_user_id == ORIGIN.user_id
         runs = await core._db.fetch_all("SELECT user_id, SUM(runs) FROM usage_daily GROUP BY user_id ORDER BY user_id")
-    assert [tuple(row) for row in runs] == [(ORIGIN.user_id, 2), (OTHER.user_id, 2)]
+    assert sorted(tuple(row) for row in runs) == sorted([(ORIGIN.user_id, 4), (OTHER.user_id, 1)])
 
 
 async def _settled_children(core):
