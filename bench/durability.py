@@ -59,10 +59,11 @@ ARRIVALS_PER_TURN = 500
 
 
 def config_text(queued: int, lane: int = 64) -> str:
-    """No cap on a member's live runs; the sub-agent lane ``lane`` wide (64 unless told); room in its queue, and
-    in the one server's share of it, for every run."""
+    """No cap on a member's live runs (nor on their runs in progress); the sub-agent lane ``lane`` wide (64 unless
+    told); room in its queue, and in the one server's share of it, for every run."""
     return (
-        '[discord]\nmax_active_runs_per_member = 0\n[agents.defaults]\nmodel = "bench/instant"\n'
+        "[discord]\nmax_active_runs_per_member = 0\n[budgets]\nmember_concurrent_runs = 0\n"
+        '[agents.defaults]\nmodel = "bench/instant"\n'
         f"[agents.defaults.subagents]\nmax_concurrent = {lane}\n"
         f"max_queued = {queued}\nmax_queued_per_server = {queued}\n"
     )

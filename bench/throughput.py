@@ -70,6 +70,8 @@ def worker_config(args: argparse.Namespace) -> Config:
     return parse_config(f"""
 [discord]
 max_active_runs_per_member = 0
+[budgets]
+member_concurrent_runs = 0
 [storage]
 {store}
 [providers.fake]

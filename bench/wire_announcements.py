@@ -34,7 +34,7 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 Row = tuple[object, ...]
-CONFIG = "[agents.defaults.subagents]\nmax_concurrent = 64\nmax_queued = 10000\n"
+CONFIG = "[agents.defaults.subagents]\nmax_concurrent = 64\nmax_queued = 10000\n[budgets]\nmember_concurrent_runs = 0\n"
 # seconds between looks for the announcements: each look scans every channel for every run (arrivals are the fake's
 # message timestamps, so how often it looks changes none of them)
 _LOOK_EVERY = 1.0

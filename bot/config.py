@@ -230,7 +230,7 @@ class BudgetsConfig(Section):
     member_runs_per_hour: Cap = 0
     member_tokens_per_day: Cap = 0
     member_cost_per_day_usd: UsdCap = Decimal(0)
-    member_concurrent_runs: Cap = 0
+    member_concurrent_runs: Cap = 10  # a member's own runs in progress: safe by default
     server_runs_per_hour: Cap = 0
     server_tokens_per_day: Cap = 0
     server_cost_per_day_usd: UsdCap = Decimal(0)

@@ -610,7 +610,7 @@ async def test_runs_waiting_to_be_queued_in_dbos_are_not_a_task_each(tmp_path):
     """A burst of spawns: each run waits for its turn to be queued in DBOS as an entry, not as a task of its own
     (10,000 spawned at once were 10,000 tasks, each walked by every full garbage collection)."""
     script = Script()
-    uncapped = "[discord]\nmax_active_runs_per_member = 0\n" + CONFIG.replace(
+    uncapped = "[discord]\nmax_active_runs_per_member = 0\n[budgets]\nmember_concurrent_runs = 0\n" + CONFIG.replace(
         "max_spawn_depth = 2\n", "max_spawn_depth = 2\nmax_queued_per_server = 1000\n"
     )  # a lane of 8, the rest queued
     db, orchestrator = await start(tmp_path, script, durable=True, config_text=uncapped)

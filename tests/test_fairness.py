@@ -28,6 +28,8 @@ from tests.polling import eventually
 LANE_OF_TWO = """
 [discord]
 max_active_runs_per_member = 0
+[budgets]
+member_concurrent_runs = 0
 [agents.defaults]
 model = "test/work"
 [agents.defaults.subagents]

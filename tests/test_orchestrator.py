@@ -166,7 +166,7 @@ async def test_spawns_that_arrive_together_wait_for_their_turn_having_built_noth
     """A burst in one conversation: spawns waiting for its spawn lock hold only their request, no session and no
     arguments yet, so 10,000 at once are little for each full collection to walk, and each costs the event loop
     little until its turn. Then every one is accepted and runs, and a bad one among them is still refused."""
-    uncapped = "[discord]\nmax_active_runs_per_member = 0\n" + CONFIG
+    uncapped = "[discord]\nmax_active_runs_per_member = 0\n[budgets]\nmember_concurrent_runs = 0\n" + CONFIG
     db, orchestrator, _ = await make(tmp_path, ScriptedModels(default=text("done")), uncapped)
     requests = [spawn_request(task=f"job {i}") for i in range(200)] + [spawn_request(agent_id="ghost")]
     before = sum(isinstance(thing, (Session, SpawnArgs)) for thing in gc.get_objects())

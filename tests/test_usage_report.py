@@ -30,6 +30,7 @@ tokens_per_day = 5000
 cost_per_day_usd = 2
 [budgets]
 member_tokens_per_day = 10000
+member_concurrent_runs = 0
 server_cost_per_day_usd = 1
 """
 

@@ -79,7 +79,7 @@ async def test_admins_set_this_servers_caps_members_are_refused_and_the_cap_appl
         "member_runs_per_hour: 1 run (this server)",
         "member_tokens_per_day: no cap (default)",
         "member_cost_per_day_usd: $2.50 (this server)",
-        "member_concurrent_runs: no cap (default)",
+        "member_concurrent_runs: 10 runs (default)",
         "server_runs_per_hour: no cap (default)",
         "server_tokens_per_day: 50,000 tokens ([budgets])",
         "server_cost_per_day_usd: no cap (default)",

@@ -64,6 +64,7 @@ def config_for(world, url: str, lane: int = LANE, per_process: int = PER_PROCESS
     text = world.config_text(
         f"[agents.defaults.subagents]\nmax_concurrent = {lane}\nmax_concurrent_per_process = {per_process}\n"
         "max_children_per_agent = 20\n[durability]\nheartbeat_seconds = 0.5\nlease_seconds = 2\n"
+        "[budgets]\nmember_concurrent_runs = 0\n"  # one member asks for every run
     )
     return text.replace(stores.storage_line(world.db_path), f'url = "{url}"')
 

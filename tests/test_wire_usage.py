@@ -48,7 +48,9 @@ async def test_own_usage_after_a_run_shows_its_tokens_cost_agent_and_caps_with_a
     assert lines[0].startswith(f"**Usage of <@{world.alice.id}>, the last 7 days** (")
     assert lines[1:4] == [SPENT, "By agent:", f"- researcher: {SPENT}"]
     assert lines[4] == "Caps now:"
-    assert lines[5].startswith(
+    # the default cap on a member's own runs in progress is among them, with nothing in progress now
+    assert lines[5] == "- your runs in progress on this server: 0 of 10 runs (`member_concurrent_runs`)"
+    assert lines[6].startswith(
         "- your tokens today on this server: 1,500 of 100,000 tokens (`member_tokens_per_day`). "
         "It resets at 00:00 UTC, in "
     )
@@ -70,7 +72,8 @@ async def test_a_moderator_sees_another_members_usage(world):
     assert lines[0].startswith(f"**Usage of <@{world.alice.id}>, the last 30 days** (")
     assert lines[1] == SPENT
     assert lines[4] == f"Caps now, as <@{world.alice.id}> reads them:"
-    assert lines[5].startswith("- your tokens today on this server: 1,500 of 100,000 tokens")
+    assert lines[5] == "- your runs in progress on this server: 0 of 10 runs (`member_concurrent_runs`)"
+    assert lines[6].startswith("- your tokens today on this server: 1,500 of 100,000 tokens")
     assert [name for name, _ in attached(world, reply)] == ["usage.png"]
     own = await usage(world, moderator)
     assert own["content"].splitlines()[1] == "No runs and no model requests."
