@@ -159,3 +159,30 @@ async def test_the_main_agent_spawning_in_a_members_turns_counts_against_that_me
         (bob.id, 1),
         (world.alice.id, 2),
     ]
+
+
+async def test_a_member_mentioning_the_bot_in_thread_after_thread_has_at_most_ten_turns_in_progress(world):
+    """By default a member's own runs in progress on a server are capped (budgets.member_concurrent_runs = 10):
+    the eleventh mention while ten turns are busy is refused in words, and another member is not held up."""
+    world.llm.default = lambda body: Step.hang()
+    await world.start_bot()
+    bob = member(world, "bob")
+    for n in range(10):
+        room = world.discord.add_thread(world.channel, f"talk {n}", owner=world.alice)
+        await world.discord.send_user_message(world.alice, room, f"<@{world.discord.bot_user_id}> think {n}")
+    await world.llm.wait_hanging(10, timeout=20)
+
+    room = world.discord.add_thread(world.channel, "one more", owner=world.alice)
+    sent = await world.discord.send_user_message(world.alice, room, f"<@{world.discord.bot_user_id}> and this")
+    refused = await world.discord.wait_for_message(
+        room, lambda m: (m.get("message_reference") or {}).get("message_id") == sent["id"]
+    )
+    assert refused["content"] == (
+        "⚠️ Over budget: your runs in progress on this server: 10 of 10 runs (member_concurrent_runs). "
+        "One frees up when one of them ends."
+    )
+    assert world.rows("SELECT COUNT(*) FROM runs WHERE requester_user_id = ?", (world.alice.id,)) == [(10,)]
+
+    await world.discord.send_user_message(bob, world.channel, f"<@{world.discord.bot_user_id}> my turn")
+    await world.llm.wait_hanging(11, timeout=20)
+    assert world.rows("SELECT COUNT(*) FROM runs WHERE requester_user_id = ?", (bob.id,)) == [(1,)]
