@@ -49,8 +49,9 @@ class KeyedLocks(Generic[K]):
         entry.lock.release()
         self._leave(key, entry)
 
-    def hold(self, key: K) -> _Held[K]:
-        return _Held(self, key)
+    def hold(self, *keys: K) -> _Held[K]:
+        """Each key's lock, taken in the order given (the same order everywhere: no deadlock), released in reverse."""
+        return _Held(self, keys)
 
     def _leave(self, key: K, entry: _Entry) -> None:
         entry.users -= 1
@@ -59,18 +60,27 @@ class KeyedLocks(Generic[K]):
 
 
 class _Held(Generic[K]):
-    """``async with`` over one key's lock (a plain object: no generator frame per waiter)."""
+    """``async with`` over some keys' locks (a plain object: no generator frame per waiter)."""
 
-    __slots__ = ("_key", "_locks")
+    __slots__ = ("_keys", "_locks")
 
-    def __init__(self, locks: KeyedLocks[K], key: K) -> None:
+    def __init__(self, locks: KeyedLocks[K], keys: tuple[K, ...]) -> None:
         self._locks = locks
-        self._key = key
+        self._keys = keys
 
     async def __aenter__(self) -> None:
-        await self._locks.acquire(self._key)
+        taken: list[K] = []
+        try:
+            for key in self._keys:
+                await self._locks.acquire(key)
+                taken.append(key)
+        except BaseException:  # cancelled while waiting for a later key: let go of the earlier ones
+            for key in reversed(taken):
+                self._locks.release(key)
+            raise
 
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        self._locks.release(self._key)
+        for key in reversed(self._keys):
+            self._locks.release(key)

@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from pydantic_ai import RunContext
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, ToolReturn
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
@@ -64,6 +64,8 @@ class Redactor:
             return [self.value(item) for item in value]  # type: ignore[return-value]
         if isinstance(value, tuple) and not hasattr(value, "_fields"):  # a named tuple stays as it is
             return tuple(self.value(item) for item in value)  # type: ignore[return-value]
+        if isinstance(value, ToolReturn):  # a tool's result with content for the model beside its return value
+            return replace(value, return_value=self.value(value.return_value), content=self.value(value.content))
         return value
 
     def exception(self, error: E) -> E:

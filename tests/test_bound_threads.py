@@ -55,7 +55,7 @@ async def test_a_binding_made_or_ended_in_another_process_routes_here_accordingl
             await eventually(lambda: answers(here, 1, None), timeout=10, describe="thread 1 unbound here")
             await following(here)  # the map answered, not the table
 
-            assert await here.thread_message(2, "and then?", ORIGIN)
+            assert (await here.thread_message(2, "and then?", ORIGIN)).routed
             assert not await here.thread_message(1, "anyone?", ORIGIN)
             await here.unbind(2)
             assert await answers(here, 2, None)  # its own change, at once

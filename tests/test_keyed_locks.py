@@ -52,3 +52,20 @@ async def test_a_waiter_cancelled_leaves_nothing_behind():
     assert len(locks) == 1
     locks.release(1)
     assert len(locks) == 0
+
+
+async def test_several_keys_are_taken_in_order_and_a_waiter_cancelled_on_a_later_key_lets_go_of_the_earlier():
+    locks: KeyedLocks[str] = KeyedLocks()
+    async with locks.hold("agent"):  # an agent's spawn already holds its session's key
+        waiter = asyncio.create_task(locks.hold("member", "agent").__aenter__())
+        await asyncio.sleep(0)
+        assert len(locks) == 2  # the member's key taken, the agent's awaited
+        blocked = asyncio.create_task(locks.hold("member").__aenter__())  # the member's own command waits
+        await asyncio.sleep(0)
+        assert not blocked.done()
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+    await asyncio.wait_for(blocked, 1)  # the member's key was let go
+    locks.release("member")
+    assert len(locks) == 0

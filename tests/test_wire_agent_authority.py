@@ -189,3 +189,19 @@ async def test_a_background_delegation_is_cancelled_only_in_its_owners_turns(wor
     assert f"Task '{task_id}' cancelled" in cancelled["content"]
     await world.until("SELECT status FROM delegate_tasks", [("cancelled",)])
     assert world.rows("SELECT COUNT(*) FROM audit_log") == [(0,)]
+
+
+async def test_a_moderators_stop_of_another_members_turn_is_audited(world):
+    world.llm.hang()
+    await world.start_bot()
+    await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> think hard")
+    await world.llm.wait_hanging(1)
+    bob, mod = member(world, "bob"), member(world, "mod", manage_threads=True)
+
+    assert await command(world, bob, "stop") == "Nothing of yours is running in this conversation."
+    assert world.rows("SELECT status FROM runs") == [("running",)]
+    assert await command(world, mod, "stop") == "⚙️ Agent was aborted."
+    [turn] = world.rows("SELECT id FROM runs")
+    assert world.rows("SELECT guild_id, actor_user_id, target_user_id, action, run_id FROM audit_log") == [
+        (world.guild.id, mod.id, world.alice.id, "kill", turn[0])
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from tests.conftest import announcement_for, spawned_run_id
 from tests.fakes.openai_server import Step
 from tests.test_wire_control import command, member
 
@@ -186,3 +187,30 @@ async def test_a_member_mentioning_the_bot_in_thread_after_thread_has_at_most_te
     await world.discord.send_user_message(bob, world.channel, f"<@{world.discord.bot_user_id}> my turn")
     await world.llm.wait_hanging(11, timeout=20)
     assert world.rows("SELECT COUNT(*) FROM runs WHERE requester_user_id = ?", (bob.id,)) == [(1,)]
+
+
+async def test_a_follow_up_counts_against_the_limit_of_the_member_it_answers_to(world):
+    """Messaging finished sub-agents one after another does not get round the limit: each follow-up is a live
+    sub-agent of the session's owner, refused past their limit and started once one of theirs ends."""
+    world.discord_extra = "max_active_runs_per_member = 1"
+    world.llm.reply("first answer")
+    await world.start_bot()
+    done = await command(world, world.alice, "subagents spawn", agent="researcher", task="Finish quickly")
+    await world.discord.wait_for_message(world.channel, announcement_for(spawned_run_id({"content": done})))
+    world.llm.hang()
+    assert (await command(world, world.alice, "subagents spawn", agent="researcher", task="Take your time")).startswith(
+        "Spawned subagent"
+    )
+    await world.llm.wait_hanging(1)
+
+    refused = await command(world, world.alice, "subagents send", target="Finish quickly", message="And then?")
+    assert refused == (
+        f"⚠️ <@{world.alice.id}> already has 1 sub-agents running on this server; wait for one to finish or kill one."
+    )
+    assert world.rows("SELECT COUNT(*) FROM runs") == [(2,)]
+
+    assert await command(world, world.alice, "subagents kill", target="Take your time") == "killed Take your time."
+    world.llm.reply("the follow-up answer")
+    assert await command(world, world.alice, "subagents send", target="Finish quickly", message="And then?") == (
+        "the follow-up answer"
+    )

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 import structlog
+from pydantic_ai.messages import ToolReturn
 
 from bot.logging_setup import configure_logging
 from bot.redaction import Redactor
@@ -187,3 +188,10 @@ def test_the_redaction_keeps_short_values_and_replaces_a_longer_secret_whole():
     redact = Redactor(["abc12", "sk-live-123456", "sk-live-123456-extra"])
     assert redact.text("abc12 sk-live-123456-extra sk-live-123456") == "abc12 [REDACTED] [REDACTED]"
     assert redact.value({"sk-live-123456": ("x", ["sk-live-123456"])}) == {"[REDACTED]": ("x", ["[REDACTED]"])}
+
+
+def test_a_tool_return_with_content_for_the_model_is_redacted_in_both_parts():
+    """An MCP app tool answers with a ToolReturn: its return value and the content beside it are redacted alike."""
+    redact = Redactor(["sk-live-123456"])
+    shown = redact.value(ToolReturn(return_value={"token": "sk-live-123456"}, content=["see sk-live-123456"]))
+    assert shown == ToolReturn(return_value={"token": "[REDACTED]"}, content=["see [REDACTED]"])

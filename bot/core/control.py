@@ -162,8 +162,11 @@ class RunControl:
         await self.authorize(actor, row, "send", text[:200])
         orchestrator = self._orchestrator
         live = row.run if row.run is not None and not row.run.status.is_terminal else None
+        if live is not None and self._steer_limit.wait_left(actor.user_id, live.id) > 0:  # it would steer it
+            raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
         before = await orchestrator.queries.assistant_texts(row.session.key) if live else []
         if live and await orchestrator.steer(live.id, text):
+            self._steer_limit.sent(actor.user_id, live.id)
             reply = await orchestrator.wait_for(lambda: self._new_reply(row.session.key, len(before)), self._send_wait)
             run_id = live.id
         else:
@@ -196,7 +199,8 @@ class RunControl:
             and (actor.is_moderator or run.requester_user_id == actor.user_id)
         ]
         stopped = 0
-        for run in turns:
+        for run in turns:  # a moderator's stop of someone else's turn is audited like any kill
+            await self._orchestrator.authority.check(actor, run, "the main agent's turn", "kill")
             stopped += sum(killed.id != run.id for killed in await self._orchestrator.kill(run.id))  # its cascade
         for row, run in live_runs(await self.rows(conversation), _run_of):
             if actor.is_moderator or run.requester_user_id == actor.user_id:

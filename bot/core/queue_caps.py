@@ -1,4 +1,5 @@
-"""The sub-agent queue's caps: the whole queue's (``max_queued``) and each server's share of it
+"""The caps on what one member and one server may put in the sub-agent queue: a member's live sub-agents on a
+server (``max_active_runs_per_member``), the whole queue's (``max_queued``) and each server's share of it
 (``max_queued_per_server``; DMs together count as one server).
 
 A server with no run waiting always gets one in, even into a full queue, so one server's backlog never refuses
@@ -17,6 +18,24 @@ NOTHING_QUEUED = QueueLoad(total=0, server=0, guild_id=None)
 def where(guild_id: int | None) -> str:
     """Where a per-server count counts: a server, or direct messages (``guild_id`` ``None``)."""
     return "on this server" if guild_id is not None else "in direct messages"
+
+
+def member_key(guild_id: int | None, user_id: int | None) -> str:
+    """The spawn lock a member's cap is counted under: one per member per server."""
+    return f"member:{guild_id}:{user_id}"
+
+
+def check_member(limit: int, active: int, guild_id: int | None, member: int | None) -> None:
+    """Refuse (:class:`SpawnRefused`) one more live sub-agent for a member who has ``active`` of ``limit`` (0: no
+    cap): ``member`` ``None`` for their own command, 0 for a main agent's spawn in their turn, else the member a
+    follow-up answers to."""
+    if limit and active >= limit:
+        whose = {None: "You already have", 0: "The member whose turn this is already has"}.get(
+            member, f"<@{member}> already has"
+        )
+        raise SpawnRefused(
+            "forbidden", f"{whose} {active} sub-agents running {where(guild_id)}; wait for one to finish or kill one."
+        )
 
 
 def check_queue(subagents: SubagentDefaults, queued: QueueLoad) -> None:

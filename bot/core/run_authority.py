@@ -53,7 +53,9 @@ class RunAuthority:
 
     async def check(self, actor: Actor, run: Run | None, label: str, action: str, detail: str | None = None) -> None:
         """A person's command or button: raises :class:`Forbidden` unless ``actor`` may ``action`` the run."""
-        await self._decide(actor.user_id, run, label, action, detail, moderates=lambda: _known(actor.is_moderator))
+        await self._decide(
+            actor.user_id, run, label, action, detail, lambda: _known(actor.is_moderator), actor.guild_id
+        )
 
     async def check_turn(
         self, turn: Run | None, run: Run | None, label: str, action: str, detail: str | None = None
@@ -77,13 +79,14 @@ class RunAuthority:
         action: str,
         detail: str | None,
         moderates: Callable[[], Awaitable[bool]],
+        guild_id: int | None = None,
     ) -> None:
         owner = run.requester_user_id if run is not None else None
         if owner == user:
             return
         if user is None or not await moderates():
             raise Forbidden(not_yours(action, label, owner))
-        guild = run.guild_id if run is not None else None
+        guild = run.guild_id if run is not None else guild_id  # no run (a pruned one): where the actor acts
         run_id = run.id if run is not None else None
         async with self._repos.db.transaction() as tx:
             await self._repos.audit.record(

@@ -21,7 +21,7 @@ from bot.config import (
 )
 from bot.core.errors import SpawnRefused, TextRefused
 from bot.core.limits import MAX_LABEL_CHARS, checked_text
-from bot.core.queue_caps import NOTHING_QUEUED, check_queue, where
+from bot.core.queue_caps import NOTHING_QUEUED, check_member, check_queue
 from bot.core.threads import binding_gate
 from bot.records import Cleanup, Run, Session, SessionMode, SessionRole
 from bot.text import has_visible_text, quoted
@@ -153,12 +153,9 @@ class SpawnPolicy:
             raise SpawnRefused(
                 "forbidden", f"sessions_spawn is not allowed at this depth (current depth: {depth}, max: {max_depth})"
             )
-        if context.member_limit and context.member_active >= context.member_limit:  # a person's, or their turn's
-            whose = "You already have" if context.by_user else "The member whose turn this is already has"
-            raise SpawnRefused(
-                "forbidden",
-                f"{whose} {context.member_active} sub-agents running {where(context.requester.guild_id)}; "
-                "wait for one to finish or kill one.",
+        if context.member_limit:  # a person's own spawn, or a main agent's in their turn
+            check_member(
+                context.member_limit, context.member_active, context.requester.guild_id, None if context.by_user else 0
             )
         if not context.by_user and context.active_children >= defaults.max_children_per_agent:
             raise SpawnRefused(

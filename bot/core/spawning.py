@@ -1,8 +1,6 @@
 """Spawning: new sessions and runs — a person's spawn, an agent's spawn, a main-agent turn, a follow-up — each
-persisted with its session, thread binding and queued run in one transaction, then queued for execution.
-
-Whether a spawn may happen, and with what, is :mod:`bot.core.spawn_policy`'s to decide.
-"""
+persisted with its session, thread binding and queued run in one transaction, then queued for execution. Whether a
+spawn may happen, and with what, is :mod:`bot.core.spawn_policy`'s to decide."""
 
 from __future__ import annotations
 
@@ -19,6 +17,7 @@ from bot.core.execution import Execution
 from bot.core.guild_settings import GuildSettings
 from bot.core.limits import checked_text
 from bot.core.policy_envelope import PolicyEnvelopes
+from bot.core.queue_caps import check_member, member_key
 from bot.core.requests import (
     ChatRequest,
     SpawnAccepted,
@@ -84,7 +83,7 @@ class Spawning:
         """A user's spawn (slash command): a child of the conversation's main session, announced to it. Nothing is
         built before the spawn lock is held, taken with no context manager's frames: spawns that arrive together
         (10,000 at once) wait holding little, and each costs the loop little until its turn."""
-        key = f"member:{request.origin.guild_id}:{request.origin.user_id}"  # their cap's scope
+        key = member_key(request.origin.guild_id, request.origin.user_id)  # their cap's scope
         await self._spawn_locks.acquire(key)
         try:
             requester = self.main_session(request.origin, self._clock())
@@ -105,7 +104,8 @@ class Spawning:
         """An agent's spawn (``sessions_spawn``): a child of the calling run, answering to its requester, inside
         the requester's policy envelope."""
         member = requester_run.requester_user_id if requester.depth == 0 else None  # a main agent spawns for them
-        async with self._spawn_locks.hold(requester.key):
+        keys = (member_key(requester.guild_id, member), requester.key) if member else (requester.key,)
+        async with self._spawn_locks.hold(*keys):  # the member's first, as their own spawns take it
             plan = await self._policy.checked_plan(args, await self._spawn_context(requester, requester_run, member))
             await self._envelopes.vet_spawn(requester, requester_run, args, plan)
             return await self._create_child(plan, requester, requester_run, origin_of(requester_run))
@@ -151,14 +151,17 @@ class Spawning:
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
         answering = origin or replace(origin_of(previous), user_id=session.owner_user_id)
-        await self.check_queue(answering.guild_id)
+        await self.check_queue(answering.guild_id, answering.user_id)
         settings = (previous.model, previous.thinking, previous.timeout_seconds)
         run = new_run(session, RunKind.FOLLOWUP, message, *settings, answering, parent_run_id, self._clock())
         await self.persist_and_queue(run, None)
         return run.id
 
-    async def check_queue(self, guild_id: int | None) -> None:
-        """The queue caps (:class:`SpawnRefused`) for a run of ``guild_id`` queued outside a spawn's policy."""
+    async def check_queue(self, guild_id: int | None, member: int | None = None) -> None:
+        """The caps (:class:`SpawnRefused`) on a run of ``guild_id`` queued outside a spawn's policy: ``member``'s
+        live sub-agents (the person a follow-up answers to), then the queue's."""
+        if member is not None and (limit := self._config.discord.max_active_runs_per_member):
+            check_member(limit, await self._repos.runs.count_member_active(guild_id, member), guild_id, member)
         self._policy.check_queue(await self._repos.runs.lane_queued(guild_id))
 
     async def _spawn_context(
@@ -264,13 +267,8 @@ class Spawning:
                 await also(tx)
         if binding is not None:
             self._threads.routes.bound(binding.thread_id, binding.session_key)
-        log.info(
-            "run_queued",
-            run_id=run.id,
-            session_key=run.session_key,
-            kind=run.kind.value,
-            parent_run_id=run.parent_run_id,
-        )
+        queued = {"run_id": run.id, "session_key": run.session_key, "kind": run.kind.value}
+        log.info("run_queued", **queued, parent_run_id=run.parent_run_id)
         self._execution.dispatch.queue(run.id)
         self._signals.run_changed(run.id)
 

@@ -37,6 +37,26 @@ class MemberModeration:
             except discord.HTTPException as error:  # left the server (404), or Discord cannot say: not a moderator
                 log.info("moderator_unknown", user_id=user_id, guild_id=guild_id, status=getattr(error, "status", None))
                 return False
+        return moderates(
+            await self._permissions(guild, member, channel_id),
+            (r.id for r in member.roles),
+            await self._roles(guild_id),
+        )
+
+    @staticmethod
+    async def _permissions(guild: discord.Guild, member: discord.Member, channel_id: int | None) -> discord.Permissions:
+        """The member's permissions in the channel (a thread: its parent's), fetched when not cached; the server's
+        when Discord cannot say (the channel is gone, or a thread's parent is unknown)."""
         channel = guild.get_channel_or_thread(channel_id) if channel_id is not None else None
-        permissions = channel.permissions_for(member) if channel is not None else member.guild_permissions
-        return moderates(permissions, (role.id for role in member.roles), await self._roles(guild_id))
+        if channel is None and channel_id is not None:
+            try:
+                fetched = await guild.fetch_channel(channel_id)
+            except discord.HTTPException:
+                fetched = None
+            channel = fetched if isinstance(fetched, discord.abc.GuildChannel | discord.Thread) else None
+        if channel is None:
+            return member.guild_permissions
+        try:
+            return channel.permissions_for(member)
+        except discord.ClientException:  # a thread whose parent channel is not cached
+            return member.guild_permissions
