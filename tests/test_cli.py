@@ -65,6 +65,7 @@ def test_bad_config_or_environment_is_one_clear_line(tmp_path, config_text, env,
         assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
+@pytest.mark.own_store("--check with the default SQLite store: the store plays no part in starting MCP servers")
 def test_check_starts_each_mcp_server_and_names_one_it_cannot(tmp_path):
     server = os.path.join(os.path.dirname(__file__), "fakes", "mcp_server.py")
     path = tmp_path / "config.toml"
@@ -82,6 +83,7 @@ def test_check_starts_each_mcp_server_and_names_one_it_cannot(tmp_path):
     assert result.returncode == 0 and "MCP servers: good" in result.stdout, result.stderr
 
 
+@pytest.mark.own_store("--check with the default SQLite store: the store plays no part in starting MCP servers")
 def test_check_names_read_only_tools_a_server_does_not_have(tmp_path):
     server = os.path.join(os.path.dirname(__file__), "fakes", "mcp_server.py")
     path = tmp_path / "config.toml"

@@ -10,7 +10,11 @@ import signal
 import sys
 import time
 
+import pytest
+
 from bot.stopping import OVERRAN_EXIT_CODE, STOP_BOUND_SECONDS
+
+pytestmark = pytest.mark.own_store("a process with no store: once is enough")
 
 # A process that handles the stop signals as the bot does, and whose close never ends.
 NEVER_CLOSES = """
@@ -25,7 +29,7 @@ async def main():
     await stop.requested.wait()
     await asyncio.Event().wait()
 
-configure_logging("INFO", "json", [])
+configure_logging("INFO", "json")
 asyncio.run(main())
 """
 
