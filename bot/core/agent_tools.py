@@ -17,7 +17,8 @@ from bot.core.session_queries import SessionQueries, run_label
 from bot.core.session_toolset import Caller
 from bot.core.spawn_policy import SpawnArgs, SpawnPolicy
 from bot.core.spawning import Spawning
-from bot.records import ControlScope, Origin, Run, RunStatus, Session
+from bot.core.thread_messages import SessionInput
+from bot.records import ControlScope, Run, RunStatus
 from bot.text import quoted
 from storage.repositories import Repositories
 
@@ -31,21 +32,10 @@ SPAWN_NOTE = (
 log = structlog.get_logger(__name__)
 
 
-class RunCommands(Protocol):
+class RunCommands(SessionInput, Protocol):
     """What the tools do to runs: the same kill, steer and follow-up people's commands use."""
 
     async def kill(self, run_id: str) -> list[Run]: ...
-
-    async def steer(self, run_id: str, message: str) -> bool: ...
-
-    async def follow_up(
-        self,
-        session: Session,
-        message: str,
-        previous: Run | None,
-        parent_run_id: str | None = None,
-        origin: Origin | None = None,
-    ) -> str: ...
 
 
 def _error(message: str) -> dict[str, Any]:
