@@ -34,8 +34,8 @@ from bench.table import TARGETS, verdict
 from bot import heap
 from bot.config import parse_config
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import SpawnRequest
-from bot.core.threads import ThreadRef
+from bot.core.runs.requests import SpawnRequest
+from bot.core.threads.port import ThreadRef
 from bot.logging_setup import configure_logging
 from bot.records import Origin
 from storage.bindings import NOTICES

@@ -2,7 +2,7 @@
 
 Each run of the floor with an agent (``bench/floor.py``) becomes a DBOS workflow, started at once (no queue), whose
 only step is the agent's run: DBOS records the workflow's start, its input, that step's output and its end, in the
-journal file the bot's durable runs use (``bot.core.journal_store``: WAL, ``synchronous = NORMAL``). The bot journals
+journal file the bot's durable runs use (``durable.journal_store``: WAL, ``synchronous = NORMAL``). The bot journals
 more (a step per model request and per tool call with an effect) and queues its runs; this is the cost of a
 workflow at all. Compared with the floor plus an agent, it says how much of issue 14's per-run budget (1.3× that
 floor) DBOS takes before the bot does anything of its own.
@@ -21,7 +21,7 @@ from dbos import DBOS, DBOSConfig, SetWorkflowID
 from pydantic_ai import Agent
 
 from bench.floor import Floor
-from bot.core import journal_store
+from bot.core.durable import journal_store
 
 WORKFLOW = "bench.floor"
 _floor: JournaledFloor | None = None  # DBOS is one instance per process: the floor its workflows run

@@ -22,7 +22,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from bot.agents.models import ModelFactory, ResolvedModel
 from bot.config import parse_config
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import SpawnRequest
+from bot.core.runs.requests import SpawnRequest
 from bot.records import Origin
 from storage.db import Database
 

@@ -40,9 +40,9 @@ from bench.stores import STORES, BenchStores, bench_stores
 from bench.table import STORE, Column, Table
 from bot.agents.models import ModelFactory
 from bot.config import Config, parse_config
-from bot.core.durable_runs import DurableRuns
+from bot.core.durable.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import SpawnRequest
+from bot.core.runs.requests import SpawnRequest
 from bot.logging_setup import configure_logging
 from bot.records import Origin
 from storage.db import Database, is_postgresql

@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     import aiohttp
     import discord
 
-    from bot.core.executors import ExecutorTaken
+    from bot.core.durable.executors import ExecutorTaken
     from bot.discord_adapter.failures import short_reason
     from bot.logging_setup import configure_logging
     from bot.redaction import Redactor

@@ -19,11 +19,11 @@ from discord.ext import commands
 from bot import heap
 from bot.agents.models import ModelFactory
 from bot.config import Config
-from bot.core.binding_control import BindingControl
-from bot.core.control import RunControl
-from bot.core.durable_runs import DurableRuns
+from bot.core.durable.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
-from bot.core.schedule_control import ScheduleControl
+from bot.core.people.binding_control import BindingControl
+from bot.core.people.control import RunControl
+from bot.core.people.schedule_control import ScheduleControl
 from bot.discord_adapter.approval_board import ApprovalBoard
 from bot.discord_adapter.approval_buttons import ApprovalButton
 from bot.discord_adapter.conversations import actor_of, author_of, channel_conversation

@@ -9,7 +9,7 @@ import discord
 from discord.ext import commands
 
 from bot.core.errors import UserError
-from bot.core.requests import ChatRequest
+from bot.core.runs.requests import ChatRequest
 from bot.discord_adapter.conversations import conversation_for
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.discord_adapter.thread_notices import tell_privately

@@ -10,8 +10,8 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core.budget_caps import amount, unit_of
-from bot.core.budget_limits import BUDGET_KEYS
+from bot.core.budgets.caps import amount, unit_of
+from bot.core.budgets.limits import BUDGET_KEYS
 from bot.core.errors import UserError
 from bot.discord_adapter.replies import send_text
 from bot.durations import MAX_LIFETIME_HOURS

@@ -9,7 +9,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.config import THINKING_LEVELS
-from bot.core.requests import SpawnRequest
+from bot.core.runs.requests import SpawnRequest
 from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import channel_id_of, conversation_of
 from bot.discord_adapter.replies import send_text

@@ -10,7 +10,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.core.errors import UserError
-from bot.core.usage_report import Period
+from bot.core.people.usage_report import Period
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.usage_views import render_usage, usage_chart
 

@@ -21,10 +21,10 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
 from bot.config import StorageConfig, parse_config
-from bot.core.durable_runs import DurableRuns
+from bot.core.durable.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
-from bot.core.threads import ThreadPort
+from bot.core.runs.requests import ChatRequest, SpawnAccepted, SpawnRequest
+from bot.core.threads.port import ThreadPort
 from bot.records import Origin
 from storage.db import Database
 from tests import stores

@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 
-from bot.core.executors import runs_here
+from bot.core.durable.executors import runs_here
 from storage.db import Database
 from storage.postgres import translate
 

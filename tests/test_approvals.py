@@ -13,12 +13,12 @@ import pytest
 
 import storage.db as storage_db
 from bot.agents.tool_gate import DENIED, TIMED_OUT
-from bot.core.approvals import Approvals, shown_arguments
-from bot.core.budgets import Budgets
+from bot.core.budgets.meter import Budgets
+from bot.core.durable.executors import Executors
 from bot.core.errors import UserError
-from bot.core.execution import Execution
-from bot.core.executors import Executors
-from bot.core.requests import ChatRequest
+from bot.core.runs.execution import Execution
+from bot.core.runs.requests import ChatRequest
+from bot.core.tools.approvals import Approvals, shown_arguments
 from bot.records import Actor, ApprovalStatus, RunStatus
 from bot.redaction import Redactor
 from storage.bindings import BindingRepository

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bot.core.requests import SpawnRequest
+from bot.core.runs.requests import SpawnRequest
 from storage import due_rows
 from tests import stores
 from tests.core_support import (
@@ -90,7 +90,7 @@ async def test_cleanup_delete_archives_only_after_delivery_even_across_a_restart
 
 
 async def test_archived_session_refuses_follow_ups(tmp_path):
-    from bot.core.session_toolset import Caller
+    from bot.core.tools.session_toolset import Caller
 
     async with running_core(tmp_path, MODELS, ARCHIVING.format(minutes=0.01)) as core:
         accepted = await spawned_and_done(core)

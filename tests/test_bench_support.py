@@ -21,7 +21,7 @@ from bench.floor import Floor
 from bench.journal_floor import WORKFLOW
 from bench.sink import DeliverySink
 from bench.table import STORE, Column, Table
-from bot.core.requests import SpawnRequest
+from bot.core.runs.requests import SpawnRequest
 from tests import stores
 from tests.core_support import ORIGIN, ScriptedModels, running_core, settle, text
 

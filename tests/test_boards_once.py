@@ -19,7 +19,7 @@ import discord
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import ChatRequest, SpawnRequest
+from bot.core.runs.requests import ChatRequest, SpawnRequest
 from bot.discord_adapter.approval_board import ApprovalBoard
 from bot.discord_adapter.status_board import StatusBoard
 from bot.records import Actor, Origin, RunStatus

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from bot.core.budget_caps import (
+from bot.core.budgets.caps import (
     Cap,
     Window,
     amount,

@@ -11,8 +11,8 @@ import pytest
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.usage import RequestUsage
 
-from bot.core.budgets import OverBudget
-from bot.core.requests import ChatRequest, SpawnRequest
+from bot.core.budgets.meter import OverBudget
+from bot.core.runs.requests import ChatRequest, SpawnRequest
 from bot.records import RunStatus
 from tests import stores
 from tests.core_support import ORIGIN, Gate, Script, ScriptedModels, outbox_payloads, running_core, settle, text

@@ -22,7 +22,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from bot.agents.tool_gate import TIMED_OUT
-from bot.core.delegate_records import DelegateRecords
+from bot.core.tools.delegate_records import DelegateRecords
 from bot.discord_adapter.threads import DiscordThreads
 from bot.records import ApprovalStatus, Binding, RunStatus, TaskStatus
 from storage.db import Database

@@ -13,10 +13,10 @@ from dataclasses import replace
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 
-from bot.core.action_budget import BUDGET_EXHAUSTED
-from bot.core.delegate_records import RECONCILED_NOTE
 from bot.core.errors import CallerEnded
-from bot.core.requests import ChatRequest
+from bot.core.runs.requests import ChatRequest
+from bot.core.tools.action_budget import BUDGET_EXHAUSTED
+from bot.core.tools.delegate_records import RECONCILED_NOTE
 from bot.records import Delegation, RunStatus, SpawnSite
 from storage.db import Database
 from tests import stores

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.core.delegate_records import FALLBACK_WARNING, agent_header, answer
+from bot.core.tools.delegate_records import FALLBACK_WARNING, agent_header, answer
 from bot.records import DelegateTask, Run, RunStatus, TaskStatus
 from tests.test_spawn_policy import caller_run
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config import parse_config
-from bot.core.delegate_reach import always_ask_refusal, reach_refusal, reachable_targets, roster
+from bot.core.tools.delegate_reach import always_ask_refusal, reach_refusal, reachable_targets, roster
 
 CONFIG = parse_config(
     """

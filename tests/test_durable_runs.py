@@ -19,13 +19,13 @@ from pydantic_ai.models.function import AgentInfo
 from structlog.testing import capture_logs
 
 from bot.config import StorageConfig, parse_config
-from bot.core import durable_runs as durable_runs_module
-from bot.core.durable_runs import DurableRuns
+from bot.core.durable import durable_runs as durable_runs_module
+from bot.core.durable.durable_runs import DurableRuns
+from bot.core.durable.queue_wakes import QueueWakes
+from bot.core.durable.run_queues import SUBAGENTS
 from bot.core.orchestrator import Orchestrator
-from bot.core.queue_wakes import QueueWakes
-from bot.core.requests import ChatRequest, SpawnRequest
-from bot.core.run_dispatch import RunDispatch
-from bot.core.run_queues import SUBAGENTS
+from bot.core.runs.requests import ChatRequest, SpawnRequest
+from bot.core.runs.run_dispatch import RunDispatch
 from bot.logging_setup import route_dbos_logs
 from bot.records import LIVE_STATUSES, Run, RunStatus
 from storage.db import Database

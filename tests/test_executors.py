@@ -17,10 +17,10 @@ from structlog.testing import capture_logs
 
 from bot.__main__ import main
 from bot.config import StorageConfig, parse_config
-from bot.core.durable_runs import DurableRuns
-from bot.core.executors import ExecutorTaken
+from bot.core.durable.durable_runs import DurableRuns
+from bot.core.durable.executors import ExecutorTaken
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import SpawnRequest
+from bot.core.runs.requests import SpawnRequest
 from bot.records import RunStatus
 from bot.shards import ShardsError, parse_shards, with_shards
 from storage.db import Database

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from bot.core.fair_lane import FairLane, Member
+from bot.core.runs.fair_lane import FairLane, Member
 
 
 class Occupants:

@@ -134,4 +134,4 @@ def test_the_walk_sees_imports_at_all():
     assert "bot.records" in _imports(ROOT / "storage/runs.py")
     assert "discord" in _imports(ROOT / "bot/app.py")
     assert "bot.core.orchestrator" in _imports(ROOT / "bot/app.py")
-    assert "bot.core.settlement" in _reachable(ROOT / "bot/app.py")
+    assert "bot.core.runs.settlement" in _reachable(ROOT / "bot/app.py")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
-from bot.core.requests import SpawnRequest
+from bot.core.runs.requests import SpawnRequest
 from bot.records import RunStatus
 from tests.core_support import (
     ORIGIN,

@@ -8,9 +8,9 @@ import json
 
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
-from bot.core import internal_context
-from bot.core.requests import ChatRequest
-from bot.core.session_toolset import Caller
+from bot.core.runs import internal_context
+from bot.core.runs.requests import ChatRequest
+from bot.core.tools.session_toolset import Caller
 from bot.records import RunStatus
 from tests.core_support import (
     ORIGIN,
@@ -175,7 +175,7 @@ async def test_completion_is_steered_into_a_running_requester(tmp_path):
 
 async def test_nothing_internal_reaches_the_announcement_payload_unstripped(tmp_path):
     """An orchestrator that parrots its internal context: the Discord choke point strips it (render test)."""
-    from bot.core.announcements import Announcement
+    from bot.core.runs.announcements import Announcement
     from bot.discord_adapter.render import render
 
     echo = internal_context.wrap(["[Internal task completion event]\nsecret: 1"])

@@ -12,8 +12,8 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolRetu
 from bot.config import parse_config
 from bot.core.errors import UserError
 from bot.core.orchestrator import Orchestrator
-from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
-from bot.core.spawn_policy import SpawnArgs
+from bot.core.runs.requests import ChatRequest, SpawnAccepted, SpawnRequest
+from bot.core.runs.spawn_policy import SpawnArgs
 from bot.records import Origin, RunStatus, Session
 from storage.db import Database
 from tests import stores

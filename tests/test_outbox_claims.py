@@ -19,7 +19,7 @@ import discord
 import pytest
 from structlog.testing import capture_logs
 
-from bot.core.announcements import Announcement
+from bot.core.runs.announcements import Announcement
 from bot.discord_adapter.delivery import MAX_CHANNELS, DeliveryWorker
 from bot.discord_adapter.render import render
 from bot.records import RunStatus

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from bot.config import parse_config
-from bot.core.policy_envelope import Envelope, envelope_of
+from bot.core.tools.policy_envelope import Envelope, envelope_of
 
 PARENT = Envelope(
     level="supervised",

@@ -8,8 +8,8 @@ import threading
 import time
 from dataclasses import replace
 
-from bot.core.queue_wakes import QueueWakes
-from bot.core.requests import ChatRequest
+from bot.core.durable.queue_wakes import QueueWakes
+from bot.core.runs.requests import ChatRequest
 from bot.records import RunStatus
 from tests.core_support import ORIGIN, ScriptedModels, running_core, settle
 from tests.polling import eventually

@@ -7,7 +7,7 @@ import structlog
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from structlog.testing import capture_logs
 
-from bot.core.requests import SpawnRequest
+from bot.core.runs.requests import SpawnRequest
 from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, running_core, settle, text
 
 CONFIG = """

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from pydantic_ai.messages import ModelResponse, TextPart
 
-from bot.core.requests import ChatRequest
+from bot.core.runs.requests import ChatRequest
 from bot.records import RunStatus
 from tests.core_support import ORIGIN, ScriptedModels, running_core, settle
 from tests.test_fairness import Work

@@ -8,7 +8,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from bot.core.errors import UserError
-from bot.core.schedule_control import ScheduleControl
+from bot.core.people.schedule_control import ScheduleControl
 from bot.records import ScheduleSource, ScheduleSpec
 from storage.repositories import Repositories
 from tests.test_schedules import HOURLY, Clock, Researcher, at, core, cron_runs

@@ -7,7 +7,7 @@ import asyncio
 
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
-from bot.core.spawn_policy import SpawnArgs
+from bot.core.runs.spawn_policy import SpawnArgs
 from bot.records import RunStatus
 from tests.core_support import (
     Gate,
@@ -161,7 +161,7 @@ async def test_subagents_tool_lists_steers_and_kills_its_own_children(tmp_path):
 
 
 async def _caller(core):
-    from bot.core.session_toolset import Caller
+    from bot.core.tools.session_toolset import Caller
 
     main_session = await core.sessions.get("agent:main:discord:channel:100")
     chat_run = (await core.runs.for_session(main_session.key))[-1]
@@ -283,7 +283,7 @@ async def test_lane_never_runs_more_than_max_concurrent_and_announces_each_once(
 
 async def test_a_leaf_session_controls_nothing_even_if_a_tool_reaches_it(tmp_path):
     """Control scope is read from storage: a leaf calling a control tool directly is refused."""
-    from bot.core.session_toolset import Caller
+    from bot.core.tools.session_toolset import Caller
 
     config = CONFIG.replace("max_spawn_depth = 2", "max_spawn_depth = 1")
     main = Script(("sessions_spawn", {"task": "t", "agentId": "worker"}))

@@ -6,7 +6,7 @@ import pytest
 
 from bot.config import parse_config
 from bot.core.errors import SpawnRefused
-from bot.core.spawn_policy import SpawnArgs, SpawnContext, SpawnPolicy
+from bot.core.runs.spawn_policy import SpawnArgs, SpawnContext, SpawnPolicy
 from bot.records import Run, RunKind, RunStatus, Session
 from tests.core_support import ScriptedModels, text
 

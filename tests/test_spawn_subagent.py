@@ -9,10 +9,10 @@ import asyncio
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 
-from bot.core.action_budget import BUDGET_EXHAUSTED
 from bot.core.errors import EphemeralSession
-from bot.core.requests import ChatRequest, SpawnRequest
-from bot.core.subagent_spawn import DEPTH_CAP, EMPTY_PROMPT, NO_OUTPUT_RESULT, READ_ONLY
+from bot.core.runs.requests import ChatRequest, SpawnRequest
+from bot.core.tools.action_budget import BUDGET_EXHAUSTED
+from bot.core.tools.subagent_spawn import DEPTH_CAP, EMPTY_PROMPT, NO_OUTPUT_RESULT, READ_ONLY
 from bot.records import RunStatus
 from tests.core_support import (
     ORIGIN,

@@ -3,8 +3,8 @@ and the (thread, member) pairs told a thread is not theirs are kept up to a limi
 
 from __future__ import annotations
 
-from bot.core.steer_limit import SteerLimit
-from bot.core.thread_messages import Told
+from bot.core.threads.messages import Told
+from bot.core.threads.steer_limit import SteerLimit
 
 
 class Clock:

@@ -6,7 +6,7 @@ import struct
 import threading
 from decimal import Decimal
 
-from bot.core.usage_report import Period, period_days
+from bot.core.people.usage_report import Period, period_days
 from bot.discord_adapter import usage_chart
 from storage.usage import Spend
 

@@ -9,10 +9,10 @@ from decimal import Decimal
 import pytest
 
 from bot.config import parse_config
-from bot.core.budget_caps import Window
-from bot.core.budget_limits import BudgetLimits
-from bot.core.budgets import Budgets
-from bot.core.usage_report import Period, UsageReports
+from bot.core.budgets.caps import Window
+from bot.core.budgets.limits import BudgetLimits
+from bot.core.budgets.meter import Budgets
+from bot.core.people.usage_report import Period, UsageReports
 from storage.db import Database
 from storage.repositories import Repositories
 from storage.usage import Payer, Spend

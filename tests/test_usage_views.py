@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from bot.core.usage_report import Period, UsageReport, period_days
+from bot.core.people.usage_report import Period, UsageReport, period_days
 from bot.discord_adapter.usage_views import MAX_AGENT_LINES, render_usage
 from storage.usage import Spend
 

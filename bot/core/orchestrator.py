@@ -4,23 +4,23 @@ methods the cogs, the Discord adapter and the tests call.
 A run goes spawn → persist (queued) → lane → running → (waiting on children) → terminal, crash-safe: every state
 change is written to the database before anything relies on it. Where each step lives:
 
-- :mod:`bot.core.spawning` — new sessions and runs, persisted and queued (policy: :mod:`bot.core.spawn_policy`;
-  what callers send and get back: :mod:`bot.core.requests`);
-- :mod:`bot.core.execution` — supervisor, lanes, the runner call, inbox, cancellation;
-- :mod:`bot.core.settlement` — terminal transitions and where results go, exactly once (the state machine), with
-  :mod:`bot.core.results` writing what a result becomes;
-- :mod:`bot.core.thread_bindings`, :mod:`bot.core.archiving` — a session's thread, and its end;
-- :mod:`bot.core.agent_tools` — the session tools for agents; :mod:`bot.core.run_actions`, :mod:`bot.core.run_authority`
-  — checks, and who may act on a run (shared with people's commands); :mod:`bot.core.subagent_spawn`,
-  :mod:`bot.core.delegation` (:mod:`bot.core.delegate_tasks`) — ``spawn_subagent``, ``delegate`` (one action budget);
-- :mod:`bot.core.budgets` — caps on runs, tokens and cost per member, server and agent, checked when a run is
-  admitted and before each model request (per-server values: :mod:`bot.core.budget_limits`, exposed as
+- ``runs.spawning`` — new sessions and runs, persisted and queued (policy: ``runs.spawn_policy``;
+  what callers send and get back: ``runs.requests``);
+- ``runs.execution`` — supervisor, lanes, the runner call, inbox, cancellation;
+- ``runs.settlement`` — terminal transitions and where results go, exactly once (the state machine), with
+  ``runs.results`` writing what a result becomes;
+- ``threads.bindings``, ``threads.archiving`` — a session's thread, and its end;
+- ``tools.agent_tools`` — the session tools for agents; ``runs.run_actions``, ``runs.run_authority``
+  — checks, and who may act on a run (shared with people's commands); ``tools.subagent_spawn``,
+  ``tools.delegation`` (``tools.delegate_tasks``) — ``spawn_subagent``, ``delegate`` (one action budget);
+- ``budgets.meter`` — caps on runs, tokens and cost per member, server and agent, checked when a run is
+  admitted and before each model request (per-server values: ``budgets.limits``, exposed as
   :attr:`Orchestrator.budget_limits`);
 - :mod:`bot.core.schedules` — scheduled agent jobs, each firing a top-level run exactly once (exposed as
   :attr:`Orchestrator.schedules`);
-- :mod:`bot.core.usage_report` — what a member spent and the caps they count against, for ``/usage`` (exposed as
+- ``people.usage_report`` — what a member spent and the caps they count against, for ``/usage`` (exposed as
   :attr:`Orchestrator.usage_reports`);
-- :mod:`bot.core.retention` — passes that prune what ``[retention]`` lets go; :mod:`bot.core.executors` — this
+- :mod:`bot.core.retention` — passes that prune what ``[retention]`` lets go; ``durable.executors`` — this
   process among several on one store (executor id, heartbeat, the janitor that hands a dead one's runs on);
 - :mod:`bot.core.signals` — listeners, progress, background work; :mod:`bot.core.errors`, :mod:`bot.core.limits`.
 Settlement returns what must happen after its commit as an :class:`AfterCommit`; :meth:`Orchestrator._apply` does it.
@@ -36,39 +36,39 @@ from typing import Any, TypeVar
 from bot.agents.mcp_servers import McpServers
 from bot.agents.models import ModelFactory
 from bot.config import Config
-from bot.core.action_budget import ActionBudget
-from bot.core.agent_tools import AgentTools
-from bot.core.approvals import Approvals
-from bot.core.archiving import Archiving
-from bot.core.budget_limits import BudgetLimits
-from bot.core.budgets import Budgets
-from bot.core.delegate_reach import roster
-from bot.core.delegate_records import DelegateRecords
-from bot.core.delegate_tasks import DelegateTasks
-from bot.core.delegation import Delegating
-from bot.core.durable_runs import DurableRuns
+from bot.core.budgets.limits import BudgetLimits
+from bot.core.budgets.meter import Budgets
+from bot.core.durable.durable_runs import DurableRuns
+from bot.core.durable.executors import Executors
 from bot.core.errors import UserError
-from bot.core.execution import Execution
-from bot.core.executors import Executors
 from bot.core.guild_settings import GuildSettings
-from bot.core.mcp_tools import McpTools
-from bot.core.requests import ChatRequest, SpawnAccepted, SpawnRequest
-from bot.core.results import Results
+from bot.core.people.tool_report import ToolReports
+from bot.core.people.usage_report import UsageReports
 from bot.core.retention import Retention
-from bot.core.run_authority import RunAuthority
+from bot.core.runs.execution import Execution
+from bot.core.runs.requests import ChatRequest, SpawnAccepted, SpawnRequest
+from bot.core.runs.results import Results
+from bot.core.runs.run_authority import RunAuthority
+from bot.core.runs.session_queries import SessionQueries
+from bot.core.runs.settlement import AfterCommit, Settlement
+from bot.core.runs.spawn_policy import SpawnArgs, SpawnPolicy
+from bot.core.runs.spawning import Spawning
 from bot.core.schedules import Schedules
-from bot.core.session_queries import SessionQueries
-from bot.core.session_toolset import Caller
-from bot.core.settlement import AfterCommit, Settlement
 from bot.core.signals import Signals
-from bot.core.spawn_policy import SpawnArgs, SpawnPolicy
-from bot.core.spawning import Spawning
-from bot.core.subagent_spawn import SubagentSpawn
-from bot.core.thread_bindings import Heard, ThreadBindings
-from bot.core.threads import ThreadPort
+from bot.core.threads.archiving import Archiving
+from bot.core.threads.bindings import Heard, ThreadBindings
+from bot.core.threads.port import ThreadPort
 from bot.core.timers import Timers
-from bot.core.tool_report import ToolReports
-from bot.core.usage_report import UsageReports
+from bot.core.tools.action_budget import ActionBudget
+from bot.core.tools.agent_tools import AgentTools
+from bot.core.tools.approvals import Approvals
+from bot.core.tools.delegate_reach import roster
+from bot.core.tools.delegate_records import DelegateRecords
+from bot.core.tools.delegate_tasks import DelegateTasks
+from bot.core.tools.delegation import Delegating
+from bot.core.tools.mcp_tools import McpTools
+from bot.core.tools.session_toolset import Caller
+from bot.core.tools.subagent_spawn import SubagentSpawn
 from bot.records import Binding, Cleanup, Origin, Run, Session
 from bot.redaction import Redactor
 from storage.db import Database

@@ -24,7 +24,7 @@ import structlog
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.config import RetentionConfig
-from bot.core.durable_runs import DurableRuns
+from bot.core.durable.durable_runs import DurableRuns
 from bot.core.signals import Signals
 from bot.core.timers import Timers
 from storage.retention import RetentionRepository

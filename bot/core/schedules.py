@@ -10,7 +10,7 @@ missed; slots older than :data:`MISSED_SLOT_GRACE_SECONDS` are skipped, and logg
 resumed, or settled as interrupted, like any other run; its slot does not fire again.
 
 Schedules in config.toml are synced into the table at start-up, by name; people's come from
-:mod:`bot.core.schedule_control`.
+:mod:`bot.core.people.schedule_control`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import structlog
 
 from bot.agents.models import ModelFactory, UnknownModelError
 from bot.config import Config, ScheduleConfig
-from bot.core.budgets import OverBudget
+from bot.core.budgets.meter import OverBudget
 from bot.core.errors import SpawnRefused
-from bot.core.requests import cron_session_key, new_run
-from bot.core.spawning import Spawning
+from bot.core.runs.requests import cron_session_key, new_run
+from bot.core.runs.spawning import Spawning
 from bot.core.timers import Timers, skipped_if_bad
 from bot.cron import cron_trigger, due, next_slot
 from bot.records import (

@@ -6,7 +6,7 @@ import asyncio
 
 from discord import app_commands
 
-from bot.core.control import RunControl
+from bot.core.people.control import RunControl
 
 AUTOCOMPLETE_BUDGET_SECONDS = 1.5
 

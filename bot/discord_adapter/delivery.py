@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 import discord
 import structlog
 
-from bot.core.announcements import Announcement
+from bot.core.runs.announcements import Announcement
 from bot.core.stats import format_runtime
 from bot.discord_adapter.failures import NETWORK_ERRORS, backoff_delay, describe_error, is_transient
 from bot.discord_adapter.notices import FailureNotices

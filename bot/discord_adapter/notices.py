@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import discord
 
-from bot.core.announcements import Announcement
+from bot.core.runs.announcements import Announcement
 from bot.records import short_run_id
 from storage.outbox import NewNotice, NoticeVia, OutboxRow
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core.announcements import Announcement
-from bot.core.internal_context import strip_internal_context
+from bot.core.runs.announcements import Announcement
+from bot.core.runs.internal_context import strip_internal_context
 from bot.discord_adapter.splitting import split_message
 from bot.records import short_run_id
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import discord
 
-from bot.core.schedule_control import ScheduleView
+from bot.core.people.schedule_control import ScheduleView
 from bot.records import ScheduleSource
 
 POSTING_PERMISSIONS = {

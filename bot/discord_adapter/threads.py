@@ -12,7 +12,7 @@ from typing import Any
 import discord
 
 from bot.config import AUTO_ARCHIVE_MINUTES, AutoArchiveMinutes
-from bot.core.threads import ThreadRef, ThreadUnavailable
+from bot.core.threads.port import ThreadRef, ThreadUnavailable
 
 _CHECKS_PER_TURN = 1000  # bound threads checked between two turns of the event loop
 

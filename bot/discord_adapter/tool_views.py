@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.core.tool_report import ToolReport
+from bot.core.people.tool_report import ToolReport
 
 
 def render_tool_report(report: ToolReport) -> str:

@@ -12,9 +12,9 @@ import io
 import discord
 import structlog
 
-from bot.core.budget_caps import Cap, frees_up, use_of
+from bot.core.budgets.caps import Cap, frees_up, use_of
+from bot.core.people.usage_report import Period, UsageReport
 from bot.core.stats import format_cost, format_tokens
-from bot.core.usage_report import Period, UsageReport
 from bot.discord_adapter.usage_chart import chart_png
 from storage.usage import Spend
 

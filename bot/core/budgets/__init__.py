@@ -1,0 +1,1 @@
+"""Caps on runs, tokens and cost, and the meter that enforces them."""

@@ -1,0 +1,1 @@
+"""Durable runs on DBOS: workflows, queues, journals, executors."""

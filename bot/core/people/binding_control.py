@@ -1,0 +1,181 @@
+"""What people do to thread bindings: ``/focus``, ``/unfocus``, ``/agents``, ``/session idle|max-age``.
+Permissions are decided here: the person who bound a thread, the run's owner, or a moderator."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from bot.config import ThreadBindingSettings
+from bot.core.errors import EphemeralSession, SessionArchived, UserError
+from bot.core.orchestrator import Orchestrator
+from bot.core.people.control import RunControl
+from bot.core.runs.session_queries import ChildRow
+from bot.core.threads.port import (
+    ThreadUnavailable,
+    auto_archive_minutes,
+    binding_gate,
+    intro_text,
+    thread_name,
+)
+from bot.core.timers import instant
+from bot.durations import LONGEST, DurationTooLong, format_duration, parse_duration
+from bot.records import Actor, Binding
+from bot.text import quoted
+from storage.repositories import Repositories
+
+UNFOCUS_FAREWELL = "⚙️ Thread unfocused. Messages here will no longer be routed."
+NOT_FOCUSED = "ℹ️ This conversation is not currently focused."
+
+
+def _iso(timestamp: float) -> str:
+    return instant(timestamp).strftime("%Y-%m-%d %H:%M UTC")
+
+
+class BindingControl:
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        repos: Repositories,
+        runs: RunControl,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._orchestrator = orchestrator
+        self._repos = repos
+        self._runs = runs
+        self._clock = clock
+
+    async def focus(
+        self,
+        actor: Actor,
+        *,
+        conversation: str,
+        target: str,
+        channel_id: int,
+        parent_channel_id: int | None,
+        is_dm: bool,
+    ) -> str:
+        """Bind this thread (``parent_channel_id`` is its channel) or DM to the target's session; in a channel,
+        create a thread for it. Focusing is talking to a session: its owner or a moderator only."""
+        row = await self._runs.resolve(conversation, target)
+        orchestrator = self._orchestrator
+        here = parent_channel_id is not None or is_dm
+        current = await self._repos.bindings.get(channel_id) if here else None
+        if current is not None and current.bound_by not in (None, actor.user_id) and not actor.is_moderator:
+            raise UserError(f"Only <@{current.bound_by}> can refocus this conversation.")
+        await self._runs.authorize(actor, row, "focus")
+        if row.session.archived_at is not None:
+            raise SessionArchived(row.session.key, row.session.archived_at, self._clock())
+        if row.session.delegation is not None:
+            raise EphemeralSession(row.session.key)
+        settings = (await orchestrator.guild_settings.effective(actor.guild_id)).thread_bindings
+        if not settings.enabled:
+            raise UserError(binding_gate(settings) or "Thread bindings are disabled.")
+        if here:
+            binding = self._new_binding(channel_id, parent_channel_id, row, actor.user_id, settings)
+            await orchestrator.bind(binding)
+            return f"✅ bound this conversation to {row.session.key}."
+        if refusal := binding_gate(settings):
+            raise UserError(refusal)
+        try:
+            ref = await orchestrator.threads.create_thread(
+                channel_id,
+                thread_name(row.label),
+                auto_archive_minutes(settings.idle_hours * 3600, settings.auto_archive_minutes),
+            )
+        except ThreadUnavailable as unavailable:
+            raise UserError(f"Unable to create a thread here: {unavailable}") from None
+        binding = self._new_binding(ref.thread_id, ref.parent_channel_id, row, actor.user_id, settings)
+        await orchestrator.bind(binding)
+        await orchestrator.threads.post(
+            ref.thread_id, intro_text(row.label, binding.idle_seconds, binding.max_age_seconds)
+        )
+        return f"✅ created thread <#{ref.thread_id}> and bound it to {row.session.key}."
+
+    def _new_binding(
+        self, thread_id: int, parent: int | None, row: ChildRow, user_id: int, settings: ThreadBindingSettings
+    ) -> Binding:
+        now = self._clock()
+        return Binding(
+            thread_id=thread_id,
+            parent_channel_id=parent,
+            guild_id=row.session.guild_id,
+            session_key=row.session.key,
+            bound_by=user_id,
+            bound_at=now,
+            last_activity_at=now,
+            idle_seconds=settings.idle_hours * 3600,
+            max_age_seconds=settings.max_age_hours * 3600,
+        )
+
+    async def _binding_here(self, channel_id: int) -> Binding | None:
+        return await self._repos.bindings.get(channel_id)
+
+    async def _may_manage(self, actor: Actor, binding: Binding, what: str) -> None:
+        if actor.is_moderator or binding.bound_by == actor.user_id:
+            return
+        latest = await self._repos.runs.latest_for_session(binding.session_key)
+        owner = latest.requester_user_id if latest else None
+        if owner == actor.user_id:
+            return
+        who = binding.bound_by if binding.bound_by is not None else owner
+        raise UserError(f"Only <@{who}> can {what} this conversation.")
+
+    async def unfocus(self, actor: Actor, channel_id: int) -> str:
+        binding = await self._binding_here(channel_id)
+        if binding is None:
+            return NOT_FOCUSED
+        await self._may_manage(actor, binding, "unfocus")
+        await self._orchestrator.unbind(channel_id, farewell=UNFOCUS_FAREWELL)
+        return "✅ Conversation unfocused."
+
+    async def agents(self, conversation: str) -> str:
+        """Active, waiting and bound sub-agents of this conversation, with their thread or ``unbound``."""
+        lines = ["agents:", "-----"]
+        for index, row in enumerate(await self._runs.rows(conversation), start=1):
+            bindings = await self._repos.bindings.for_session(row.session.key)
+            live = row.run is not None and not row.run.status.is_terminal
+            if not live and not bindings:
+                continue
+            where = ", ".join(f"thread:{b.thread_id}" for b in bindings) or "unbound"
+            lines.append(f"{index}. {row.label} ({where}) {row.status}")
+        if len(lines) == 2:
+            lines.append("(none)")
+        return "\n".join(lines)
+
+    async def lifetime(self, actor: Actor, channel_id: int, which: str, value: str | None) -> str:
+        """Show or set ``idle`` or ``max-age`` for the binding of this conversation."""
+        binding = await self._binding_here(channel_id)
+        if binding is None:
+            return NOT_FOCUSED
+        idle = which == "idle"
+        name = "Idle timeout" if idle else "Max age"
+        seconds = binding.idle_seconds if idle else binding.max_age_seconds
+        if value is None:
+            if seconds <= 0:
+                return f"ℹ️ {name} is currently disabled for this focused session."
+            start = binding.last_activity_at if idle else binding.bound_at
+            when = "next auto-unfocus" if idle else "hard auto-unfocus"
+            return f"ℹ️ {name} active ({format_duration(seconds)}, {when} at {_iso(start + seconds)})."
+        try:
+            new = parse_duration(value)
+        except ValueError as invalid:
+            longest = f" The longest is {LONGEST}." if isinstance(invalid, DurationTooLong) else ""
+            raise UserError(
+                f"Invalid duration '{quoted(value)}'.{longest} Usage: /session {which} <duration|off> "
+                f"(example: /session {which} 24h, 90m or off)."
+            ) from None
+        await self._may_manage(actor, binding, "update session lifecycle settings for")
+        now = self._clock()
+        changed = (
+            replace(binding, idle_seconds=new, last_activity_at=now)
+            if idle
+            else replace(binding, max_age_seconds=new, bound_at=now)
+        )
+        await self._orchestrator.bind(changed)
+        if new <= 0:
+            return f"✅ {name} disabled for this binding."
+        when = "next auto-unfocus" if idle else "hard auto-unfocus"
+        return f"✅ {name} set to {format_duration(new)} ({when} at {_iso(now + new)})."

@@ -1,0 +1,216 @@
+"""What people do to runs from Discord: list, inspect, read, kill, send, steer, stop — with the same target
+numbering everywhere, and permission decided here: owners act on their own runs, moderators on anyone's
+(and every such moderator action is audited). The cog only says who the actor is and whether they moderate.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.core.errors import UnknownTarget, UserError
+from bot.core.limits import checked_text
+from bot.core.orchestrator import Orchestrator
+from bot.core.people.delivery_state import delivery_state
+from bot.core.runs.requests import main_session_key
+from bot.core.runs.run_actions import NotActionable, descendants, kill_refusal, live_runs, steer_refusal
+from bot.core.runs.session_queries import ChildRow
+from bot.core.stats import format_runtime
+from bot.records import Actor, Run, RunKind, RunStatus, short_run_id
+from bot.text import has_visible_text
+from storage.repositories import Repositories
+
+SEND_WAIT_SECONDS = 30.0
+
+
+def _run_of(row: ChildRow) -> Run | None:
+    return row.run
+
+
+@dataclass(frozen=True)
+class Details:
+    delivery: str
+    messages: int
+
+
+@dataclass(frozen=True)
+class Listing:
+    active: list[tuple[int, ChildRow]]
+    recent: list[tuple[int, ChildRow]]
+
+
+class RunControl:
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        repos: Repositories,
+        *,
+        clock: Callable[[], float] = time.time,
+        send_wait_seconds: float = SEND_WAIT_SECONDS,
+    ) -> None:
+        self._orchestrator = orchestrator
+        self._repos = repos
+        self._clock = clock
+        self._send_wait = send_wait_seconds
+        self._steer_limit = orchestrator.steer_limit
+
+    def _main_key(self, conversation: str) -> str:
+        return main_session_key(self._orchestrator.default_agent, conversation)
+
+    async def rows(self, conversation: str) -> list[ChildRow]:
+        """Sub-agents of a conversation, numbered as ``list`` shows them: active first, then recent."""
+        return await self._orchestrator.queries.children(self._main_key(conversation))
+
+    async def listing(self, conversation: str) -> Listing:
+        numbered = list(enumerate(await self.rows(conversation), start=1))
+        return Listing(
+            active=[(i, r) for i, r in numbered if r.run is not None and not r.run.status.is_terminal],
+            recent=[(i, r) for i, r in numbered if r.run is not None and r.run.status.is_terminal],
+        )
+
+    async def resolve(self, conversation: str, target: str) -> ChildRow:
+        if not has_visible_text(target):
+            raise UserError("Missing subagent id.")
+        queries = self._orchestrator.queries
+        try:
+            return queries.resolve_target(await self.rows(conversation), target)
+        except UnknownTarget:
+            older = await queries.any_child(self._main_key(conversation), target)  # an archived one, by key or id
+            if older is None:
+                raise
+            return older
+
+    async def details(self, row: ChildRow) -> Details:
+        """Where the run's announcement stands, and how long its transcript is."""
+        delivery = "not announced yet"
+        if row.run is not None:
+            rows = await self._repos.outbox.for_run(row.run.id)
+            if rows:
+                delivery = delivery_state(rows)
+            elif row.run.status is RunStatus.KILLED:
+                delivery = "none (killed runs announce nothing)"
+            elif row.run.status.is_terminal:
+                delivery = "none (the run replied NO_REPLY)"
+        return Details(delivery, await self._repos.transcripts.count(row.session.key))
+
+    async def target_choices(self, conversation: str, current: str) -> list[tuple[str, str]]:
+        """Autocomplete: ``(name, value)`` pairs — index, label, status, age — matching what was typed."""
+        now = self._clock()
+        typed = current.strip().lower()
+        choices = []
+        for index, row in enumerate(await self.rows(conversation), start=1):
+            run = row.run
+            if run is None:
+                continue
+            age = format_runtime(now - run.created_at)
+            name = f"#{index} {row.label[:60]} — {row.status}, {age} ago"
+            if not typed or typed in name.lower() or run.id.startswith(typed):
+                choices.append((name[:100], str(index)))
+        return choices[:25]
+
+    async def authorize(self, actor: Actor, row: ChildRow, action: str, detail: str | None = None) -> None:
+        """The run's owner may; a moderator may too (audited); anyone else is refused with the owner named."""
+        await self._orchestrator.authority.check(actor, row.run, row.label, action, detail)
+
+    async def kill(self, actor: Actor, conversation: str, target: str) -> str:
+        row = await self.resolve(conversation, target)
+        if row.run is None or kill_refusal(row.run):
+            return f"{row.label} is already finished."
+        await self.authorize(actor, row, "kill")
+        count = descendants(await self._orchestrator.kill(row.run.id))
+        if count is None:
+            return f"{row.label} is already finished."
+        return f"killed {row.label}" + (f" (+ {count} descendants)." if count else ".")
+
+    async def kill_all(self, actor: Actor, conversation: str) -> str:
+        """Kill every active sub-agent the actor may kill; a moderator's covers everyone's (audited)."""
+        rows = live_runs(await self.rows(conversation), _run_of)
+        mine = [(row, run) for row, run in rows if actor.is_moderator or run.requester_user_id == actor.user_id]
+        if not mine:
+            return "No active subagents to kill." if not rows else "None of the active subagents are yours to kill."
+        stopped = 0
+        for row, run in mine:
+            await self.authorize(actor, row, "kill")
+            stopped += len(await self._orchestrator.kill(run.id))
+        skipped = len(rows) - len(mine)
+        noun = "subagent" if stopped == 1 else "subagents"
+        others = f" {skipped} {'belongs' if skipped == 1 else 'belong'} to others." if skipped else ""
+        return f"killed {stopped} {noun}.{others}"
+
+    async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> str:
+        row = await self.resolve(conversation, target)
+        text = checked_text(message, empty="Steer needs a message.", terse=True)
+        run = row.run
+        refusal = steer_refusal(run)
+        if refusal is NotActionable.WAITING:
+            raise UserError(f"{row.label} is waiting on its children; steer one of them instead.")
+        if refusal or run is None:
+            raise UserError(f"{row.label} is already finished.")
+        if self._steer_limit.wait_left(actor.user_id, run.id) > 0:
+            raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
+        await self.authorize(actor, row, "steer", text[:200])
+        self._steer_limit.sent(actor.user_id, run.id)
+        if not await self._orchestrator.steer(run.id, text):
+            raise UserError(f"{row.label} is already finished.")
+        return f"steered {row.label} (run {run.short_id})."
+
+    async def send(self, actor: Actor, conversation: str, target: str, message: str) -> str:
+        """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run)."""
+        row = await self.resolve(conversation, target)
+        text = checked_text(message, empty="Send needs a message.", terse=True)
+        await self.authorize(actor, row, "send", text[:200])
+        orchestrator = self._orchestrator
+        live = row.run if row.run is not None and not row.run.status.is_terminal else None
+        if live is not None and self._steer_limit.wait_left(actor.user_id, live.id) > 0:  # it would steer it
+            raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
+        before = await orchestrator.queries.assistant_texts(row.session.key) if live else []
+        if live and await orchestrator.steer(live.id, text):
+            self._steer_limit.sent(actor.user_id, live.id)
+            reply = await orchestrator.wait_for(lambda: self._new_reply(row.session.key, len(before)), self._send_wait)
+            run_id = live.id
+        else:
+            run_id = await orchestrator.follow_up(row.session, text, row.run)
+            reply = await orchestrator.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
+        if reply is None:
+            return f"⏳ Subagent still running (run {short_run_id(run_id)})."
+        return reply
+
+    async def _new_reply(self, session_key: str, seen: int) -> str | None:
+        texts = await self._orchestrator.queries.assistant_texts(session_key)
+        return texts[-1] if len(texts) > seen else None
+
+    async def _finished_reply(self, run_id: str) -> str | None:
+        run = await self._repos.runs.get(run_id)
+        if run is None or not run.status.is_terminal:
+            return None
+        if run.status is RunStatus.COMPLETED:
+            return run.result_text or "(no output)"
+        return f"⚠️ Subagent error: {run.error or run.status.value} (run {short_run_id(run_id)})."
+
+    async def stop(self, actor: Actor, conversation: str) -> str:
+        """Abort the conversation's main-agent turn and every sub-agent (cascading), as far as the actor may."""
+        main_key = self._main_key(conversation)
+        turns = [
+            run
+            for run in await self._repos.runs.for_session(main_key)
+            if run.kind is RunKind.CHAT
+            and not run.status.is_terminal
+            and (actor.is_moderator or run.requester_user_id == actor.user_id)
+        ]
+        stopped = 0
+        for run in turns:  # a moderator's stop of someone else's turn is audited like any kill
+            await self._orchestrator.authority.check(actor, run, "the main agent's turn", "kill")
+            stopped += sum(killed.id != run.id for killed in await self._orchestrator.kill(run.id))  # its cascade
+        for row, run in live_runs(await self.rows(conversation), _run_of):
+            if actor.is_moderator or run.requester_user_id == actor.user_id:
+                await self.authorize(actor, row, "kill")
+                stopped += len(await self._orchestrator.kill(run.id))
+        if not turns and not stopped:
+            return (
+                "Nothing of yours is running in this conversation."
+                if not actor.is_moderator
+                else ("Nothing is running in this conversation.")
+            )
+        noun = "sub-agent" if stopped == 1 else "sub-agents"
+        return "⚙️ Agent was aborted." + (f" Stopped {stopped} {noun}." if stopped else "")

@@ -1,0 +1,105 @@
+"""What an agent may call, and why not the rest: ``/subagents tools``. For each place the agent can run — a
+conversation's main agent, a sub-agent at each depth — the tools the one resolver (:mod:`bot.core.tools.tool_policy`)
+offers it there, and, for each tool it withholds, the first rule that withholds it. MCP servers are asked for their
+tools live; one that cannot start is named with why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.agents.mcp_servers import McpServers, McpUnavailable
+from bot.config import Config
+from bot.core.errors import UserError
+from bot.core.tools.tool_policy import SELF_GATED, admits_mcp_tool, all_session_tools, offered_tools, role_tools
+from bot.records import ControlScope, Session, SessionKind, SessionRole
+
+
+@dataclass(frozen=True)
+class Placement:
+    where: str  # e.g. "as a sub-agent at depth 1 (orchestrator)"
+    offered: list[str]
+    withheld: dict[str, list[str]]  # why → the tools it withholds
+
+
+@dataclass(frozen=True)
+class ToolReport:
+    agent_id: str
+    risk_profile: str | None
+    runtime_profile: str | None
+    servers: dict[str, str]  # server → "N tools" or why it is unavailable
+    placements: list[Placement]
+
+
+class ToolReports:
+    def __init__(self, config: Config, servers: McpServers) -> None:
+        self._config = config
+        self._servers = servers
+
+    async def report(self, agent_id: str) -> ToolReport:
+        agents = self._config.agents.list
+        if agent_id not in agents:
+            raise UserError(f'Unknown agent "{agent_id}". Configured agents: {", ".join(sorted(agents))}.')
+        agent = agents[agent_id]
+        servers: dict[str, str] = {}
+        mcp_tools: list[str] = []
+        for name in agent.mcp_servers:
+            try:
+                names = await self._servers.tool_names(name)
+            except McpUnavailable as unavailable:
+                servers[name] = str(unavailable).removeprefix(f"MCP server '{name}' is ")
+                continue
+            servers[name] = f"{len(names)} tool(s)"
+            mcp_tools += names
+        placements = [self._placement(where, session, mcp_tools) for where, session in self._places(agent_id)]
+        return ToolReport(agent_id, agent.risk_profile, agent.runtime_profile, servers, placements)
+
+    def _places(self, agent_id: str) -> list[tuple[str, Session]]:
+        max_depth = self._config.agents.defaults.subagents.max_spawn_depth
+        places = [("as a conversation's main agent", _session(agent_id, 0, SessionRole.MAIN))]
+        for depth in range(1, max_depth + 1):
+            role = SessionRole.LEAF if depth >= max_depth else SessionRole.ORCHESTRATOR
+            places.append((f"as a sub-agent at depth {depth} ({role})", _session(agent_id, depth, role)))
+        return places
+
+    def _placement(self, where: str, session: Session, mcp_tools: list[str]) -> Placement:
+        session_tools = offered_tools(self._config, session)
+        offered = sorted(session_tools) + [tool for tool in mcp_tools if admits_mcp_tool(self._config, session, tool)]
+        withheld: dict[str, list[str]] = {}
+        for tool in sorted(all_session_tools() - session_tools) + [t for t in mcp_tools if t not in offered]:
+            withheld.setdefault(self._why_not(session, tool), []).append(tool)
+        return Placement(where, offered, withheld)
+
+    def _why_not(self, session: Session, tool: str) -> str:
+        """The first rule that withholds ``tool`` from ``session``, in the resolver's order."""
+        risk = self._config.risk_profile_of(session.agent_id)
+        subagent_tools = self._config.tools.subagents.tools
+        sub_agent = session.role != SessionRole.MAIN
+        mcp = "__" in tool
+        if not mcp and tool not in role_tools(session.role):
+            return "a leaf sub-agent gets no session tools" if session.role == SessionRole.LEAF else "main agent only"
+        if sub_agent and (
+            tool in subagent_tools.deny or (not mcp and subagent_tools.allow and tool not in subagent_tools.allow)
+        ):
+            return "withheld from sub-agents by [tools.subagents.tools]"
+        if risk is not None and tool not in SELF_GATED and not (risk.admits_mcp(tool) if mcp else risk.allows(tool)):
+            how = "excluded by" if tool in risk.excluded_tools else "not in allowed_tools of"
+            return f"{how} risk profile '{self._config.agents.list[session.agent_id].risk_profile}'"
+        return "needs a risk_profile and another agent to delegate to"  # the one rule left: delegate's
+
+
+def _session(agent_id: str, depth: int, role: SessionRole) -> Session:
+    """A session of ``agent_id`` placed at ``depth`` with ``role``, to ask the resolver about."""
+    return Session(
+        key=f"agent:{agent_id}:report",
+        agent_id=agent_id,
+        kind=SessionKind.MAIN if depth == 0 else SessionKind.SUBAGENT,
+        depth=depth,
+        role=role,
+        requester_session_key=None,
+        label=None,
+        guild_id=None,
+        channel_id=0,
+        owner_user_id=None,
+        created_at=0.0,
+        control_scope=ControlScope.NONE if role == SessionRole.LEAF else ControlScope.CHILDREN,
+    )

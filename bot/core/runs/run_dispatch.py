@@ -1,0 +1,218 @@
+"""Dispatch: where and when a run starts, and how a kill reaches it.
+
+Without durable runs, a run executes in a task of this process (it waits for its place in ``runs.run_lanes``).
+With them, a run is a DBOS workflow: queued in ``durable.run_queues`` (any process may take it) or started at
+once, and a kill cancels its workflows wherever they execute (DBOS aborts an in-flight model request within about
+a second, :mod:`bot.agents.journal`; in this process the run's cancellation token stops it at once).
+
+Every start, wake and kill goes through one supervisor task, so none runs in its caller's context: a run started from
+a tool call never inherits the caller's deadline, cancellation or DBOS workflow (a DBOS call made in a workflow's
+context would be journaled as one of that workflow's steps). Durable runs are placed in their queues by one task, one
+after another in the order dispatched: a run waiting to be placed is an entry in a deque, not a task of its own
+(10,000 spawned at once were 10,000 tasks waiting on a lock, walked by every full garbage collection).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import Literal
+
+import structlog
+
+from bot.core.durable.durable_runs import DurableRuns, current_workflow, run_of
+from bot.core.durable.run_queues import CHAT, SUBAGENTS, Placement, RunQueues, placement
+from bot.core.runs.fair_lane import FairLane
+from bot.records import Run, Session, short_run_id
+from storage.repositories import Repositories
+
+log = structlog.get_logger(__name__)
+Action = Literal["queue", "wake", "kill"]
+Execute = Callable[[str, bool], Coroutine[object, object, None]]  # (run id, woken)
+_IDLE_POLL = 0.02  # seconds between looks at workflows this process queued, while waiting for them to finish
+_FORGET_AT = 1000  # workflows queued here and not started here: then look which ended (taken by other processes)
+
+
+class RunDispatch:
+    def __init__(
+        self,
+        repos: Repositories,
+        lane: FairLane,
+        execute: Execute,
+        durable: DurableRuns | None,
+        queues: RunQueues,
+    ) -> None:
+        self._repos = repos
+        self._lane = lane
+        self._execute = execute
+        self.durable = durable
+        self._queues = queues
+        self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
+        self._tasks: dict[str, asyncio.Task[object]] = {}
+        self._held: dict[str, tuple[str, ...]] = {}  # run id → the queue its workflow executing here came from
+        self._queued: set[str] = set()  # workflows this process queued, not yet started here nor seen ended
+        self._forget_at = _FORGET_AT
+        self._supervisor: asyncio.Task[None] | None = None
+        self._to_place: deque[tuple[str, bool]] = deque()  # durable runs dispatched, not yet placed: (run id, woken)
+        self._placer: asyncio.Task[None] | None = None
+        self._placing: str | None = None  # the run being placed now
+        self._started_while_placed = False  # its workflow started here before its placing returned
+
+    async def launch(self, body: Execute) -> set[str]:
+        """Launch durable runs (if on) with ``body`` as every workflow's; the ids of the runs they resume."""
+        if self.durable is None:
+            return set()
+        return await self.durable.launch(body, self._queues)
+
+    def start(self) -> None:
+        self._supervisor = asyncio.create_task(self._supervise(), name="run-dispatch")
+
+    def queue(self, run_id: str) -> None:
+        """Start a run that was just persisted as queued."""
+        self._actions.put_nowait((run_id, "queue"))
+
+    def wake(self, run_id: str) -> None:
+        """Resume a run that settlement moved from waiting back to running."""
+        self._actions.put_nowait((run_id, "wake"))
+
+    def kill(self, run_id: str) -> None:
+        """Take a killed run out of the lane's queue (the runs behind it move up at once), and cancel its workflows."""
+        if self._lane.withdraw(run_id):
+            self._tasks[run_id].cancel()
+        if self.durable is not None:
+            self._actions.put_nowait((run_id, "kill"))
+
+    def abandon(self) -> None:
+        """Stop every run task here, leaving the runs as they are: another process declared this one dead (it was
+        silent past its lease) and took them over; two executions of one run would make its requests twice."""
+        self._to_place.clear()
+        for task in [*self._tasks.values(), *self._placers()]:
+            task.cancel()
+
+    def track(self, run_id: str) -> None:
+        """The current task executes ``run_id`` (a workflow DBOS started here): stopped with the others at close; when
+        it ends (its outcome recorded), the queue workers here poll at once, for the place it leaves."""
+        self._queued.discard(current_workflow() or "")
+        self._started_while_placed |= run_id == self._placing
+        task = asyncio.current_task()
+        if task is not None and self._tasks.get(run_id) is not task:
+            self._tasks[run_id] = task
+            task.add_done_callback(functools.partial(self._forget, run_id))
+            task.add_done_callback(functools.partial(self._left, run_id))
+
+    def holds(self, run_id: str, queue: str | None) -> None:
+        """The workflow executing ``run_id`` here was taken from ``queue`` (``None``: it started at once)."""
+        self._held[run_id] = () if queue is None else (queue,)
+
+    def _left(self, run_id: str, task: asyncio.Task[object]) -> None:
+        """A workflow ended here: its queue polls now (both of ours when it ended before saying which it was in)."""
+        self._queues.wake_after(self._held.pop(run_id, (SUBAGENTS, CHAT)))
+
+    async def lane_places(self) -> dict[str, int]:
+        """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's order."""
+        order = await self._queues.lane_order() if self.durable is not None else self._lane.order()
+        return {run_of(workflow_id): place for place, workflow_id in enumerate(order, start=1)}
+
+    async def wait_idle(self) -> None:
+        """Wait until nothing this process started or queued is queued or executing (here, or anywhere)."""
+        while True:
+            await asyncio.gather(*self._tasks.values(), *self._placers(), return_exceptions=True)
+            await self._forget_ended()
+            if not self._tasks and self._actions.empty() and not self._queued and not self._placers():
+                return
+            await asyncio.sleep(_IDLE_POLL if self._queued else 0)
+
+    async def close(self) -> None:
+        """Stop the supervisor and every run task; runs still live stay live in the database. A task that ends in an
+        error as it is stopped does not stop the close: DBOS's execution of a killed run, parked over the
+        cancellation, can end so ("awaited workflow was cancelled"), and that used to leave the rest of the bot
+        open."""
+        if self.durable is not None:  # first: a workflow starting while its siblings are stopped would go on
+            self.durable.stop_taking()
+        tasks = [t for t in (self._supervisor, self._placer, *self._tasks.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task, outcome in zip(tasks, await asyncio.gather(*tasks, return_exceptions=True), strict=True):
+            if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
+                log.warning("task_failed_while_stopping", task=task.get_name(), exc_info=outcome)
+        self._tasks.clear()
+        self._supervisor = self._placer = None
+        if self.durable is not None:
+            await self.durable.close()
+
+    async def _supervise(self) -> None:
+        while True:
+            run_id, action = await self._actions.get()
+            if action == "kill":
+                assert self.durable is not None
+                try:
+                    await self.durable.cancel(run_id)
+                except Exception:  # its run is killed already; a workflow left running ends at its settled run
+                    log.exception("run_workflow_not_cancelled", run_id=run_id)
+                continue
+            if self.durable is None:
+                self._run_task(run_id, self._execute(run_id, action == "wake"))
+                continue
+            self._to_place.append((run_id, action == "wake"))
+            if not self._placers():
+                self._placer = asyncio.create_task(self._place_all(), name="run-placing")
+
+    def _run_task(self, run_id: str, body: Coroutine[object, object, object]) -> None:
+        task = asyncio.create_task(body, name=f"run-{short_run_id(run_id)}")
+        self._tasks[run_id] = task
+        task.add_done_callback(functools.partial(self._forget, run_id))
+
+    def _placers(self) -> list[asyncio.Task[None]]:
+        return [self._placer] if self._placer is not None and not self._placer.done() else []
+
+    async def _place_all(self) -> None:
+        """Place the runs dispatched, in that order (a wake may poll between two enqueues); one that starts at once
+        executes in a task of its own, not holding up the ones behind it."""
+        while self._to_place:
+            run_id, wake = self._to_place.popleft()
+            try:
+                found = await self._found(run_id)
+                place = None if found is None else await placement(self._repos, *found, wake=wake)
+            except Exception:  # the store failed us: the next start finds the run not started and starts it
+                log.exception("run_not_started", run_id=run_id, wake=wake)
+                continue
+            if found is None:
+                continue
+            if place is None:
+                self._run_task(run_id, self._start(run_id, wake, None))
+                continue
+            self._placing, self._started_while_placed = run_id, False
+            queued = await self._start(run_id, wake, place)
+            self._placing = None
+            if queued is not None and not self._started_while_placed:  # else it started here already
+                self._queued.add(queued)
+                if len(self._queued) >= self._forget_at:  # queued here, taken by other processes (or a backlog)
+                    await self._forget_ended()
+                    self._forget_at = max(_FORGET_AT, 2 * len(self._queued))  # a backlog still queued: not every time
+
+    async def _found(self, run_id: str) -> tuple[Run, Session] | None:
+        run = await self._repos.runs.get(run_id)
+        session = await self._repos.sessions.get(run.session_key) if run is not None else None
+        return None if run is None or session is None else (run, session)
+
+    async def _start(self, run_id: str, wake: bool, place: Placement | None) -> str | None:
+        """Queue a run (or its wake) where ``place`` says, or execute it here and now; the workflow queued, if one was
+        (none, too, when DBOS failed: logged)."""
+        assert self.durable is not None
+        try:
+            return await self.durable.start(run_id, wake=wake, place=place)
+        except Exception:  # DBOS's database failed us: the next start finds the run not started and starts it
+            log.exception("run_not_started", run_id=run_id, wake=wake)
+            return None
+
+    async def _forget_ended(self) -> None:
+        """Forget the workflows queued here that have ended (in another process: one started here is forgotten
+        as it starts)."""
+        queued = set(self._queued)
+        self._queued -= queued - await self._queues.unfinished(queued)
+
+    def _forget(self, run_id: str, task: asyncio.Task[object]) -> None:
+        if self._tasks.get(run_id) is task:
+            del self._tasks[run_id]

@@ -1,0 +1,289 @@
+"""Deciding whether a spawn may happen, and with what: the validation chain of ``sessions_spawn``.
+
+The order and wording follow OpenClaw's (reference/openclaw.md §1.2), so agents trained on its messages
+recover the same way. Every refusal happens before anything is written: no run starts on a refused spawn.
+``plan`` decides from the config alone; ``checked_plan`` adds the one check that asks the provider.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from bot.agents.model_catalog import ModelCatalog
+from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
+from bot.config import (
+    AGENT_ID_PATTERN,
+    THINKING_LEVELS,
+    AgentConfig,
+    Config,
+    ThreadBindingSettings,
+)
+from bot.core.errors import SpawnRefused, TextRefused
+from bot.core.limits import MAX_LABEL_CHARS, checked_text
+from bot.core.runs.queue_caps import NOTHING_QUEUED, check_member, check_queue
+from bot.core.threads.port import binding_gate
+from bot.records import Cleanup, Run, Session, SessionMode, SessionRole
+from bot.text import has_visible_text, quoted
+from storage.runs import QueueLoad
+
+
+@dataclass(frozen=True)
+class SpawnArgs:
+    task: str
+    label: str | None = None
+    agent_id: str | None = None
+    model: str | None = None
+    thinking: str | None = None
+    run_timeout_seconds: float | None = None
+    thread: bool = False
+    mode: str | None = None
+    cleanup: str = "keep"
+    sandbox: str = "inherit"
+
+
+@dataclass(frozen=True)
+class SpawnPlan:
+    agent_id: str
+    task: str
+    label: str | None
+    mode: SessionMode
+    cleanup: Cleanup
+    model: ResolvedModel
+    thinking: str | None
+    timeout_seconds: int
+    depth: int
+    role: SessionRole
+    sandboxed: bool
+    thread: bool = False
+
+
+def _first(*values):
+    return next((value for value in values if value is not None), None)
+
+
+@dataclass(frozen=True)
+class SpawnContext:
+    """Who is spawning: the requester session and its current run (``None`` for a user's slash command)."""
+
+    requester: Session
+    requester_run: Run | None
+    active_children: int  # live children an agent of the requester spawned
+    by_user: bool
+    thread_settings: ThreadBindingSettings
+    member_active: int = 0  # live sub-agents on this server of the member asking (a person's spawn)
+    member_limit: int = 0  # 0 = no limit
+    queued: QueueLoad = NOTHING_QUEUED  # runs waiting for the sub-agent lane
+
+
+_BeforeModel = tuple[str, str | None, SessionMode, Cleanup, tuple[str, AgentConfig]]  # task … (target id, target)
+
+
+class SpawnPolicy:
+    def __init__(self, config: Config, models: ModelFactory) -> None:
+        self._config = config
+        self._models = models
+        self._catalog = ModelCatalog(models)
+
+    async def checked_plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
+        """``plan``, asking the provider first whether it serves an explicitly requested model: after the checks
+        that come before the model, before the model is built (a refused name builds nothing). Configured defaults
+        are the operator's choice and are not checked."""
+        before = self._before_model(args, context)
+        if args.model is not None and (refusal := await self._catalog.refusal(args.model)):
+            raise SpawnRefused("error", refusal)
+        return self._planned(args, context, before)
+
+    def plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
+        """The validation chain, in OpenClaw's order: the request's own shape, the limits on the requester, the
+        target agent, then what the child runs with. The first refusal wins."""
+        return self._planned(args, context, self._before_model(args, context))
+
+    def _planned(self, args: SpawnArgs, context: SpawnContext, before: _BeforeModel) -> SpawnPlan:
+        """The plan, once the checks before the model passed: the model (built now), thinking and timeout."""
+        task, label, mode, cleanup, (target_id, target) = before
+        model, thinking, timeout = self._run_settings(args, context, target)
+        depth = context.requester.depth + 1
+        max_depth = self._config.agents.defaults.subagents.max_spawn_depth
+        return SpawnPlan(
+            agent_id=target_id,
+            task=task,
+            label=label,
+            mode=mode,
+            cleanup=cleanup,
+            model=model,
+            thinking=thinking,
+            timeout_seconds=timeout,
+            depth=depth,
+            role=SessionRole.LEAF if depth >= max_depth else SessionRole.ORCHESTRATOR,
+            sandboxed=target.sandboxed,
+            thread=args.thread,
+        )
+
+    def _before_model(self, args: SpawnArgs, context: SpawnContext) -> _BeforeModel:
+        """The chain's checks before the model: shape, limits, target (from the config alone, nothing built)."""
+        task, label, mode, cleanup = self._shape(args, context)
+        self._check_limits(context)
+        return task, label, mode, cleanup, self._target(args, context)
+
+    def _shape(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, str | None, SessionMode, Cleanup]:
+        """Task, label, agent id syntax, mode / cleanup / sandbox values, and whether a thread may be bound."""
+        try:
+            task = checked_text(args.task, what="Task")
+        except TextRefused as refused:
+            raise SpawnRefused("error", str(refused)) from None  # every refusal of the policy is a SpawnRefused
+        label = args.label.strip()[:MAX_LABEL_CHARS] if args.label and has_visible_text(args.label) else None
+        if args.agent_id is not None and not AGENT_ID_PATTERN.match(args.agent_id):
+            raise SpawnRefused(
+                "error",
+                f'Invalid agentId "{quoted(args.agent_id)}". Agent IDs must match [a-z0-9][a-z0-9_-]{{0,63}}. '
+                "Use agents_list to discover valid targets.",
+            )
+        mode = self._mode(args)
+        cleanup = Cleanup.KEEP if mode is SessionMode.SESSION else Cleanup(args.cleanup)
+        if args.thread and (refusal := binding_gate(context.thread_settings)):
+            raise SpawnRefused("error", refusal)
+        return task, label, mode, cleanup
+
+    def _check_limits(self, context: SpawnContext) -> None:
+        """Depth, then a person's own live sub-agents, then an agent's live children, then the lane's queue."""
+        defaults = self._config.agents.defaults.subagents
+        depth, max_depth = context.requester.depth, defaults.max_spawn_depth
+        if depth >= max_depth:
+            raise SpawnRefused(
+                "forbidden", f"sessions_spawn is not allowed at this depth (current depth: {depth}, max: {max_depth})"
+            )
+        if context.member_limit:  # a person's own spawn, or a main agent's in their turn
+            check_member(
+                context.member_limit, context.member_active, context.requester.guild_id, None if context.by_user else 0
+            )
+        if not context.by_user and context.active_children >= defaults.max_children_per_agent:
+            raise SpawnRefused(
+                "forbidden",
+                "sessions_spawn has reached max active children for this session "
+                f"({context.active_children}/{defaults.max_children_per_agent})",
+            )
+        self.check_queue(context.queued)
+
+    def check_queue(self, queued: QueueLoad) -> None:
+        """The sub-agent queue's caps, for a spawn, a follow-up and a firing alike (:mod:`bot.core.runs.queue_caps`)."""
+        check_queue(self._config.agents.defaults.subagents, queued)
+
+    def _target(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, AgentConfig]:
+        """Which agent the child runs: required, allowed, configured, and sandboxed when it must be."""
+        agents = self._config.agents
+        requester = context.requester
+        requester_agent = agents.list.get(requester.agent_id, AgentConfig())
+        require_agent_id = _first(
+            requester_agent.subagents.require_agent_id, agents.defaults.subagents.require_agent_id
+        )
+        if args.agent_id is None and require_agent_id and not context.by_user:
+            raise SpawnRefused(
+                "error",
+                "sessions_spawn requires explicit agentId when requireAgentId is configured. "
+                "Use agents_list to see allowed agent ids.",
+            )
+        target_id = args.agent_id or requester.agent_id
+        if not context.by_user and target_id != requester.agent_id:
+            allowed = self.allowed_targets(requester.agent_id)
+            if "*" not in allowed and target_id not in allowed:
+                listed = ", ".join(a for a in allowed if a != requester.agent_id) or "none"
+                raise SpawnRefused("forbidden", f"agentId is not allowed for sessions_spawn (allowed: {listed})")
+        target = agents.list.get(target_id)
+        if target is None:
+            raise SpawnRefused(
+                "error", f'Unknown agentId "{target_id}". Configured agents: {", ".join(sorted(agents.list))}.'
+            )
+        if not target.enabled:
+            raise SpawnRefused(
+                "forbidden", f'Agent "{target_id}" is disabled (agents.list.{target_id}.enabled = false).'
+            )
+        if requester.sandboxed and not target.sandboxed:
+            raise SpawnRefused(
+                "forbidden",
+                "Sandboxed sessions cannot spawn unsandboxed subagents. "
+                "Set a sandboxed target agent or use the same agent runtime.",
+            )
+        if args.sandbox == "require" and not target.sandboxed:
+            raise SpawnRefused(
+                "forbidden",
+                'sessions_spawn sandbox="require" needs a sandboxed target runtime. '
+                'Pick a sandboxed agentId or use sandbox="inherit".',
+            )
+        return target_id, target
+
+    def _run_settings(
+        self, args: SpawnArgs, context: SpawnContext, target: AgentConfig
+    ) -> tuple[ResolvedModel, str | None, int]:
+        """Model, thinking level and timeout: explicit, then the target's, then the defaults, then the caller's."""
+        agents = self._config.agents
+        defaults = agents.defaults.subagents
+        caller = context.requester_run
+        model = self._resolve(
+            _first(
+                args.model,
+                target.subagents.model,
+                defaults.model,
+                target.model,
+                caller.model if caller else None,
+                agents.list.get(context.requester.agent_id, AgentConfig()).model,
+                agents.defaults.model,
+            )
+        )
+        thinking = self._thinking(
+            _first(args.thinking, target.subagents.thinking, defaults.thinking, caller.thinking if caller else None),
+            model,
+            explicit=args.thinking is not None,
+        )
+        timeout = _first(
+            max(0, math.floor(args.run_timeout_seconds)) if args.run_timeout_seconds is not None else None,
+            target.subagents.run_timeout_seconds,
+            defaults.run_timeout_seconds,
+        )
+        return model, thinking, timeout
+
+    def allowed_targets(self, requester_agent_id: str) -> list[str]:
+        """Agent ids a session of ``requester_agent_id`` may spawn (``*`` means any enabled one); always itself."""
+        agent = self._config.agents.list.get(requester_agent_id, AgentConfig())
+        allowed = _first(agent.subagents.allow_agents, self._config.agents.defaults.subagents.allow_agents)
+        return [requester_agent_id, *(a for a in allowed if a != requester_agent_id)]
+
+    @staticmethod
+    def _mode(args: SpawnArgs) -> SessionMode:
+        if args.mode is not None and args.mode not in tuple(SessionMode):
+            raise SpawnRefused("error", f'Invalid mode "{quoted(args.mode)}". Use "run" or "session".')
+        if args.cleanup not in tuple(Cleanup):
+            raise SpawnRefused("error", f'Invalid cleanup "{quoted(args.cleanup)}". Use "keep" or "delete".')
+        if args.sandbox not in ("inherit", "require"):
+            raise SpawnRefused("error", f'Invalid sandbox "{quoted(args.sandbox)}". Use "inherit" or "require".')
+        mode = SessionMode(args.mode or (SessionMode.SESSION if args.thread else SessionMode.RUN))
+        if mode is SessionMode.SESSION and not args.thread:
+            raise SpawnRefused(
+                "error", 'mode="session" requires thread=true so the subagent can stay bound to a thread.'
+            )
+        return mode
+
+    def _resolve(self, reference: str) -> ResolvedModel:
+        try:
+            return self._models.resolve(reference)
+        except UnknownModelError as exc:
+            raise SpawnRefused("error", str(exc)) from None
+
+    @staticmethod
+    def _thinking(level: str | None, model: ResolvedModel, *, explicit: bool) -> str | None:
+        if level is None:
+            return None
+        if level not in THINKING_LEVELS:
+            raise SpawnRefused(
+                "error", f'Invalid thinking level "{quoted(level)}". Use one of: {", ".join(THINKING_LEVELS)}.'
+            )
+        if level != "off" and not model.supports_thinking:
+            if not explicit:
+                return None
+            provider = model.reference.partition("/")[0]
+            raise SpawnRefused(
+                "error",
+                f"Model {quoted(model.reference)} does not support thinking levels. If it does, set "
+                f"supports_thinking = true under [providers.{provider}].",
+            )
+        return level

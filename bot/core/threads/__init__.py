@@ -1,0 +1,1 @@
+"""A session's Discord thread: opening, binding, routing messages, archiving."""

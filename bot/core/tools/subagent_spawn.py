@@ -1,0 +1,134 @@
+"""``spawn_subagent`` (ZeroClaw): an ephemeral run of the calling agent itself — same identity, model and risk
+profile, its own session (so its turns never enter the caller's history) — that the caller's tool call waits
+for and whose final text is that call's result. Nothing is announced; the channel sees the caller's answer.
+
+Guards run in ZeroClaw's order with its words (reference/zeroclaw.md §1): the depth-1 cap, the risk profile,
+the prompt, the read-only level, then the action budget (:mod:`bot.core.tools.action_budget`, shared with the caller's
+own caller when the caller is itself a bounded delegate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from bot.agents.runner import final_text
+from bot.config import Config
+from bot.core.durable.durable_runs import step
+from bot.core.errors import UserError
+from bot.core.runs.requests import delegated_session, new_run, origin_of
+from bot.core.runs.spawning import Spawning
+from bot.core.signals import Signals
+from bot.core.tools.action_budget import ActionBudget, BudgetExhausted
+from bot.core.tools.session_toolset import Caller
+from bot.core.tools.tool_policy import SPAWN_SUBAGENT
+from bot.records import (
+    Delegation,
+    Run,
+    RunKind,
+    RunStatus,
+    Session,
+    SessionRole,
+    SpawnSite,
+)
+from storage.repositories import Repositories
+
+DEPTH_CAP = "spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)"
+EMPTY_PROMPT = "Missing or empty 'prompt' parameter"
+READ_ONLY = "Security policy: read-only mode, cannot perform 'spawn_subagent'"
+NO_OUTPUT_RESULT = "subagent completed without output"
+_WAIT_STEP = 3600.0  # no deadline of its own: the caller waits as long as the child runs
+
+log = structlog.get_logger(__name__)
+
+
+def _refused(error: str) -> dict[str, Any]:
+    return {"status": "error", "error": error}
+
+
+class SubagentSpawn:
+    def __init__(
+        self,
+        config: Config,
+        repos: Repositories,
+        spawning: Spawning,
+        signals: Signals,
+        budget: ActionBudget,
+        clock: Callable[[], float],
+    ) -> None:
+        self._config = config
+        self._repos = repos
+        self._spawning = spawning
+        self._signals = signals
+        self._budget = budget
+        self._clock = clock
+
+    async def spawn(self, caller: Caller, prompt: object) -> dict[str, Any]:
+        """The guards and the launch are one step of a durable run (a run resumed after a crash waits for the child
+        it launched before, and launches no other); then the wait for the child."""
+        started = await step("spawn_subagent", self._start, caller, prompt)
+        if isinstance(started, dict):
+            return started
+        child = await self._finished(started)
+        if child.status is RunStatus.COMPLETED:
+            answer = final_text(await self._repos.transcripts.for_run(started))
+            return {"status": "completed", "output": answer or NO_OUTPUT_RESULT}
+        return _refused(f"subagent run failed: {child.error or child.status.word}")
+
+    async def _start(self, caller: Caller, prompt: object) -> dict[str, Any] | str:
+        """The child's run id, or the refusal that stops it."""
+        session = caller.session
+        if session.delegation is Delegation.SUBAGENT:
+            return _refused(DEPTH_CAP)
+        risk = self._config.risk_profile_of(session.agent_id)
+        if risk is not None and not risk.allows(SPAWN_SUBAGENT):
+            return _refused(
+                f"spawn_subagent: refused — agent '{session.agent_id}' risk_profile does not list spawn_subagent "
+                "in allowed_tools"
+            )
+        if not isinstance(prompt, str) or not prompt.strip():
+            return _refused(EMPTY_PROMPT)
+        if risk is not None and risk.level == "readonly":
+            return _refused(READ_ONLY)
+        caller_run = await self._repos.runs.get(caller.run_id)
+        assert caller_run is not None, "a tool call comes from a run"
+        try:
+            async with self._budget.charge(session) as charged_to:
+                run_id = await self._launch(session, caller_run, prompt.strip(), charged_to)
+        except (BudgetExhausted, UserError) as refused:  # a caller that ended, a budget that is spent
+            return _refused(str(refused))
+        log.info("subagent_spawned", child_run_id=run_id)
+        return run_id
+
+    async def _launch(self, caller: Session, caller_run: Run, prompt: str, charged_to: str) -> str:
+        """The child: the same agent on its caller's model and thinking, a leaf, archived once done."""
+        now = self._clock()
+        origin = origin_of(caller_run)
+        child = delegated_session(
+            caller,
+            caller.agent_id,
+            SessionRole.LEAF,
+            prompt,
+            origin,
+            now,
+            sandboxed=caller.sandboxed,
+            delegation=Delegation.SUBAGENT,
+            spawn_site=SpawnSite.TOOL,
+            charged_to=charged_to,
+        )
+        run = new_run(
+            child, RunKind.SPAWN, prompt, caller_run.model, caller_run.thinking, 0, origin, caller_run.id, now
+        )
+        await self._spawning.persist_and_queue(run, None, child)
+        return run.id
+
+    async def _finished(self, run_id: str) -> Run:
+        async def settled() -> Run | None:
+            run = await self._repos.runs.get(run_id)
+            return run if run is not None and run.status.is_terminal else None
+
+        while (run := await self._signals.wait_for(settled, _WAIT_STEP)) is None:
+            pass
+        return run
