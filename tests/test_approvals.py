@@ -214,7 +214,7 @@ async def test_a_bounded_delegates_call_is_approved_the_same_way(tmp_path, calls
 
 async def test_a_bounded_delegate_paused_for_approval_outlives_its_delegation_deadline(tmp_path, calls, monkeypatch):
     """The delegation's time limit does not run out on a person deciding: the approval's own deadline bounds it."""
-    monkeypatch.setattr("bot.core.delegation.DEADLINE_GRACE", 0.0)
+    monkeypatch.setattr("bot.core.tools.delegation.DEADLINE_GRACE", 0.0)
     researcher = ToolUser(("calc__shout", {"text": "hi"}))
     async with running_core(tmp_path, delegating_models(researcher), delegating_config(timeout=1)) as core:
         run_id, approval_id, child_run_id = await paused_delegation(core)

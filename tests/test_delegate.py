@@ -616,7 +616,7 @@ async def test_an_agentic_delegate_stops_at_its_tool_iterations(tmp_path):
 
 async def test_a_delegation_still_running_at_its_deadline_is_stopped_with_its_subtree(tmp_path, monkeypatch):
     """A delegate waiting on its own children has no turn to time out; its deadline stops it."""
-    monkeypatch.setattr("bot.core.delegation.DEADLINE_GRACE", 0.0)
+    monkeypatch.setattr("bot.core.tools.delegation.DEADLINE_GRACE", 0.0)
     held = Held()
     analyst = Caller(("sessions_spawn", {"task": "dig", "agentId": "planner"}))
     main = Caller(delegate(agent="analyst", prompt="research"))
@@ -692,7 +692,7 @@ async def test_a_bounded_delegate_spends_its_callers_budget_and_an_independent_o
 
 
 async def test_background_delegations_in_flight_are_capped(tmp_path, monkeypatch):
-    monkeypatch.setattr("bot.core.delegation.MAX_BACKGROUND", 1)
+    monkeypatch.setattr("bot.core.tools.delegation.MAX_BACKGROUND", 1)
     held = Held()
     caller = Caller(
         delegate(agent="researcher", prompt="a", background=True),

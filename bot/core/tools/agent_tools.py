@@ -1,4 +1,4 @@
-"""The core's side of the agent-facing session tools (:class:`bot.core.session_toolset.SessionControl`): what
+"""The core's side of the agent-facing session tools (:class:`bot.core.tools.session_toolset.SessionControl`): what
 ``sessions_spawn``, ``agents_list``, ``sessions_*`` and ``subagents`` do for the calling session. Refusals come
 back as ``{"status": ..., "error": ...}`` data for the model to read, never as exceptions."""
 

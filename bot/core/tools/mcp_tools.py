@@ -1,6 +1,6 @@
 """Which MCP tools a session gets: the servers of its policy envelope (its agent's ``mcp_servers``, narrowed up its
 chain of agent parents: a bounded delegate's caller, a ``spawn_subagent`` child's caller, and so on), each tool
-filtered at every step by the envelope and the one policy (:func:`bot.core.tool_policy.admits_mcp_tool`); each call
+filtered at every step by the envelope and the one policy (``tool_policy.admits_mcp_tool``); each call
 a step of a durable run (:class:`bot.agents.journal.JournaledToolset`) whose result is redacted, then cut to the
 tool-result limits (:mod:`bot.agents.result_caps`), before the journal records it."""
 

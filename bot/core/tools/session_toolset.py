@@ -2,7 +2,7 @@
 
 Each tool checks its arguments, then asks the core through :class:`SessionControl`; the core decides and
 persists. A tool with an effect (spawning, sending, steering, killing, switching the model) is a step of a durable
-run (:func:`bot.core.durable_runs.step`): a run resumed after a crash gets back what the call answered, and does not
+run (``durable_runs.step``): a run resumed after a crash gets back what the call answered, and does not
 do it again (``spawn_subagent`` and ``delegate`` journal their launch, then wait for the child, in the core). Tools
 answer with JSON objects (``{"status": ...}``) rather than raising, so a refused call is
 something the model reads and adapts to. Only the tools the policy allows for the caller's role are built.
