@@ -115,7 +115,7 @@ async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tup
     _, start_seconds, start_stall = await watched(core.start)
     heap.freeze_start_up()  # as the bot does once started, before its reconciliation
     _, reconcile_seconds, reconcile_stall = await watched(core.reconcile_bindings)
-    routes = core._thread_bindings.routes  # the core's own map, as a thread message asks it
+    routes = core.core.bindings.routes  # the core's own map, as a thread message asks it
     while db.listening(NOTICES) is not None and routes._sessions is None:  # PostgreSQL: until it follows the table
         await asyncio.sleep(0.01)
     ids = [random.randint(1, bindings * 2) for _ in range(lookups)]

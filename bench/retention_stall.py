@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from bot.config import RetentionConfig
-from bot.core.retention import PassReport, Retention
+from bot.core.jobs.retention import PassReport, Retention
 from bot.core.signals import Signals
 from bot.core.timers import Timers
 from storage.db import Database

@@ -20,7 +20,7 @@ from bot import heap
 from bot.agents.models import ModelFactory
 from bot.config import Config
 from bot.core.durable.durable_runs import DurableRuns
-from bot.core.orchestrator import Orchestrator
+from bot.core.orchestrator import Orchestrator, People
 from bot.core.people.binding_control import BindingControl
 from bot.core.people.control import RunControl
 from bot.core.people.schedule_control import ScheduleControl
@@ -116,11 +116,9 @@ class ThreadboundBot(commands.AutoShardedBot):
         self._db: Database | None = None
         self._orchestrator: Orchestrator | None = None
         self._delivery: DeliveryWorker | None = None
-        self._control: RunControl | None = None
+        self._people: People | None = None
         self._status_board: StatusBoard | None = None
         self._approval_board: ApprovalBoard | None = None
-        self._bindings: BindingControl | None = None
-        self._schedules: ScheduleControl | None = None
         self._reconciling: asyncio.Task[None] | None = None
         self._persona: WebhookPersona | None = None
 
@@ -130,19 +128,22 @@ class ThreadboundBot(commands.AutoShardedBot):
         return self._orchestrator
 
     @property
+    def people(self) -> People:
+        """The core's rooms for what people do, handed to the cogs."""
+        assert self._people is not None, "the core is built in setup_hook"
+        return self._people
+
+    @property
     def bindings(self) -> BindingControl:
-        assert self._bindings is not None, "binding control is created in setup_hook"
-        return self._bindings
+        return self.people.bindings
 
     @property
     def schedules(self) -> ScheduleControl:
-        assert self._schedules is not None, "schedule control is created in setup_hook"
-        return self._schedules
+        return self.people.schedules
 
     @property
     def control(self) -> RunControl:
-        assert self._control is not None, "run control is created in setup_hook"
-        return self._control
+        return self.people.control
 
     async def author(self, message: discord.Message) -> Actor:
         """Who wrote a message, and whether they moderate in its channel, as :meth:`actor` decides."""
@@ -155,7 +156,7 @@ class ThreadboundBot(commands.AutoShardedBot):
     async def moderator_roles(self, guild_id: int | None) -> list[int]:
         """The config's moderator roles plus the server's own (``/settings thread-bindings moderator_role``)."""
         roles = list(self.config.discord.moderator_role_ids)
-        settings = await self.orchestrator.guild_settings.effective(guild_id)
+        settings = await self.orchestrator.effective_settings(guild_id)
         if settings.moderator_role_id is not None:
             roles.append(settings.moderator_role_id)
         return roles
@@ -229,15 +230,13 @@ class ThreadboundBot(commands.AutoShardedBot):
             base_delay=self._retry_base_delay,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
-        self._orchestrator.authority.moderation = MemberModeration(self, self.moderator_roles)
-        self._control = RunControl(self._orchestrator, repos, clock=self._clock)
-        self._bindings = BindingControl(self._orchestrator, repos, self._control, clock=self._clock)
-        self._schedules = ScheduleControl(repos, self._orchestrator.schedules, clock=self._clock)
+        self._orchestrator.set_moderation(MemberModeration(self, self.moderator_roles))
+        self._people = self._orchestrator.people()
         self.add_dynamic_items(RunButton, ApprovalButton)
         self._approval_board = ApprovalBoard(
             self, repos, self.config.agents.defaults.approval_timeout_minutes, durability.executor_id
         )
-        self._orchestrator.approvals.add_listener(self._approval_board.changed)
+        self._orchestrator.add_approval_listener(self._approval_board.changed)
         if self.config.discord.status_messages:
             self._status_board = StatusBoard(
                 self,

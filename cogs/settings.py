@@ -47,7 +47,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         moderator_role: discord.Role | None = None,
     ) -> None:
         guild_id = await _admin_only(interaction)
-        settings = self.bot.orchestrator.guild_settings
+        settings = self.bot.people.settings
         changes = {
             key: value
             for key, value in {
@@ -107,7 +107,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         cleared = inherit.value if inherit else None
         if cleared in changes:
             raise UserError(f"Set {cleared} or make it inherit, not both.")
-        limits = self.bot.orchestrator.budget_limits
+        limits = self.bot.people.budget_limits
         await limits.update(guild_id, changes, clear=cleared, actor_user_id=interaction.user.id)
         effective = await limits.effective(guild_id)
         lines = ["Updated." if changes or cleared else "Budget caps here (0 = no cap):"]

@@ -63,7 +63,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     @app_commands.describe(agent="Agent id from the config, e.g. main")
     async def tools(self, interaction: discord.Interaction, agent: str) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        report = await self.bot.orchestrator.tool_reports.report(agent.strip())
+        report = await self.bot.orchestrator.tool_report(agent.strip())
         await send_text(interaction, render_tool_report(report))
 
     @spawn.autocomplete("agent")
@@ -100,7 +100,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     ) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         row = await self.bot.control.resolve(conversation_of(interaction), target)
-        entries = await self.bot.orchestrator.queries.history(row.session.key, limit, tools)
+        entries = await self.bot.orchestrator.history(row.session.key, limit, tools)
         await send_text(interaction, render_log(row, entries), filename="log.txt")
 
     @app_commands.command(name="kill", description="Stop a sub-agent and everything it spawned ('all' for every one)")

@@ -38,7 +38,7 @@ class UsageCog(commands.Cog):
         user_id = member.id if member is not None else actor.user_id
         if user_id != actor.user_id and not actor.is_moderator:
             raise UserError("Only moderators may see another member's usage; /usage without a member shows yours.")
-        report = await self.bot.orchestrator.usage_reports.report(
+        report = await self.bot.orchestrator.usage_report(
             guild_id=interaction.guild_id, user_id=user_id, period=Period(period)
         )
         chart = await usage_chart(report)

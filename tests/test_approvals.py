@@ -17,6 +17,7 @@ from bot.core.budgets.meter import Budgets
 from bot.core.durable.executors import Executors
 from bot.core.errors import UserError
 from bot.core.runs.execution import Execution
+from bot.core.runs.ports import Loaded
 from bot.core.runs.requests import ChatRequest
 from bot.core.tools.approvals import Approvals, shown_arguments
 from bot.records import Actor, ApprovalStatus, RunStatus
@@ -48,7 +49,7 @@ async def paused_chat(core) -> str:
 
 async def pending_of(core, run_id: str):
     rows = await core._db.fetch_all("SELECT id FROM approvals WHERE run_id = ?", (run_id,))
-    return [await core.approvals._repos.approvals.get(row[0]) for row in rows]
+    return [await core.core.approvals._repos.approvals.get(row[0]) for row in rows]
 
 
 async def finished(core, run_id: str):
@@ -66,7 +67,7 @@ async def test_an_approved_call_runs_once_and_the_run_completes(tmp_path, calls)
         [approval] = await pending_of(core, run_id)
         assert (approval.tool_name, approval.arguments) == ("calc__shout", '{"text": "hi"}')
         assert recorded(calls) == []
-        assert await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE) == (
+        assert await core.decide_approval(OWNER, approval.id, approve=True, where=HERE) == (
             f"Approved `calc__shout` for run {run_id[:8]}."
         )
         run = await finished(core, run_id)
@@ -80,7 +81,7 @@ async def test_a_denied_call_never_runs_and_the_model_reads_the_refusal(tmp_path
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
         run_id = await paused_chat(core)
         [approval] = await pending_of(core, run_id)
-        await core.approvals.decide(OWNER, approval.id, approve=False, where=HERE)
+        await core.decide_approval(OWNER, approval.id, approve=False, where=HERE)
         run = await finished(core, run_id)
         [decided] = await pending_of(core, run_id)
     assert run.status is RunStatus.COMPLETED
@@ -109,7 +110,7 @@ async def test_a_restart_keeps_the_run_paused_and_approve_then_works(tmp_path, c
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
         assert (await core.runs.get(run_id)).status is RunStatus.AWAITING_APPROVAL
         [approval] = await pending_of(core, run_id)
-        await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
+        await core.decide_approval(OWNER, approval.id, approve=True, where=HERE)
         run = await finished(core, run_id)
     assert run.status is RunStatus.COMPLETED
     assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
@@ -121,15 +122,13 @@ async def test_only_the_owner_or_a_moderator_decides_and_a_moderator_is_audited(
         run_id = await paused_chat(core)
         [approval] = await pending_of(core, run_id)
         with pytest.raises(UserError, match=r"You can only approve tool calls of runs you started; .* <@7>"):
-            await core.approvals.decide(
-                Actor(user_id=99, is_moderator=False, guild_id=1), approval.id, True, where=HERE
-            )
+            await core.decide_approval(Actor(user_id=99, is_moderator=False, guild_id=1), approval.id, True, where=HERE)
         with pytest.raises(UserError, match="You can only approve"):  # a moderator of another server
-            await core.approvals.decide(Actor(user_id=42, is_moderator=True, guild_id=2), approval.id, True, where=HERE)
+            await core.decide_approval(Actor(user_id=42, is_moderator=True, guild_id=2), approval.id, True, where=HERE)
         with pytest.raises(UserError, match="only be decided in the channel where it was posted"):
-            await core.approvals.decide(OWNER, approval.id, True, where=(ORIGIN.channel_id + 1,))
-        assert (await core.approvals._repos.approvals.get(approval.id)).status is ApprovalStatus.PENDING
-        await core.approvals.decide(Actor(user_id=42, is_moderator=True, guild_id=1), approval.id, True, where=HERE)
+            await core.decide_approval(OWNER, approval.id, True, where=(ORIGIN.channel_id + 1,))
+        assert (await core.core.approvals._repos.approvals.get(approval.id)).status is ApprovalStatus.PENDING
+        await core.decide_approval(Actor(user_id=42, is_moderator=True, guild_id=1), approval.id, True, where=HERE)
         await finished(core, run_id)
         audit = await core._db.fetch_all("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log")
         audit_guilds = await core._db.fetch_all("SELECT guild_id FROM audit_log")
@@ -145,7 +144,7 @@ async def test_killing_a_paused_run_settles_it_killed_and_cancels_its_call(tmp_p
         [approval] = await pending_of(core, run_id)
         assert (await core.runs.get(run_id)).status is RunStatus.KILLED
         with pytest.raises(UserError, match="already cancelled"):
-            await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
+            await core.decide_approval(OWNER, approval.id, approve=True, where=HERE)
     assert recorded(calls) == []
 
 
@@ -205,7 +204,7 @@ async def test_a_bounded_delegates_call_is_approved_the_same_way(tmp_path, calls
         run_id, approval_id, child_run_id = await paused_delegation(core)
         assert (await core.runs.get(child_run_id)).status is RunStatus.AWAITING_APPROVAL
         assert recorded(calls) == []
-        await core.approvals.decide(OWNER, approval_id, approve=True, where=HERE)
+        await core.decide_approval(OWNER, approval_id, approve=True, where=HERE)
         run = await finished(core, run_id)
     assert run.status is RunStatus.COMPLETED
     assert researcher.results == ["YO HI"]
@@ -221,13 +220,13 @@ async def test_a_bounded_delegate_paused_for_approval_outlives_its_delegation_de
         [(task_id, deadline)] = await core._db.fetch_all("SELECT task_id, deadline FROM delegate_tasks")
 
         async def looked_again():  # the deadline passed and the reaper put it off instead of stopping the run
-            job = core._timers._scheduler.get_job(f"delegate-deadline:{task_id}")
+            job = core.core.ctx.timers._scheduler.get_job(f"delegate-deadline:{task_id}")
             return job is not None and job.next_run_time.timestamp() > deadline
 
         await settle(core, looked_again)
         assert (await core.runs.get(child_run_id)).status is RunStatus.AWAITING_APPROVAL
         assert [tuple(row) for row in await core._db.fetch_all("SELECT status FROM delegate_tasks")] == [("running",)]
-        await core.approvals.decide(OWNER, approval_id, approve=True, where=HERE)
+        await core.decide_approval(OWNER, approval_id, approve=True, where=HERE)
         run = await finished(core, run_id)
         [task] = await core._db.fetch_all("SELECT status FROM delegate_tasks")
     assert (run.status, tuple(task)) == (RunStatus.COMPLETED, ("completed",))
@@ -241,7 +240,7 @@ async def test_a_message_sent_while_the_main_agent_waits_is_answered_after_the_p
         paused_id = await paused_chat(core)
         later_id = await core.chat(ChatRequest(text="and then?", origin=ORIGIN))
         [approval] = await pending_of(core, paused_id)
-        await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
+        await core.decide_approval(OWNER, approval.id, approve=True, where=HERE)
         later = await finished(core, later_id)
         paused = await core.runs.get(paused_id)
     assert (paused.status, later.status) == (RunStatus.COMPLETED, RunStatus.COMPLETED)
@@ -253,10 +252,11 @@ async def test_a_decision_on_a_run_that_ended_another_way_is_refused(tmp_path, c
     user = ToolUser(("calc__shout", {"text": "hi"}))
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
         run_id = await paused_chat(core)
-        await core._settlement.kill(run_id)  # as when a delegate's caller ends its turn: not through /subagents kill
+        # as when a delegate's caller ends its turn: not through /subagents kill
+        await core.core.settlement.kill(run_id)
         [approval] = await pending_of(core, run_id)
         with pytest.raises(UserError, match=f"Run {run_id[:8]} is already finished."):
-            await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
+            await core.decide_approval(OWNER, approval.id, approve=True, where=HERE)
         [cancelled] = await pending_of(core, run_id)
     assert cancelled.status is ApprovalStatus.CANCELLED
     assert recorded(calls) == []
@@ -322,19 +322,19 @@ async def test_a_pause_replayed_after_its_decision_leaves_the_run_to_its_wake(tm
     journal.close()
 
     decided, replaying = asyncio.Event(), asyncio.Event()
-    execute = Execution._execute
+    execute = Execution.execute
 
-    async def after_the_decision(self, executed: str, wake: bool, *, durable: bool = False) -> None:
+    async def after_the_decision(self, executed: str, wake: bool, loaded: Loaded | None) -> None:
         if executed == run_id and not wake:  # the replay of the pause's workflow
             replaying.set()
             await decided.wait()
-        await execute(self, executed, wake, durable=durable)
+        await execute(self, executed, wake, loaded)
 
-    monkeypatch.setattr(Execution, "_execute", after_the_decision)
+    monkeypatch.setattr(Execution, "execute", after_the_decision)
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING, durable=True) as core:
         await asyncio.wait_for(replaying.wait(), 10)
         [approval] = await pending_of(core, run_id)
-        await core.approvals.decide(OWNER, approval.id, approve=True, where=HERE)
+        await core.decide_approval(OWNER, approval.id, approve=True, where=HERE)
         decided.set()
         run = await finished(core, run_id)
         await core.wait_idle()

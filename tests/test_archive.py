@@ -97,7 +97,7 @@ async def test_archived_session_refuses_follow_ups(tmp_path):
         await settle(core, lambda: archived_at(core, accepted.session_key))
         main = await core.sessions.get("agent:main:discord:channel:100")
         # from a run of the member who owns it (a tool call acts for the person whose turn it is)
-        answer = await core.tool_sessions_send(Caller(main, accepted.run_id), accepted.session_key, "more?")
+        answer = await core.core.tools.tool_sessions_send(Caller(main, accepted.run_id), accepted.session_key, "more?")
         assert answer["status"] == "error"
         assert answer["error"].startswith(f"Session {accepted.session_key} was archived ")
         assert answer["error"].endswith(
@@ -107,7 +107,7 @@ async def test_archived_session_refuses_follow_ups(tmp_path):
 
 
 def archive_timers(core) -> list[str]:
-    return [job.id for job in core._timers._scheduler.get_jobs() if "archive" in job.id]
+    return [job.id for job in core.core.ctx.timers._scheduler.get_jobs() if "archive" in job.id]
 
 
 async def test_many_finished_sessions_wait_on_one_timer_and_are_archived_page_by_page(tmp_path, monkeypatch):

@@ -96,7 +96,7 @@ async def test_an_approval_request_is_posted_once_by_its_runs_process_and_a_deci
         await asyncio.gather(*(board._show_unshown() for board in boards))
         posted = [(message["id"], buttons(message)) for message in fake_discord.channel_messages(channel)]
         [(approval_id,)] = await a._db.fetch_all("SELECT id FROM approvals")
-        assert await b.approvals.decide(Actor(7, False, guild.id), approval_id, approve=True, where=(channel.id,))
+        assert await b.decide_approval(Actor(7, False, guild.id), approval_id, approve=True, where=(channel.id,))
         await asyncio.gather(*(board._show_unshown() for board in boards))
         shown = [(m["id"], m["content"], buttons(m)) for m in fake_discord.channel_messages(channel)]
 

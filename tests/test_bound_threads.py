@@ -28,7 +28,7 @@ def bound_to(session_key: str, thread_id: int) -> Binding:
 
 
 def routes(core) -> BoundThreads:
-    return core._thread_bindings.routes
+    return core.core.bindings.routes
 
 
 async def following(core) -> None:

@@ -151,7 +151,7 @@ async def test_a_members_concurrent_runs_cap_counts_their_own_runs_not_their_age
 async def test_a_servers_own_values_replace_the_configs_and_are_audited(tmp_path):
     config = BASE + "[budgets]\nserver_runs_per_hour = 5\n"
     async with running_core(tmp_path, ScriptedModels(default=text("ok")), config) as core:
-        limits = core.budget_limits
+        limits = core.core.budget_limits
         await limits.update(1, {"server_runs_per_hour": Decimal(1)}, actor_user_id=99)
         effective = await limits.effective(1)
         assert (effective.values["server_runs_per_hour"], effective.sources["server_runs_per_hour"]) == (

@@ -115,8 +115,8 @@ async def test_an_approval_timing_out_in_two_processes_denies_once_and_the_run_g
     async with running_core(tmp_path, models, config) as a:
         run_id = await paused_chat(a)  # the deadline is 2.4 s away
         async with running_core(tmp_path, models, config) as b:
-            a.approvals.add_listener(lambda: notices.append("a"))  # what posts or edits the request in Discord
-            b.approvals.add_listener(lambda: notices.append("b"))
+            a.add_approval_listener(lambda: notices.append("a"))  # what posts or edits the request in Discord
+            b.add_approval_listener(lambda: notices.append("b"))
             run = await finished(a, run_id)
             await asyncio.sleep(SETTLE)
             [decided] = await pending_of(a, run_id)

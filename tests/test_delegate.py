@@ -145,7 +145,7 @@ async def test_a_synchronous_delegation_answers_with_the_targets_headed_result(t
     caller = Caller(delegate(agent=" researcher ", prompt="find x", context="  we know y  "))
     async with running_core(tmp_path, models(caller, researcher=researcher), CONFIG) as core:
         main_run = await core.runs.get(await chat_and_wait(core))
-        child = (await core.queries.children(MAIN_KEY))[0]
+        child = (await core.core.queries.children(MAIN_KEY))[0]
 
         async def archived():
             return (await core.sessions.get(child.session.key)).archived_at is not None
@@ -201,7 +201,7 @@ async def test_each_refusal_uses_zeroclaws_words_and_launches_nothing(tmp_path, 
     caller = Caller(call)
     async with running_core(tmp_path, models(caller), CONFIG) as core:
         await chat_and_wait(core)
-        launched = await core.queries.children(MAIN_KEY)
+        launched = await core.core.queries.children(MAIN_KEY)
     assert caller.results == [refused(error)]
     assert launched == []
 
@@ -277,7 +277,7 @@ async def test_an_empty_answer_a_failure_and_a_timeout_are_named(tmp_path):
         tmp_path, models(caller, researcher=Target("r", reply=""), writer=broken, solo=slow), config
     ) as core:
         await chat_and_wait(core)
-        statuses = sorted((row.session.agent_id, row.run.status) for row in await core.queries.children(MAIN_KEY))
+        statuses = sorted((row.session.agent_id, row.run.status) for row in await core.core.queries.children(MAIN_KEY))
     assert caller.results == [
         refused("Agent 'researcher' failed: model provider returned an invalid semantic completion."),
         refused("Agent 'writer' failed: internal error (RuntimeError)"),
@@ -290,7 +290,7 @@ async def test_parallel_delegation_returns_every_block_in_input_order(tmp_path):
     caller = Caller(delegate(parallel=["writer", " researcher ", ""], prompt="same"))
     async with running_core(tmp_path, models(caller, writer=Target("writer", reply="")), CONFIG) as core:
         await chat_and_wait(core)
-        launched = sorted(row.session.agent_id for row in await core.queries.children(MAIN_KEY))
+        launched = sorted(row.session.agent_id for row in await core.core.queries.children(MAIN_KEY))
     assert caller.results == [
         refused(
             "One or more parallel agents failed",
@@ -384,7 +384,7 @@ async def test_cancel_task_really_stops_the_run_and_the_record_says_so(tmp_path)
     )
     async with running_core(tmp_path, models(caller, researcher=held), CONFIG) as core:
         await chat_and_wait(core)
-        run = (await core.queries.children(MAIN_KEY))[0].run
+        run = (await core.core.queries.children(MAIN_KEY))[0].run
     task_id = task_id_of(caller.results[0])
     cancelled, checked, again, bad, missing, no_id = caller.results[1:]
     assert cancelled == ok(f"Task '{task_id}' cancelled: the running task was aborted.")
@@ -408,7 +408,7 @@ async def test_a_kill_from_outside_reads_as_cancelled_to_the_caller(tmp_path):
     async with running_core(tmp_path, models(caller, researcher=held), CONFIG) as core:
         await chat_and_wait(core)
         await asyncio.wait_for(held.started.wait(), 10)
-        run = (await core.queries.children(MAIN_KEY))[0].run
+        run = (await core.core.queries.children(MAIN_KEY))[0].run
         assert (await core.runs.get(run.id)).status is RunStatus.RUNNING
         assert [r.id for r in await core.kill(run.id)] == [run.id]
         caller.steps.append(after_kill)
@@ -439,7 +439,7 @@ async def test_a_running_task_is_lost_after_a_restart_and_timed_out_past_its_dea
     ]
     async with running_core(tmp_path, models(caller), CONFIG) as core:
         await chat_and_wait(core, "what happened?")
-        runs = [row.run.status for row in await core.queries.children(MAIN_KEY)]
+        runs = [row.run.status for row in await core.core.queries.children(MAIN_KEY)]
     lost, late = caller.results[2:]
     assert [tuple(row) for row in running] == [("running",), ("running",)]
     assert runs == [RunStatus.INTERRUPTED, RunStatus.INTERRUPTED]
@@ -476,7 +476,7 @@ async def test_a_task_resumed_after_a_restart_is_still_stopped_at_its_deadline(t
             return tuple(task) if task[0] != "running" else None
 
         status, error, finished_at = await core.wait_for(ended, 10) or ("running", None, None)
-        [child] = await core.queries.children(MAIN_KEY)
+        [child] = await core.core.queries.children(MAIN_KEY)
     assert (status, error) == ("timed_out", "Agent 'researcher' timed out after 120s")
     assert finished_at >= deadline
     assert child.run.status is RunStatus.KILLED
@@ -700,7 +700,7 @@ async def test_background_delegations_in_flight_are_capped(tmp_path, monkeypatch
     )
     async with running_core(tmp_path, models(caller, researcher=held), CONFIG) as core:
         await chat_and_wait(core)
-        launched = len(await core.queries.children(MAIN_KEY))
+        launched = len(await core.core.queries.children(MAIN_KEY))
         held.release.set()
     assert caller.results[1] == refused(
         "Too many background delegations in flight (limit 1). Wait for some to finish (check_result) or cancel one "
@@ -798,12 +798,12 @@ async def test_nothing_is_launched_for_a_caller_whose_run_ended_while_the_launch
     async with running_core(tmp_path, models(caller, researcher=held), CONFIG) as core:
         chat_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
         await asyncio.wait_for(held.started.wait(), 10)
-        child = (await core.queries.children(MAIN_KEY))[0]
+        child = (await core.core.queries.children(MAIN_KEY))[0]
         held.release.set()
         await settle(core, lambda: _terminal(core, chat_id))
         late = replace(child.run, id="f" * 32, status=RunStatus.QUEUED)  # a second launch by the same, ended, run
         with pytest.raises(CallerEnded):
-            await core._spawning.persist_and_queue(late, None, replace(child.session, key="agent:researcher:late"))
+            await core.core.spawning.persist_and_queue(late, None, replace(child.session, key="agent:researcher:late"))
         assert await core.runs.get(late.id) is None and await core.sessions.get("agent:researcher:late") is None
 
 

@@ -20,12 +20,12 @@ from structlog.testing import capture_logs
 
 from bot.config import StorageConfig, parse_config
 from bot.core.durable import durable_runs as durable_runs_module
+from bot.core.durable.dispatch import RunDispatch
 from bot.core.durable.durable_runs import DurableRuns
 from bot.core.durable.queue_wakes import QueueWakes
 from bot.core.durable.run_queues import SUBAGENTS
 from bot.core.orchestrator import Orchestrator
 from bot.core.runs.requests import ChatRequest, SpawnRequest
-from bot.core.runs.run_dispatch import RunDispatch
 from bot.logging_setup import route_dbos_logs
 from bot.records import LIVE_STATUSES, Run, RunStatus
 from storage.db import Database
@@ -379,7 +379,7 @@ async def test_a_close_goes_on_when_a_run_task_ends_in_an_error_as_it_is_stopped
     tracked = asyncio.Event()
 
     async def parked_execution() -> None:
-        orchestrator._execution.dispatch.track("run-parked")
+        orchestrator.core.dispatch.track("run-parked")
         tracked.set()
         try:
             await asyncio.Event().wait()
@@ -602,7 +602,7 @@ async def test_a_process_keeps_nothing_per_run_it_queued_once_the_run_started(tm
     ]
     for accepted in spawned:
         await orchestrator.wait_for(lambda run_id=accepted.run_id: orchestrator_run_ended(orchestrator, run_id), 10)
-    assert orchestrator._execution.dispatch._queued == set()
+    assert orchestrator.core.dispatch._queued == set()
     await stop(db, orchestrator)
 
 

@@ -191,15 +191,15 @@ async def test_two_janitors_racing_claim_a_dead_process_once_and_settle_its_runs
     db_c, c = await process(tmp_path, "c", ScriptedModels())
     try:
         assert (await b.runs.get(accepted.run_id)).status is RunStatus.RUNNING  # neither start touched it
-        seen_by_b, seen_by_c = await b._executors.expired(), await c._executors.expired()
+        seen_by_b, seen_by_c = await b.core.executors.expired(), await c.core.executors.expired()
         assert [row.executor_id for row in seen_by_b + seen_by_c] == ["a", "a"]  # both see it dead, then race
-        taken = await asyncio.gather(b._executors.take(seen_by_b[0]), c._executors.take(seen_by_c[0]))
+        taken = await asyncio.gather(b.core.executors.take(seen_by_b[0]), c.core.executors.take(seen_by_c[0]))
         assert sorted(taken) == [False, True]
         assert (await b.runs.get(accepted.run_id)).status is RunStatus.INTERRUPTED
         [(run_id, status, _)] = _announced(await outbox_payloads(b))
         assert (run_id, status) == (accepted.run_id, "interrupted")
         assert processes(tmp_path) == [("b", None), ("c", None)]  # the dead one's row is gone once recovered
-        assert await asyncio.gather(b._executors.sweep(), c._executors.sweep()) == [[], []]
+        assert await asyncio.gather(b.core.executors.sweep(), c.core.executors.sweep()) == [[], []]
     finally:
         await stop(db_c, c)
         await stop(db_b, b)
@@ -218,7 +218,7 @@ async def test_a_dead_processs_workflow_is_resumed_by_a_live_one_which_then_owns
     try:
         assert (await b.runs.get(accepted.run_id)).status is RunStatus.RUNNING  # b's launch did not recover it
         assert len(script.requests) == 2
-        assert await b._executors.sweep() == ["a"]
+        assert await b.core.executors.sweep() == ["a"]
         await settle(b, lambda: _status(b, accepted.run_id, RunStatus.COMPLETED))
         assert await b.runs.owner(accepted.run_id) == "b"
         assert len(script.requests) == 3 and len(script.requests[2]) == len(script.requests[1]) == 3  # request 2 again
@@ -247,11 +247,11 @@ async def test_a_process_claimed_while_alive_stops_its_runs_and_registers_again(
         await gate.entered.wait()
         async with db_a.transaction() as tx:  # a's heartbeat stalls past the lease
             await tx.execute("UPDATE processes SET heartbeat_at = 0 WHERE executor_id = 'a'")
-        assert await b._executors.sweep() == ["a"]
+        assert await b.core.executors.sweep() == ["a"]
         assert (await b.runs.get(accepted.run_id)).status is RunStatus.INTERRUPTED
 
         with capture_logs() as logs:
-            await a._executors.beat()
+            await a.core.executors.beat()
         await asyncio.wait_for(aborted.wait(), 5)
         assert "executor_claimed_while_alive" in [line["event"] for line in logs]
         assert processes(tmp_path) == [("a", None), ("b", None)]  # registered again

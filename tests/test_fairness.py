@@ -62,7 +62,7 @@ async def spawn(core, origin, task: str) -> str:
 
 async def statuses(core) -> dict[str, str]:
     """Each sub-agent's status as ``/subagents list`` words it, by task."""
-    return {row.session.task: row.status for row in await core.queries.children("agent:main:discord:channel:100")}
+    return {row.session.task: row.status for row in await core.core.queries.children("agent:main:discord:channel:100")}
 
 
 async def test_another_members_first_spawn_starts_within_one_slot_turnover_of_a_40_run_backlog(tmp_path):

@@ -6,20 +6,49 @@
 - the records import nothing of the project;
 - cogs import the Bot type only under ``TYPE_CHECKING``;
 - nothing reaches the repositories through the orchestrator (they come from ``bot/app.py``);
-- no module of the core is longer than one sitting's reading.
+- no module of the core is longer than one sitting's reading;
+- the core's wings import each other only along their corridors, and none imports the façade or the assembly;
+- outside the core, the orchestrator is only called: every ``orchestrator.<name>`` is one of its methods.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from pathlib import Path
 
 import pytest
 
+from bot.core.orchestrator import Orchestrator
+
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ("bot", "cogs", "storage")
 MAX_CORE_MODULE_LINES = 300
+MAX_WING_MODULES = 16
+# Modules directly under bot/core that every wing may import: small leaves with no rooms of the wings in them.
+LEAVES = {
+    "context",
+    "deadline_sweep",
+    "errors",
+    "guild_settings",
+    "limits",
+    "server_cache",
+    "signals",
+    "stats",
+    "timers",
+}
+# Which wings each wing may import (besides itself and the leaves). The engine (runs) imports no other wing.
+CORRIDORS = {
+    "runs": set(),
+    "durable": {"runs"},
+    "oversight": {"runs"},
+    "budgets": {"runs"},
+    "threads": {"runs"},
+    "jobs": {"runs", "durable", "budgets"},
+    "tools": {"runs", "durable", "budgets", "oversight"},
+    "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs"},
+}
 
 
 def _modules(folder: str) -> list[Path]:
@@ -127,6 +156,72 @@ def test_nothing_reaches_the_repositories_through_the_orchestrator(folder):
 def test_no_core_module_is_longer_than_one_sitting():
     lengths = {str(path.relative_to(ROOT)): len(path.read_text().splitlines()) for path in _modules("bot/core")}
     assert {path: n for path, n in lengths.items() if n > MAX_CORE_MODULE_LINES} == {}
+
+
+def _core_part(name: str) -> str | None:
+    """The wing or root module of the core that a dotted module name belongs to."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["bot", "core"] else None
+
+
+def test_the_wings_are_the_whole_core():
+    wings = {path.name for path in (ROOT / "bot/core").iterdir() if path.is_dir() and path.name != "__pycache__"}
+    assert wings == set(CORRIDORS)
+    root = {path.stem for path in (ROOT / "bot/core").glob("*.py")} - {"__init__"}
+    assert root == LEAVES | {"orchestrator", "assembly"}
+
+
+@pytest.mark.parametrize("wing", sorted(CORRIDORS))
+def test_a_wing_imports_only_along_its_corridors(wing):
+    allowed = {wing} | CORRIDORS[wing] | LEAVES
+    assert _offending(f"bot/core/{wing}", lambda n: _core_part(n) is not None and _core_part(n) not in allowed) == []
+
+
+@pytest.mark.parametrize("wing", sorted(CORRIDORS))
+def test_a_wing_is_a_handful_of_rooms(wing):
+    rooms = [path for path in (ROOT / "bot/core" / wing).glob("*.py") if path.name != "__init__.py"]
+    assert len(rooms) <= MAX_WING_MODULES
+
+
+def test_the_leaves_import_only_leaves():
+    offending = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for leaf in sorted(LEAVES)
+        for path in [ROOT / f"bot/core/{leaf}.py"]
+        for name in sorted(_imports(path))
+        if _core_part(name) is not None and _core_part(name) not in LEAVES
+    ]
+    assert offending == []
+
+
+def test_no_room_receives_the_facade():
+    """Only the app, the cogs and the Discord adapter hold the orchestrator; no room of the core imports it."""
+    importers = _offending("bot/core", lambda n: n == "bot.core.orchestrator")
+    assert [line for line in importers if not line.startswith("bot/core/orchestrator.py")] == []
+    assert not hasattr(Orchestrator, "_apply")
+
+
+def _orchestrator_reaches(path: Path) -> list[str]:
+    """Every ``<...>orchestrator.<name>`` in a module, as ``name``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Attribute):
+            holder = node.value
+            held = holder.attr if isinstance(holder, ast.Attribute) else getattr(holder, "id", "")
+            if held.lstrip("_") == "orchestrator":
+                found.append(node.attr)
+    return found
+
+
+def test_outside_the_core_the_orchestrator_is_only_called():
+    """No one reaches a room through the façade (``orchestrator.queries.history``): it keeps the methods they call."""
+    methods = {name for name, member in vars(Orchestrator).items() if inspect.isfunction(member)}
+    modules = [*_modules("cogs"), *(path for path in _modules("bot") if "core" not in path.parts)]
+    reached = {
+        f"{path.relative_to(ROOT)}: orchestrator.{name}" for path in modules for name in _orchestrator_reaches(path)
+    }
+    assert {line for line in reached if line.rsplit(".", 1)[1] not in methods} == set()
+    assert reached  # the walk finds the calls at all
 
 
 def test_the_walk_sees_imports_at_all():

@@ -3,7 +3,7 @@
 import pytest
 
 from bot.core.limits import EmptyText, TextTooLong, checked_text
-from bot.core.runs.session_queries import SessionQueries
+from bot.core.oversight.session_queries import SessionQueries
 from bot.core.timers import EARLIEST, LATEST, instant
 from bot.text import has_visible_text, quoted
 

@@ -106,10 +106,12 @@ async def test_orchestrator_fans_out_waits_and_synthesises_once(tmp_path):
             return (await statuses(core)).get("planner") == ["waiting_children"] and workers.started == 3
 
         await settle(core, planner_waiting)
-        listed = await core.queries.children("agent:main:discord:channel:100")
+        listed = await core.core.queries.children("agent:main:discord:channel:100")
         assert [row.status for row in listed] == ["waiting on 3 children"]
         main = await core.sessions.get("agent:main:discord:channel:100")
-        busy = await core.tool_sessions_send(Caller(main, listed[0].run.parent_run_id), listed[0].session.key, "hi")
+        busy = await core.core.tools.tool_sessions_send(
+            Caller(main, listed[0].run.parent_run_id), listed[0].session.key, "hi"
+        )
         assert busy == {
             "status": "error",
             "error": f"Session {listed[0].session.key} is waiting on its children; message them.",
@@ -226,7 +228,7 @@ async def test_child_of_killed_orchestrator_posts_nothing(tmp_path):
     models = ScriptedModels(main=main_spawns_planner, planner=planner_with_one_worker, worker=workers)
     async with running_core(tmp_path, models, NESTED) as core:
         await planner_waiting_on_its_worker(core, workers)
-        planner_run = (await core.queries.children("agent:main:discord:channel:100"))[0].run
+        planner_run = (await core.core.queries.children("agent:main:discord:channel:100"))[0].run
         killed = await core.kill(planner_run.id)
         assert [r.session_key.split(":")[1] for r in killed] == ["worker", "planner"]  # children first
         workers.release.set()

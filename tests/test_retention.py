@@ -11,8 +11,8 @@ from collections import Counter
 from structlog.testing import capture_logs
 
 from bot.config import RetentionConfig, parse_config
+from bot.core.jobs.retention import Retention
 from bot.core.orchestrator import Orchestrator
-from bot.core.retention import Retention
 from bot.core.signals import Signals
 from bot.core.timers import Timers
 from storage.db import Database

@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from bot.core.runs.run_actions import NotActionable, descendants, kill_refusal, live_runs, steer_refusal
+from bot.core.oversight.run_actions import NotActionable, descendants, kill_refusal, live_runs, steer_refusal
 from bot.records import Run, RunKind, RunStatus
 
 RUN = Run(

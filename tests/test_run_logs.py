@@ -42,7 +42,7 @@ async def test_a_slash_spawn_and_a_tool_spawn_log_their_spawn_site(tmp_path):
             await settle(core, both_done)
             by_tool = next(
                 row.run
-                for row in await core.queries.children("agent:main:discord:channel:100")
+                for row in await core.core.queries.children("agent:main:discord:channel:100")
                 if row.run.task == "by tool"
             )
 

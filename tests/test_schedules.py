@@ -16,8 +16,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from structlog.testing import capture_logs
 
 from bot.config import parse_config
+from bot.core.jobs.schedules import MISSED_SLOT_GRACE_SECONDS
 from bot.core.orchestrator import Orchestrator
-from bot.core.schedules import MISSED_SLOT_GRACE_SECONDS
 from bot.records import RunStatus, SessionKind, SessionRole, SpawnSite
 from storage.db import Database
 from tests import stores
@@ -281,13 +281,13 @@ async def test_a_firings_session_is_archived_after_it_ends_and_pruned_once_old(t
         key = (await orchestrator.runs.get(run_id)).session_key
         assert (await orchestrator.sessions.get(key)).archive_at == at("2030-01-01 12:00:02")  # 60 min after it ended
         clock.set("2030-01-01 12:00:03")
-        await orchestrator._archiving.archive(key)
+        await orchestrator.core.archiving.archive(key)
         assert (await orchestrator.sessions.get(key)).archived_at == at("2030-01-01 12:00:03")
         (announcement,) = await orchestrator.outbox.for_run(run_id)
         async with orchestrator._db.transaction() as tx:  # as the delivery worker would
             await orchestrator.outbox.mark_delivered(tx, announcement.id, clock.now)
         clock.set("2030-01-31 12:00:04")  # 30 days on: retention's default
-        report = await orchestrator._retention.prune()
+        report = await orchestrator.core.retention.prune()
         assert await orchestrator.sessions.get(key) is None and await orchestrator.runs.get(run_id) is None
     assert report.deleted["sessions"] == 1
 

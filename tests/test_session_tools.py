@@ -148,11 +148,11 @@ async def test_subagents_tool_lists_steers_and_kills_its_own_children(tmp_path):
         assert main.results[2] == {"status": "error", "error": "Unknown subagent id: nobody"}
         await gate.entered.wait()
         caller = await _caller(core)
-        steer = await core.tool_subagents(caller, "steer", "dig", "STEER: dig deeper")
+        steer = await core.core.tools.tool_subagents(caller, "steer", "dig", "STEER: dig deeper")
         assert steer["status"] == "ok" and steer["result"].startswith("steered Digger (run ")
         gate.opened.set()
         await settle(core, lambda: _any_completion(core))
-        finished = await core.tool_subagents(caller, "kill", "1", None)
+        finished = await core.core.tools.tool_subagents(caller, "kill", "1", None)
         assert finished == {"status": "error", "error": "Digger is already finished."}
         payloads = await outbox_payloads(core)
 
@@ -200,7 +200,7 @@ async def test_kill_through_the_tool_cascades_and_announces_nothing(tmp_path):
     async with running_core(tmp_path, ScriptedModels(main=main, worker=gate), CONFIG) as core:
         await chat_and_wait(core)
         await gate.entered.wait()
-        result = await core.tool_subagents(await _caller(core), "kill", "Slow", None)
+        result = await core.core.tools.tool_subagents(await _caller(core), "kill", "Slow", None)
         assert result == {"status": "ok", "result": "killed Slow."}
         await core.wait_idle()
         statuses = [row[0] for row in await core._db.fetch_all("SELECT status FROM runs WHERE kind = 'spawn'")]
@@ -221,12 +221,12 @@ async def test_sessions_history_and_send_on_own_children_only(tmp_path):
         caller = await _caller(core)
         child_key = main.results[0]["childSessionKey"]
 
-        history = await core.tool_sessions_history(caller, child_key, 20, False)
+        history = await core.core.tools.tool_sessions_history(caller, child_key, 20, False)
         assert history["messages"] == [
             {"role": "user", "text": "remember 42"},
             {"role": "assistant", "text": "first answer"},
         ]
-        assert (await core.tool_sessions_history(caller, "agent:main:other", 20, False))["status"] == "error"
+        assert (await core.core.tools.tool_sessions_history(caller, "agent:main:other", 20, False))["status"] == "error"
 
         main.calls.append(("sessions_send", {"sessionKey": child_key, "message": "and now?"}))
         await chat_and_wait(core, "send it")  # a tool call comes from a live turn
@@ -237,7 +237,7 @@ async def test_sessions_history_and_send_on_own_children_only(tmp_path):
             return len([p for p in await outbox_payloads(core) if p["kind"] == "completion"]) == 2
 
         await settle(core, two_completions)
-        listed = await core.tool_sessions_list(caller)
+        listed = await core.core.tools.tool_sessions_list(caller)
         assert [s["status"] for s in listed["sessions"]] == ["done"]
         assert (await core.runs.get(sent["runId"])).status is RunStatus.COMPLETED
 
@@ -295,11 +295,11 @@ async def test_a_leaf_session_controls_nothing_even_if_a_tool_reaches_it(tmp_pat
         assert (leaf.role, leaf.control_scope) == ("leaf", "none")
         refused = {"status": "forbidden", "error": "Leaf subagents cannot control other sessions."}
         caller = Caller(leaf, main.results[0]["runId"])
-        assert await core.tool_subagents(caller, "list", None, None) == refused
-        assert await core.tool_sessions_list(caller) == refused
-        assert await core.tool_sessions_send(caller, "agent:main:x", "hi") == refused
-        assert await core.tool_sessions_history(caller, "agent:main:x", 5, False) == refused
-        spawn = await core.tool_spawn(caller, SpawnArgs(task="more"))
+        assert await core.core.tools.tool_subagents(caller, "list", None, None) == refused
+        assert await core.core.tools.tool_sessions_list(caller) == refused
+        assert await core.core.tools.tool_sessions_send(caller, "agent:main:x", "hi") == refused
+        assert await core.core.tools.tool_sessions_history(caller, "agent:main:x", 5, False) == refused
+        spawn = await core.core.tools.tool_spawn(caller, SpawnArgs(task="more"))
         assert spawn == {
             "status": "forbidden",
             "error": "sessions_spawn is not allowed at this depth (current depth: 1, max: 1)",

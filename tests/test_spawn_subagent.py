@@ -62,7 +62,7 @@ async def test_the_caller_gets_its_childs_answer_and_only_the_caller_is_announce
     agent = Agent([{"prompt": "  child: sum it up  "}])
     async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
         main_run = await core.runs.get(await chat_and_wait(core))
-        rows = await core.queries.children(MAIN_KEY)
+        rows = await core.core.queries.children(MAIN_KEY)
         child_session = rows[0].session
 
         async def archived():
@@ -93,7 +93,7 @@ async def test_a_child_cannot_spawn_its_own(tmp_path):
     agent = Agent([{"prompt": "child: go"}], child_reply="stopped", child_calls=[{"prompt": "child: deeper"}])
     async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
         await chat_and_wait(core)
-        assert len(await core.queries.children(MAIN_KEY)) == 1
+        assert len(await core.core.queries.children(MAIN_KEY)) == 1
     assert agent.child_results == [{"status": "error", "error": DEPTH_CAP}]
     assert agent.results == [{"status": "completed", "output": "stopped"}]
 
@@ -146,7 +146,7 @@ async def test_each_guard_refuses_in_zeroclaws_words(tmp_path, extra, calls, res
     agent = Agent(calls)
     async with running_core(tmp_path, ScriptedModels(main=agent), config) as core:
         await chat_and_wait(core)
-        launched = len(await core.queries.children(MAIN_KEY))
+        launched = len(await core.core.queries.children(MAIN_KEY))
     assert agent.results == results
     assert launched == sum(result["status"] == "completed" for result in results)
 
@@ -163,7 +163,7 @@ async def test_killing_the_caller_stops_the_child_and_announces_nothing(tmp_path
     async with running_core(tmp_path, ScriptedModels(main=model), CONFIG) as core:
         main_run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
         await asyncio.wait_for(child_started.wait(), 10)
-        child = (await core.queries.children(MAIN_KEY))[0].run
+        child = (await core.core.queries.children(MAIN_KEY))[0].run
         assert child.status is RunStatus.RUNNING
         stopped = await core.kill(main_run_id)
 
@@ -195,7 +195,7 @@ async def test_a_sub_agent_in_the_only_lane_slot_still_gets_its_childs_answer(tm
         await chat_and_wait(core)
 
         async def worker_done():
-            rows = await core.queries.children(MAIN_KEY)
+            rows = await core.core.queries.children(MAIN_KEY)
             return rows and rows[0].run.status is RunStatus.COMPLETED
 
         await settle(core, worker_done)
@@ -215,7 +215,7 @@ async def test_a_child_interrupted_by_a_restart_is_not_announced_and_its_caller_
         await core.chat(ChatRequest(text="go", origin=ORIGIN))
         await asyncio.wait_for(started.wait(), 10)
     async with running_core(tmp_path, ScriptedModels(main=first_life), CONFIG) as core:
-        child = (await core.queries.children(MAIN_KEY))[0]
+        child = (await core.core.queries.children(MAIN_KEY))[0]
 
         async def child_archived():
             return (await core.sessions.get(child.session.key)).archived_at is not None
@@ -243,7 +243,7 @@ async def test_a_child_killed_while_its_caller_waits_fails_the_call_and_is_archi
     async with running_core(tmp_path, ScriptedModels(main=model), CONFIG) as core:
         main_run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
         await asyncio.wait_for(started.wait(), 10)
-        child = (await core.queries.children(MAIN_KEY))[0]
+        child = (await core.core.queries.children(MAIN_KEY))[0]
         assert [run.id for run in await core.kill(child.run.id)] == [child.run.id]
 
         async def caller_done():
@@ -277,7 +277,7 @@ async def test_a_child_takes_no_follow_up_from_anyone(tmp_path):
     agent = Agent([{"prompt": "child: go"}])
     async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
         await chat_and_wait(core)
-        child = (await core.queries.children(MAIN_KEY))[0]
+        child = (await core.core.queries.children(MAIN_KEY))[0]
         with pytest.raises(EphemeralSession, match="is a spawn_subagent run: it answers only the agent"):
             await core.follow_up(child.session, "and now?", child.run)
         assert len(await core.runs.for_session(child.session.key)) == 1
@@ -301,10 +301,10 @@ async def test_a_child_whose_caller_timed_out_is_stopped_and_archived(tmp_path):
     )
     async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), config) as core:
         await chat_and_wait(core)
-        worker_row = (await core.queries.children(MAIN_KEY))[0]
+        worker_row = (await core.core.queries.children(MAIN_KEY))[0]
 
         async def child_stopped():
-            children = await core.queries.children(worker_row.session.key)
+            children = await core.core.queries.children(worker_row.session.key)
             if not children or children[0].run.status is not RunStatus.KILLED:
                 return None
             return children[0] if (await core.sessions.get(children[0].session.key)).archived_at else None
@@ -361,7 +361,7 @@ async def test_a_running_child_does_not_count_against_the_members_cap(tmp_path):
         await core.chat(ChatRequest(text="go", origin=ORIGIN))
 
         async def child_running():
-            rows = await core.queries.children(MAIN_KEY)
+            rows = await core.core.queries.children(MAIN_KEY)
             return rows and rows[0].run.status is RunStatus.RUNNING
 
         await settle(core, child_running)
@@ -392,7 +392,7 @@ async def test_a_child_whose_run_crashes_fails_and_its_caller_is_told(tmp_path):
     models = BreakingModels(main=main)
     async with running_core(tmp_path, models, CONFIG) as core:
         main_run = await core.runs.get(await chat_and_wait(core))
-        child = (await core.queries.children(MAIN_KEY))[0].run
+        child = (await core.core.queries.children(MAIN_KEY))[0].run
         payloads = await outbox_payloads(core)
     assert (child.status, child.error) == (RunStatus.FAILED, "internal error (RuntimeError)")
     assert main_run.status is RunStatus.COMPLETED

@@ -7,7 +7,7 @@ import time
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
-from bot.core.runs.session_queries import SessionQueries
+from bot.core.oversight.session_queries import SessionQueries
 from bot.records import Session, SessionKind, SessionRole
 from storage.db import Database
 from storage.repositories import Repositories

@@ -126,7 +126,7 @@ async def test_a_thread_spawn_refused_once_its_thread_is_open_leaves_that_thread
     async def passed(payer, *, top_level):  # as the check saw it, before the first run was admitted
         return None
 
-    monkeypatch.setattr(bot.orchestrator.budgets, "check", passed)
+    monkeypatch.setattr(bot.orchestrator.core.budgets, "check", passed)
     refused = await command(world, world.alice, "subagents spawn", agent="researcher", task="Two", thread=True)
     assert refused.startswith("⚠️ Over budget: your runs in the last hour"), refused
     [thread] = world.discord.threads()

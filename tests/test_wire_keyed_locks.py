@@ -16,9 +16,9 @@ def lock_tables(bot: ThreadboundBot) -> dict[str, int]:
     """How many keys each lock table holds now."""
     orchestrator = bot.orchestrator
     return {
-        "spawn": len(orchestrator._spawning._spawn_locks),
-        "session turns": len(orchestrator._execution._lanes._session_locks),
-        "action budget": len(orchestrator._subagent_spawn._budget._charging),
+        "spawn": len(orchestrator.core.spawning._spawn_locks),
+        "session turns": len(orchestrator.core.execution._lanes._session_locks),
+        "action budget": len(orchestrator.core.tools._subagent_spawn._budget._charging),
         "persona webhooks": len(bot._persona._creating),
     }
 

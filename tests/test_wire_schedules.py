@@ -48,7 +48,7 @@ def next_minute(clock: BehindClock) -> tuple[float, str]:
 
 def run_timer_now(bot, schedule_id: int) -> None:
     """What APScheduler does when the slot's minute comes: run the schedule's job (JobLookupError if none)."""
-    bot.orchestrator._timers._scheduler.modify_job(f"schedule:{schedule_id}", next_run_time=datetime.now(UTC))
+    bot.orchestrator.core.ctx.timers._scheduler.modify_job(f"schedule:{schedule_id}", next_run_time=datetime.now(UTC))
 
 
 async def command(world, user, command_name, /, **options) -> str:

@@ -71,3 +71,18 @@ class GuildSettings:
             await self._repository.update(tx, guild_id, changes, by=actor_user_id, now=now)
             await self._audit.record(tx, AuditEntry(guild_id, actor_user_id, None, "settings", None, detail, now))
         self._cache.written(guild_id)
+
+
+def binding_gate(settings: ThreadBindingSettings) -> str | None:
+    """Why a thread-bound spawn is refused by configuration, in the spec's words; ``None`` if allowed."""
+    if not settings.enabled:
+        return (
+            "Discord thread bindings are disabled (set channels.discord.thread_bindings.enabled = true to override "
+            "for Discord, or session.thread_bindings.enabled = true globally)."
+        )
+    if not settings.spawn_subagent_sessions:
+        return (
+            "Discord thread-bound subagent spawns are disabled "
+            "(set channels.discord.thread_bindings.spawn_subagent_sessions = true to enable)."
+        )
+    return None

@@ -46,7 +46,7 @@ class ApprovalButton(
         bot = interaction.client
         actor = await bot.actor(interaction)
         approve = self.action == "approve"
-        decision = bot.orchestrator.approvals.decide(actor, self.approval_id, approve, where=channels_of(interaction))
+        decision = bot.orchestrator.decide_approval(actor, self.approval_id, approve, where=channels_of(interaction))
         await answer_privately(interaction, decision)
 
 

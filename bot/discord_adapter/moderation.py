@@ -20,7 +20,7 @@ def moderates(permissions: discord.Permissions, role_ids: Iterable[int], moderat
 
 
 class MemberModeration:
-    """The core's :class:`bot.core.runs.run_authority.Moderation`, answered from Discord's view of the member."""
+    """The core's :class:`bot.core.oversight.run_authority.Moderation`, answered from Discord's view of the member."""
 
     def __init__(self, client: discord.Client, roles: Callable[[int | None], Awaitable[list[int]]]) -> None:
         self._client = client

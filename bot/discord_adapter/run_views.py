@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+from bot.core.oversight.session_queries import ChildRow
 from bot.core.people.control import Listing
 from bot.core.runs.internal_context import strip_internal_context
-from bot.core.runs.session_queries import ChildRow
 from bot.core.stats import format_runtime, format_tokens
 from bot.text import quoted
 

@@ -17,7 +17,7 @@ import discord
 import structlog
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 
-from bot.core.runs.session_queries import run_label
+from bot.core.oversight.session_queries import run_label
 from bot.core.stats import format_runtime, format_tokens
 from bot.discord_adapter.rounds import Rounds
 from bot.discord_adapter.run_buttons import run_controls

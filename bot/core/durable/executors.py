@@ -34,9 +34,9 @@ from dataclasses import replace
 import structlog
 
 from bot.config import DurabilityConfig
+from bot.core.durable.dispatch import RunDispatch
 from bot.core.durable.durable_runs import run_of
 from bot.core.durable.live_at_start import left_live, lost_starts
-from bot.core.runs.run_dispatch import RunDispatch
 from bot.core.runs.settlement import AfterCommit, Settlement
 from storage.processes import ProcessRow
 from storage.repositories import Repositories
@@ -79,7 +79,7 @@ class Executors:
         self._apply = apply
         self._clock = clock
         self._dispatch = dispatch
-        self._durable = dispatch.durable
+        self._durable = dispatch.durable_runs
         self._me = ProcessRow(self.executor_id, os.getpid(), socket.gethostname(), shards, 0.0, 0.0, None)
         self._beating: asyncio.Task[None] | None = None
 

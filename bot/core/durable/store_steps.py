@@ -69,3 +69,20 @@ async def once(repos: Repositories, run_id: str, name: str, work: Callable[[Conn
 
     await store_step(repos, run_id, name, doing, json.dumps, json.loads)
     return done
+
+
+class StoreSteps:
+    """The engine's :class:`~bot.core.runs.ports.Journal`: store steps over one store's repositories."""
+
+    def __init__(self, repos: Repositories) -> None:
+        self._repos = repos
+
+    async def step(
+        self,
+        run_id: str,
+        name: str,
+        work: Callable[[Connection], Awaitable[T]],
+        encode: Callable[[T], str],
+        decode: Callable[[str], T],
+    ) -> T:
+        return await store_step(self._repos, run_id, name, work, encode, decode)

@@ -3,19 +3,19 @@ Permissions are decided here: the person who bound a thread, the run's owner, or
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import replace
 
 from bot.config import ThreadBindingSettings
+from bot.core.context import CoreContext
 from bot.core.errors import EphemeralSession, SessionArchived, UserError
-from bot.core.orchestrator import Orchestrator
+from bot.core.guild_settings import GuildSettings, binding_gate
+from bot.core.oversight.session_queries import ChildRow
 from bot.core.people.control import RunControl
-from bot.core.runs.session_queries import ChildRow
+from bot.core.threads.bindings import ThreadBindings
 from bot.core.threads.port import (
+    ThreadPort,
     ThreadUnavailable,
     auto_archive_minutes,
-    binding_gate,
     intro_text,
     thread_name,
 )
@@ -23,7 +23,6 @@ from bot.core.timers import instant
 from bot.durations import LONGEST, DurationTooLong, format_duration, parse_duration
 from bot.records import Actor, Binding
 from bot.text import quoted
-from storage.repositories import Repositories
 
 UNFOCUS_FAREWELL = "⚙️ Thread unfocused. Messages here will no longer be routed."
 NOT_FOCUSED = "ℹ️ This conversation is not currently focused."
@@ -34,18 +33,27 @@ def _iso(timestamp: float) -> str:
 
 
 class BindingControl:
+    """Focus, unfocus and a binding's lifetimes, as people ask for them."""
+
     def __init__(
         self,
-        orchestrator: Orchestrator,
-        repos: Repositories,
+        ctx: CoreContext,
         runs: RunControl,
-        *,
-        clock: Callable[[], float] = time.time,
+        guild_settings: GuildSettings,
+        bindings: ThreadBindings,
+        threads: ThreadPort | None,
     ) -> None:
-        self._orchestrator = orchestrator
-        self._repos = repos
+        self._repos = ctx.repos
+        self._clock = ctx.clock
         self._runs = runs
-        self._clock = clock
+        self._guild_settings = guild_settings
+        self._bindings = bindings
+        self._threads = threads
+
+    def _port(self) -> ThreadPort:
+        if self._threads is None:
+            raise UserError("Thread bindings are unavailable: no chat adapter can create threads.")
+        return self._threads
 
     async def focus(
         self,
@@ -60,7 +68,6 @@ class BindingControl:
         """Bind this thread (``parent_channel_id`` is its channel) or DM to the target's session; in a channel,
         create a thread for it. Focusing is talking to a session: its owner or a moderator only."""
         row = await self._runs.resolve(conversation, target)
-        orchestrator = self._orchestrator
         here = parent_channel_id is not None or is_dm
         current = await self._repos.bindings.get(channel_id) if here else None
         if current is not None and current.bound_by not in (None, actor.user_id) and not actor.is_moderator:
@@ -70,17 +77,17 @@ class BindingControl:
             raise SessionArchived(row.session.key, row.session.archived_at, self._clock())
         if row.session.delegation is not None:
             raise EphemeralSession(row.session.key)
-        settings = (await orchestrator.guild_settings.effective(actor.guild_id)).thread_bindings
+        settings = (await self._guild_settings.effective(actor.guild_id)).thread_bindings
         if not settings.enabled:
             raise UserError(binding_gate(settings) or "Thread bindings are disabled.")
         if here:
             binding = self._new_binding(channel_id, parent_channel_id, row, actor.user_id, settings)
-            await orchestrator.bind(binding)
+            await self._bindings.bind(binding)
             return f"✅ bound this conversation to {row.session.key}."
         if refusal := binding_gate(settings):
             raise UserError(refusal)
         try:
-            ref = await orchestrator.threads.create_thread(
+            ref = await self._port().create_thread(
                 channel_id,
                 thread_name(row.label),
                 auto_archive_minutes(settings.idle_hours * 3600, settings.auto_archive_minutes),
@@ -88,10 +95,8 @@ class BindingControl:
         except ThreadUnavailable as unavailable:
             raise UserError(f"Unable to create a thread here: {unavailable}") from None
         binding = self._new_binding(ref.thread_id, ref.parent_channel_id, row, actor.user_id, settings)
-        await orchestrator.bind(binding)
-        await orchestrator.threads.post(
-            ref.thread_id, intro_text(row.label, binding.idle_seconds, binding.max_age_seconds)
-        )
+        await self._bindings.bind(binding)
+        await self._port().post(ref.thread_id, intro_text(row.label, binding.idle_seconds, binding.max_age_seconds))
         return f"✅ created thread <#{ref.thread_id}> and bound it to {row.session.key}."
 
     def _new_binding(
@@ -128,7 +133,7 @@ class BindingControl:
         if binding is None:
             return NOT_FOCUSED
         await self._may_manage(actor, binding, "unfocus")
-        await self._orchestrator.unbind(channel_id, farewell=UNFOCUS_FAREWELL)
+        await self._bindings.unbind(channel_id, farewell=UNFOCUS_FAREWELL)
         return "✅ Conversation unfocused."
 
     async def agents(self, conversation: str) -> str:
@@ -174,7 +179,7 @@ class BindingControl:
             if idle
             else replace(binding, max_age_seconds=new, bound_at=now)
         )
-        await self._orchestrator.bind(changed)
+        await self._bindings.bind(changed)
         if new <= 0:
             return f"✅ {name} disabled for this binding."
         when = "next auto-unfocus" if idle else "hard auto-unfocus"

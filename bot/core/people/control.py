@@ -5,21 +5,21 @@ numbering everywhere, and permission decided here: owners act on their own runs,
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.core.context import CoreContext
 from bot.core.errors import UnknownTarget, UserError
 from bot.core.limits import checked_text
-from bot.core.orchestrator import Orchestrator
+from bot.core.oversight.run_actions import NotActionable, descendants, kill_refusal, live_runs, steer_refusal
+from bot.core.oversight.run_authority import RunAuthority
+from bot.core.oversight.session_queries import ChildRow, SessionQueries
 from bot.core.people.delivery_state import delivery_state
+from bot.core.runs.commands import RunCommands
 from bot.core.runs.requests import main_session_key
-from bot.core.runs.run_actions import NotActionable, descendants, kill_refusal, live_runs, steer_refusal
-from bot.core.runs.session_queries import ChildRow
 from bot.core.stats import format_runtime
+from bot.core.threads.steer_limit import SteerLimit
 from bot.records import Actor, Run, RunKind, RunStatus, short_run_id
 from bot.text import has_visible_text
-from storage.repositories import Repositories
 
 SEND_WAIT_SECONDS = 30.0
 
@@ -41,26 +41,34 @@ class Listing:
 
 
 class RunControl:
+    """Runs as people see and act on them: listed, inspected, read, killed, sent to, steered, stopped."""
+
     def __init__(
         self,
-        orchestrator: Orchestrator,
-        repos: Repositories,
+        ctx: CoreContext,
+        commands: RunCommands,
+        queries: SessionQueries,
+        authority: RunAuthority,
+        steer_limit: SteerLimit,
         *,
-        clock: Callable[[], float] = time.time,
         send_wait_seconds: float = SEND_WAIT_SECONDS,
     ) -> None:
-        self._orchestrator = orchestrator
-        self._repos = repos
-        self._clock = clock
+        self._repos = ctx.repos
+        self._clock = ctx.clock
+        self._signals = ctx.signals
+        self._default_agent = ctx.config.agents.default_agent
+        self._commands = commands
+        self._queries = queries
+        self._authority = authority
+        self._steer_limit = steer_limit
         self._send_wait = send_wait_seconds
-        self._steer_limit = orchestrator.steer_limit
 
     def _main_key(self, conversation: str) -> str:
-        return main_session_key(self._orchestrator.default_agent, conversation)
+        return main_session_key(self._default_agent, conversation)
 
     async def rows(self, conversation: str) -> list[ChildRow]:
         """Sub-agents of a conversation, numbered as ``list`` shows them: active first, then recent."""
-        return await self._orchestrator.queries.children(self._main_key(conversation))
+        return await self._queries.children(self._main_key(conversation))
 
     async def listing(self, conversation: str) -> Listing:
         numbered = list(enumerate(await self.rows(conversation), start=1))
@@ -72,7 +80,7 @@ class RunControl:
     async def resolve(self, conversation: str, target: str) -> ChildRow:
         if not has_visible_text(target):
             raise UserError("Missing subagent id.")
-        queries = self._orchestrator.queries
+        queries = self._queries
         try:
             return queries.resolve_target(await self.rows(conversation), target)
         except UnknownTarget:
@@ -111,14 +119,14 @@ class RunControl:
 
     async def authorize(self, actor: Actor, row: ChildRow, action: str, detail: str | None = None) -> None:
         """The run's owner may; a moderator may too (audited); anyone else is refused with the owner named."""
-        await self._orchestrator.authority.check(actor, row.run, row.label, action, detail)
+        await self._authority.check(actor, row.run, row.label, action, detail)
 
     async def kill(self, actor: Actor, conversation: str, target: str) -> str:
         row = await self.resolve(conversation, target)
         if row.run is None or kill_refusal(row.run):
             return f"{row.label} is already finished."
         await self.authorize(actor, row, "kill")
-        count = descendants(await self._orchestrator.kill(row.run.id))
+        count = descendants(await self._commands.kill(row.run.id))
         if count is None:
             return f"{row.label} is already finished."
         return f"killed {row.label}" + (f" (+ {count} descendants)." if count else ".")
@@ -132,7 +140,7 @@ class RunControl:
         stopped = 0
         for row, run in mine:
             await self.authorize(actor, row, "kill")
-            stopped += len(await self._orchestrator.kill(run.id))
+            stopped += len(await self._commands.kill(run.id))
         skipped = len(rows) - len(mine)
         noun = "subagent" if stopped == 1 else "subagents"
         others = f" {skipped} {'belongs' if skipped == 1 else 'belong'} to others." if skipped else ""
@@ -151,7 +159,7 @@ class RunControl:
             raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
         await self.authorize(actor, row, "steer", text[:200])
         self._steer_limit.sent(actor.user_id, run.id)
-        if not await self._orchestrator.steer(run.id, text):
+        if not await self._commands.steer(run.id, text):
             raise UserError(f"{row.label} is already finished.")
         return f"steered {row.label} (run {run.short_id})."
 
@@ -160,24 +168,23 @@ class RunControl:
         row = await self.resolve(conversation, target)
         text = checked_text(message, empty="Send needs a message.", terse=True)
         await self.authorize(actor, row, "send", text[:200])
-        orchestrator = self._orchestrator
         live = row.run if row.run is not None and not row.run.status.is_terminal else None
         if live is not None and self._steer_limit.wait_left(actor.user_id, live.id) > 0:  # it would steer it
             raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
-        before = await orchestrator.queries.assistant_texts(row.session.key) if live else []
-        if live and await orchestrator.steer(live.id, text):
+        before = await self._queries.assistant_texts(row.session.key) if live else []
+        if live and await self._commands.steer(live.id, text):
             self._steer_limit.sent(actor.user_id, live.id)
-            reply = await orchestrator.wait_for(lambda: self._new_reply(row.session.key, len(before)), self._send_wait)
+            reply = await self._signals.wait_for(lambda: self._new_reply(row.session.key, len(before)), self._send_wait)
             run_id = live.id
         else:
-            run_id = await orchestrator.follow_up(row.session, text, row.run)
-            reply = await orchestrator.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
+            run_id = await self._commands.follow_up(row.session, text, row.run)
+            reply = await self._signals.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
         if reply is None:
             return f"⏳ Subagent still running (run {short_run_id(run_id)})."
         return reply
 
     async def _new_reply(self, session_key: str, seen: int) -> str | None:
-        texts = await self._orchestrator.queries.assistant_texts(session_key)
+        texts = await self._queries.assistant_texts(session_key)
         return texts[-1] if len(texts) > seen else None
 
     async def _finished_reply(self, run_id: str) -> str | None:
@@ -200,12 +207,12 @@ class RunControl:
         ]
         stopped = 0
         for run in turns:  # a moderator's stop of someone else's turn is audited like any kill
-            await self._orchestrator.authority.check(actor, run, "the main agent's turn", "kill")
-            stopped += sum(killed.id != run.id for killed in await self._orchestrator.kill(run.id))  # its cascade
+            await self._authority.check(actor, run, "the main agent's turn", "kill")
+            stopped += sum(killed.id != run.id for killed in await self._commands.kill(run.id))  # its cascade
         for row, run in live_runs(await self.rows(conversation), _run_of):
             if actor.is_moderator or run.requester_user_id == actor.user_id:
                 await self.authorize(actor, row, "kill")
-                stopped += len(await self._orchestrator.kill(run.id))
+                stopped += len(await self._commands.kill(run.id))
         if not turns and not stopped:
             return (
                 "Nothing of yours is running in this conversation."

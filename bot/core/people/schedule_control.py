@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import structlog
 
 from bot.core.errors import UserError
+from bot.core.jobs.schedules import Schedules
 from bot.core.limits import MAX_LABEL_CHARS, checked_text
-from bot.core.schedules import Schedules
 from bot.cron import cron_trigger, time_zone
 from bot.records import Schedule, ScheduleSource, ScheduleSpec
 from bot.text import quoted

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -49,18 +50,19 @@ from bot.agents.runner import INTERRUPTED_BEFORE, KILLED_BEFORE, RunOutcome, par
 from bot.core.runs import internal_context
 from bot.core.runs.announcements import INTERRUPTED_REASON
 from bot.core.runs.results import Results
-from bot.core.threads.archiving import Archiving
-from bot.core.tools.delegate_records import DelegateRecords
 from bot.records import LIVE_STATUSES, Cleanup, Run, RunKind, RunStatus, Session, SessionKind
 from storage.db import Connection
 from storage.repositories import Repositories
+
+if TYPE_CHECKING:  # the ports name AfterCommit: imported for annotations only
+    from bot.core.runs.ports import Archive, TaskRecords
 
 log = structlog.get_logger(__name__)
 
 
 @dataclass
 class AfterCommit:
-    """What a committed settlement asks of the process (applied by ``Orchestrator._apply``)."""
+    """What a committed settlement asks of the process (applied by :class:`~bot.core.runs.effects.Effects`)."""
 
     wake: list[str] = field(default_factory=list)  # waiting runs to resume with their inbox
     queue: list[str] = field(default_factory=list)  # queued runs to start (again: their start was lost)
@@ -85,9 +87,9 @@ class Settlement:
     def __init__(
         self,
         repos: Repositories,
-        archiving: Archiving,
+        archiving: Archive,
         results: Results,
-        records: DelegateRecords,
+        records: TaskRecords,
         clock: Callable[[], float],
     ) -> None:
         self._repos = repos

@@ -20,9 +20,9 @@ from bot.config import (
     ThreadBindingSettings,
 )
 from bot.core.errors import SpawnRefused, TextRefused
+from bot.core.guild_settings import binding_gate
 from bot.core.limits import MAX_LABEL_CHARS, checked_text
 from bot.core.runs.queue_caps import NOTHING_QUEUED, check_member, check_queue
-from bot.core.threads.port import binding_gate
 from bot.records import Cleanup, Run, Session, SessionMode, SessionRole
 from bot.text import has_visible_text, quoted
 from storage.runs import QueueLoad

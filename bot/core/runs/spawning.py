@@ -10,12 +10,11 @@ from dataclasses import replace
 import structlog
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
-from bot.config import Config
-from bot.core.budgets.meter import Budgets
+from bot.core.context import CoreContext
 from bot.core.errors import CallerEnded, EphemeralSession, SessionArchived, UserError
 from bot.core.guild_settings import GuildSettings
 from bot.core.limits import checked_text
-from bot.core.runs.execution import Execution
+from bot.core.runs.ports import Admission, Launcher, SpawnGuard, ThreadOpener
 from bot.core.runs.queue_caps import check_member, member_key
 from bot.core.runs.requests import (
     ChatRequest,
@@ -27,9 +26,6 @@ from bot.core.runs.requests import (
     subagent_session_key,
 )
 from bot.core.runs.spawn_policy import SpawnArgs, SpawnContext, SpawnPlan, SpawnPolicy
-from bot.core.signals import Signals
-from bot.core.threads.bindings import ThreadBindings
-from bot.core.tools.policy_envelope import PolicyEnvelopes
 from bot.keyed_locks import KeyedLocks
 from bot.records import (
     Binding,
@@ -44,37 +40,36 @@ from bot.records import (
     SpawnSite,
 )
 from storage.db import Connection
-from storage.repositories import Repositories
 from storage.usage import Payer
 
 log = structlog.get_logger(__name__)
 
 
 class Spawning:
+    """Persists new sessions and runs and hands each run to the launcher."""
+
     def __init__(
         self,
-        config: Config,
-        repos: Repositories,
+        ctx: CoreContext,
         models: ModelFactory,
         policy: SpawnPolicy,
         guild_settings: GuildSettings,
-        threads: ThreadBindings,
-        execution: Execution,
-        budgets: Budgets,
-        signals: Signals,
-        clock: Callable[[], float],
+        threads: ThreadOpener,
+        launcher: Launcher,
+        budgets: Admission,
+        guard: SpawnGuard,
     ) -> None:
-        self._config = config
-        self._repos = repos
+        self._config = ctx.config
+        self._repos = ctx.repos
+        self._signals = ctx.signals
+        self._clock = ctx.clock
         self._models = models
         self._policy = policy
-        self._envelopes = PolicyEnvelopes(config, repos)
+        self._envelopes = guard
         self._guild_settings = guild_settings
         self._threads = threads
-        self._execution = execution
+        self._launcher = launcher
         self._budgets = budgets
-        self._signals = signals
-        self._clock = clock
         # one spawn at a time per requester session, from counting its children to persisting the new one, so calls
         # that arrive together (one model response's tool calls) cannot all pass a cap
         self._spawn_locks: KeyedLocks[str] = KeyedLocks()
@@ -266,10 +261,10 @@ class Spawning:
             if also is not None:
                 await also(tx)
         if binding is not None:
-            self._threads.routes.bound(binding.thread_id, binding.session_key)
+            self._threads.bound(binding.thread_id, binding.session_key)
         queued = {"run_id": run.id, "session_key": run.session_key, "kind": run.kind.value}
         log.info("run_queued", **queued, parent_run_id=run.parent_run_id)
-        self._execution.dispatch.queue(run.id)
+        self._launcher.queue(run.id)
         self._signals.run_changed(run.id)
 
     def _resolve_model(self, reference: str) -> ResolvedModel:

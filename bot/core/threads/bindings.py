@@ -22,7 +22,6 @@ from bot.core.guild_settings import GuildSettings
 from bot.core.runs.spawn_policy import SpawnPlan
 from bot.core.threads.archiving import Archiving
 from bot.core.threads.bound_threads import BoundThreads
-from bot.core.threads.messages import Heard, SessionInput, ThreadMessages
 from bot.core.threads.port import (
     ThreadPort,
     ThreadUnavailable,
@@ -31,7 +30,6 @@ from bot.core.threads.port import (
     intro_text,
     thread_name,
 )
-from bot.core.threads.steer_limit import SteerLimit
 from bot.core.timers import Timers
 from bot.records import Binding, Origin
 from storage.repositories import Repositories
@@ -47,19 +45,15 @@ class ThreadBindings:
         guild_settings: GuildSettings,
         archiving: Archiving,
         timers: Timers,
-        sessions: SessionInput,
         clock: Callable[[], float],
     ) -> None:
         self._repos = repos
         self._threads = threads
         self._guild_settings = guild_settings
         self._archiving = archiving
-        self._sessions = sessions
         self._clock = clock
         self._deadlines = DeadlineSweep("bindings", timers, clock, repos.bindings.next_deadline, self._expire_due)
         self.routes = BoundThreads(repos)
-        self.steer_limit = SteerLimit(clock)  # thread messages to a live run count as steers
-        self.messages = ThreadMessages(repos, self.routes, sessions, self.steer_limit, clock)
 
     async def start(self) -> None:
         """Follow the bindings in memory, wake for the earliest deadline, and end run-mode bindings whose run ended
@@ -149,12 +143,9 @@ class ThreadBindings:
         self._schedule_deadline(binding)
         log.info("thread_bound", thread_id=binding.thread_id, session_key=binding.session_key)
 
-    async def route_message(
-        self, thread_id: int, text: str, origin: Origin, *, is_moderator: bool = False
-    ) -> Heard | None:
-        """A person wrote in a thread: if it is bound, the message goes to its session (no mention needed) from
-        those who may talk to it there (:mod:`bot.core.threads.messages`). ``None``: the thread is not bound."""
-        return await self.messages.route(thread_id, text, origin, is_moderator=is_moderator)
+    def bound(self, thread_id: int, session_key: str) -> None:
+        """A binding just persisted by a spawn: its thread's messages go to ``session_key`` from now on."""
+        self.routes.bound(thread_id, session_key)
 
     async def unbind(
         self, thread_id: int, *, farewell: str | None = None, unless_changed_from: Binding | None = None

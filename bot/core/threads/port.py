@@ -7,7 +7,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.config import AUTO_ARCHIVE_MINUTES, ThreadBindingSettings
+from bot.config import AUTO_ARCHIVE_MINUTES
 from bot.durations import format_duration
 
 THREAD_NAME_CHARS = 100
@@ -72,18 +72,3 @@ def farewell_text(reason: str, seconds: float) -> str:
             "Messages here will no longer be routed."
         )
     return "⚙️ Session ended. Messages here will no longer be routed."
-
-
-def binding_gate(settings: ThreadBindingSettings) -> str | None:
-    """Why a thread-bound spawn is refused by configuration, in the spec's words; ``None`` if allowed."""
-    if not settings.enabled:
-        return (
-            "Discord thread bindings are disabled (set channels.discord.thread_bindings.enabled = true to override "
-            "for Discord, or session.thread_bindings.enabled = true globally)."
-        )
-    if not settings.spawn_subagent_sessions:
-        return (
-            "Discord thread-bound subagent spawns are disabled "
-            "(set channels.discord.thread_bindings.spawn_subagent_sessions = true to enable)."
-        )
-    return None

@@ -4,19 +4,19 @@ back as ``{"status": ..., "error": ...}`` data for the model to read, never as e
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
 from bot.config import Config
 from bot.core.errors import UnknownTarget, UserError
+from bot.core.oversight.run_actions import NotActionable, descendants, kill_refusal, steer_refusal
+from bot.core.oversight.run_authority import Forbidden, RunAuthority
+from bot.core.oversight.session_queries import SessionQueries, run_label
+from bot.core.runs.commands import RunCommands
 from bot.core.runs.requests import origin_of
-from bot.core.runs.run_actions import NotActionable, descendants, kill_refusal, steer_refusal
-from bot.core.runs.run_authority import Forbidden, RunAuthority
-from bot.core.runs.session_queries import SessionQueries, run_label
 from bot.core.runs.spawn_policy import SpawnArgs, SpawnPolicy
 from bot.core.runs.spawning import Spawning
-from bot.core.threads.messages import SessionInput
 from bot.core.tools.session_toolset import Caller
 from bot.records import ControlScope, Run, RunStatus
 from bot.text import quoted
@@ -30,12 +30,6 @@ SPAWN_NOTE = (
 )
 
 log = structlog.get_logger(__name__)
-
-
-class RunCommands(SessionInput, Protocol):
-    """What the tools do to runs: the same kill, steer and follow-up people's commands use."""
-
-    async def kill(self, run_id: str) -> list[Run]: ...
 
 
 def _error(message: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from bot.core.runs.run_authority import Forbidden, RunAuthority
+from bot.core.oversight.run_authority import Forbidden, RunAuthority
 from bot.core.signals import Signals
 from bot.core.timers import Timers, skipped_if_bad
 from bot.core.tools.delegate_records import DelegateRecords, summary, view

@@ -1,6 +1,7 @@
 """Dispatch: where and when a run starts, and how a kill reaches it.
 
-Without durable runs, a run executes in a task of this process (it waits for its place in ``runs.run_lanes``).
+Dispatch is the engine's :class:`~bot.core.runs.ports.Launcher`. Without durable runs, a run executes in a task
+of this process (it waits for its place in ``runs.run_lanes``).
 With them, a run is a DBOS workflow: queued in ``durable.run_queues`` (any process may take it) or started at
 once, and a kill cancels its workflows wherever they execute (DBOS aborts an in-flight model request within about
 a second, :mod:`bot.agents.journal`; in this process the run's cancellation token stops it at once).
@@ -17,20 +18,21 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Literal
 
 import structlog
 
+from bot.core.durable import store_steps
 from bot.core.durable.durable_runs import DurableRuns, current_workflow, run_of
-from bot.core.durable.run_queues import CHAT, SUBAGENTS, Placement, RunQueues, placement
+from bot.core.durable.run_queues import CHAT, SUBAGENTS, Placement, RunQueues, placement, queue_of
 from bot.core.runs.fair_lane import FairLane
+from bot.core.runs.ports import RunBody
 from bot.records import Run, Session, short_run_id
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 Action = Literal["queue", "wake", "kill"]
-Execute = Callable[[str, bool], Coroutine[object, object, None]]  # (run id, woken)
 _IDLE_POLL = 0.02  # seconds between looks at workflows this process queued, while waiting for them to finish
 _FORGET_AT = 1000  # workflows queued here and not started here: then look which ended (taken by other processes)
 
@@ -40,14 +42,13 @@ class RunDispatch:
         self,
         repos: Repositories,
         lane: FairLane,
-        execute: Execute,
         durable: DurableRuns | None,
         queues: RunQueues,
     ) -> None:
         self._repos = repos
         self._lane = lane
-        self._execute = execute
-        self.durable = durable
+        self._execute: RunBody | None = None  # the engine's, from launch()
+        self.durable_runs = durable
         self._queues = queues
         self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[object]] = {}
@@ -59,15 +60,35 @@ class RunDispatch:
         self._placer: asyncio.Task[None] | None = None
         self._placing: str | None = None  # the run being placed now
         self._started_while_placed = False  # its workflow started here before its placing returned
+        self._started = asyncio.Event()  # recovered workflows wait for the start
 
-    async def launch(self, body: Execute) -> set[str]:
-        """Launch durable runs (if on) with ``body`` as every workflow's; the ids of the runs they resume."""
-        if self.durable is None:
+    @property
+    def durable(self) -> bool:
+        return self.durable_runs is not None
+
+    async def launch(self, execute: RunBody) -> set[str]:
+        """Take ``execute`` as every run's body and launch durable runs (if on); the runs their workflows resume."""
+        self._execute = execute
+        if self.durable_runs is None:
             return set()
-        return await self.durable.launch(body, self._queues)
+        return await self.durable_runs.launch(self._resume, self._queues)
 
     def start(self) -> None:
         self._supervisor = asyncio.create_task(self._supervise(), name="run-dispatch")
+        self._started.set()
+
+    async def _resume(self, run_id: str, wake: bool) -> None:
+        """A run's or a wake's workflow body: started or taken from a queue here, or recovered by DBOS."""
+        assert self._execute is not None, "launch() before any workflow starts"
+        store_steps.begin()
+        self.track(run_id)
+        await self._started.wait()
+        await self._execute(run_id, wake, functools.partial(self._loaded, wake=wake))
+
+    def _loaded(self, run: Run, session: Session, *, wake: bool) -> None:
+        """The workflow executing ``run`` here came from its queue, or started at once (no queue)."""
+        queue = queue_of(run, session, wake=wake)
+        self._held[run.id] = () if queue is None else (queue,)
 
     def queue(self, run_id: str) -> None:
         """Start a run that was just persisted as queued."""
@@ -81,7 +102,7 @@ class RunDispatch:
         """Take a killed run out of the lane's queue (the runs behind it move up at once), and cancel its workflows."""
         if self._lane.withdraw(run_id):
             self._tasks[run_id].cancel()
-        if self.durable is not None:
+        if self.durable_runs is not None:
             self._actions.put_nowait((run_id, "kill"))
 
     def abandon(self) -> None:
@@ -102,17 +123,13 @@ class RunDispatch:
             task.add_done_callback(functools.partial(self._forget, run_id))
             task.add_done_callback(functools.partial(self._left, run_id))
 
-    def holds(self, run_id: str, queue: str | None) -> None:
-        """The workflow executing ``run_id`` here was taken from ``queue`` (``None``: it started at once)."""
-        self._held[run_id] = () if queue is None else (queue,)
-
     def _left(self, run_id: str, task: asyncio.Task[object]) -> None:
         """A workflow ended here: its queue polls now (both of ours when it ended before saying which it was in)."""
         self._queues.wake_after(self._held.pop(run_id, (SUBAGENTS, CHAT)))
 
     async def lane_places(self) -> dict[str, int]:
         """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's order."""
-        order = await self._queues.lane_order() if self.durable is not None else self._lane.order()
+        order = await self._queues.lane_order() if self.durable_runs is not None else self._lane.order()
         return {run_of(workflow_id): place for place, workflow_id in enumerate(order, start=1)}
 
     async def wait_idle(self) -> None:
@@ -129,8 +146,8 @@ class RunDispatch:
         error as it is stopped does not stop the close: DBOS's execution of a killed run, parked over the
         cancellation, can end so ("awaited workflow was cancelled"), and that used to leave the rest of the bot
         open."""
-        if self.durable is not None:  # first: a workflow starting while its siblings are stopped would go on
-            self.durable.stop_taking()
+        if self.durable_runs is not None:  # first: a workflow starting while its siblings are stopped would go on
+            self.durable_runs.stop_taking()
         tasks = [t for t in (self._supervisor, self._placer, *self._tasks.values()) if t is not None]
         for task in tasks:
             task.cancel()
@@ -139,21 +156,22 @@ class RunDispatch:
                 log.warning("task_failed_while_stopping", task=task.get_name(), exc_info=outcome)
         self._tasks.clear()
         self._supervisor = self._placer = None
-        if self.durable is not None:
-            await self.durable.close()
+        if self.durable_runs is not None:
+            await self.durable_runs.close()
 
     async def _supervise(self) -> None:
         while True:
             run_id, action = await self._actions.get()
             if action == "kill":
-                assert self.durable is not None
+                assert self.durable_runs is not None
                 try:
-                    await self.durable.cancel(run_id)
+                    await self.durable_runs.cancel(run_id)
                 except Exception:  # its run is killed already; a workflow left running ends at its settled run
                     log.exception("run_workflow_not_cancelled", run_id=run_id)
                 continue
-            if self.durable is None:
-                self._run_task(run_id, self._execute(run_id, action == "wake"))
+            if self.durable_runs is None:
+                assert self._execute is not None, "launch() before start()"
+                self._run_task(run_id, self._execute(run_id, action == "wake", None))
                 continue
             self._to_place.append((run_id, action == "wake"))
             if not self._placers():
@@ -200,9 +218,9 @@ class RunDispatch:
     async def _start(self, run_id: str, wake: bool, place: Placement | None) -> str | None:
         """Queue a run (or its wake) where ``place`` says, or execute it here and now; the workflow queued, if one was
         (none, too, when DBOS failed: logged)."""
-        assert self.durable is not None
+        assert self.durable_runs is not None
         try:
-            return await self.durable.start(run_id, wake=wake, place=place)
+            return await self.durable_runs.start(run_id, wake=wake, place=place)
         except Exception:  # DBOS's database failed us: the next start finds the run not started and starts it
             log.exception("run_not_started", run_id=run_id, wake=wake)
             return None

@@ -1,0 +1,1 @@
+"""Work the bot does on a clock: scheduled agent jobs and retention passes."""

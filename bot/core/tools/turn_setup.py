@@ -1,0 +1,86 @@
+"""A turn's tools, spending meter and approval pauses: the engine's :class:`~bot.core.runs.ports.TurnSetup`.
+
+The engine asks here what a session's model may call and under which rules. The tools it is offered, its MCP
+servers, its policy envelope's gate, its budgets and its paused calls all live in other rooms; this one puts them
+together for one turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import Model
+from pydantic_ai.tools import DeferredToolResults
+
+from bot.agents.metering import MeteredModel
+from bot.agents.runner import RunOutcome
+from bot.config import Config
+from bot.core.budgets.meter import Budgets
+from bot.core.runs.ports import TurnTools
+from bot.core.runs.settlement import AfterCommit
+from bot.core.tools.approvals import Approvals
+from bot.core.tools.mcp_tools import McpTools
+from bot.core.tools.policy_envelope import PolicyEnvelopes
+from bot.core.tools.session_toolset import Caller, SessionControl, ToolDeps, session_toolset
+from bot.core.tools.tool_gates import tool_gate
+from bot.core.tools.tool_policy import offered_tools, usable_tools
+from bot.records import Delegation, Run, Session
+from storage.db import Connection
+from storage.repositories import Repositories
+
+_DELEGATES = (Delegation.BOUNDED, Delegation.INDEPENDENT)  # their agentic loop stops at max_tool_iterations
+
+
+class TurnSetups:
+    """Builds each turn's tools and meter from the session's policy, and pauses for approvals."""
+
+    def __init__(
+        self,
+        config: Config,
+        repos: Repositories,
+        control: SessionControl,
+        mcp: McpTools,
+        envelopes: PolicyEnvelopes,
+        approvals: Approvals,
+        budgets: Budgets,
+    ) -> None:
+        self._config = config
+        self._repos = repos
+        self._control = control
+        self._mcp = mcp
+        self._envelopes = envelopes
+        self._approvals = approvals
+        self._budgets = budgets
+
+    async def tools(self, run: Run, session: Session) -> TurnTools:
+        runtime = self._config.runtime_profile_of(session.agent_id)
+        toolset = session_toolset(await self._offered(session))
+        return TurnTools(
+            toolsets=([toolset] if toolset else []) + await self._mcp.toolsets(session),
+            deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id)),
+            gate=tool_gate(await self._envelopes.effective(session, run), self._config),
+            parallel_tools=bool(runtime.parallel_tools),
+            request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
+            dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
+        )
+
+    def metered(self, model: Model, run: Run, session: Session) -> Model:
+        return MeteredModel(model, self._budgets.meter(run, session))
+
+    async def record(self, tx: Connection, run: Run, session: Session, messages: Sequence[ModelMessage]) -> bool:
+        return await self._budgets.record(tx, run, session, messages)
+
+    async def pause(self, run: Run, session: Session, outcome: RunOutcome) -> AfterCommit:
+        return await self._approvals.pause(run, session, outcome)
+
+    async def decisions(self, run_id: str) -> DeferredToolResults | None:
+        return await self._approvals.take_decisions(run_id)
+
+    async def _offered(self, session: Session) -> frozenset[str]:
+        """The session's tools; a bounded delegate's never exceed its caller's."""
+        if session.delegation is not Delegation.BOUNDED:
+            return offered_tools(self._config, session)
+        caller = await self._repos.sessions.get(session.requester_session_key or "")
+        ceiling = usable_tools(self._config, caller, await self._offered(caller)) if caller else frozenset()
+        return offered_tools(self._config, session, ceiling)
