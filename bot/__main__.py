@@ -1,6 +1,7 @@
 """``python -m bot [migrate|health] --config FILE [--check] [--shards 0-3 --shard-count 8]``: validate the config
-(start each MCP server once, reach the database), apply the database's migrations, say whether the process running
-those shards is alive (its heartbeat; a container's health check), or run the bot (those shards only).
+(its secrets, each MCP server started once, the database reached: every problem named, a missing token among them,
+exit 0 only if the bot could start), apply the database's migrations, say whether the process running those shards
+is alive (its heartbeat; a container's health check), or run the bot (those shards only).
 
 Configuration and environment problems, a rejected token, and a Discord that answers the log-in with an error
 print one line naming what to fix, and exit 1; never a traceback. An unreachable Discord is waited out (see
@@ -16,7 +17,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from bot.config import Config, ConfigError, check_secrets, load_config
+from bot.config import Config, ConfigError, check_secrets, load_config, missing_secrets, required_env_vars
 from bot.shards import Shards, ShardsError, parse_shards, with_shards
 from bot.stopping import StopSignals
 
@@ -39,30 +40,82 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def _unreachable_mcp_servers(config: Config) -> list[str]:
-    """Start every configured MCP server and list its tools; one line for each that cannot, or whose
-    ``read_only_tools`` name tools it does not have."""
+async def _mcp_server_problems(config: Config) -> dict[str, str | None]:
+    """Start every configured MCP server and list its tools: for each, what is wrong (it cannot start, or its
+    ``read_only_tools`` name tools it does not have), or ``None``."""
     if not config.mcp.servers:
-        return []
+        return {}
     from bot.agents.mcp_servers import McpServers
 
     servers = McpServers(config.mcp.servers)
-    reasons = await asyncio.gather(*(servers.probe(name) for name in sorted(config.mcp.servers)))
-    return [
-        f"mcp.servers.{name} {reason}"
-        for name, reason in zip(sorted(config.mcp.servers), reasons, strict=True)
-        if reason is not None
-    ]
+    names = sorted(config.mcp.servers)
+    reasons = await asyncio.gather(*(servers.probe(name) for name in names))
+    return dict(zip(names, reasons, strict=True))
 
 
-async def _unreachable_database(config: Config) -> list[str]:
+async def _storage_problem(config: Config) -> str | None:
+    """Why the configured database cannot be reached, or ``None``."""
     from storage.db import Database, DatabaseUnreachable
 
     try:
         await Database.probe(config.storage.database)
     except DatabaseUnreachable as error:
-        return [_unreachable(error)]
-    return []
+        return _unreachable(error)
+    return None
+
+
+def _storage(config: Config) -> str:
+    """The configured database in words, without a password."""
+    from storage.db import is_postgresql
+
+    if is_postgresql(config.storage.database):
+        from storage.postgres import describe
+
+        return f"{describe(config.storage.database)} is reachable"
+    return f"SQLite file {config.storage.local_file}"
+
+
+async def _check(config: Config, path: str) -> tuple[list[str], list[str]]:
+    """Every check of ``--check``: what passed and what is wrong, one line each.
+
+    A missing secret is one problem among the others, not a stop: an admin checks a config before the bot has a
+    token, and wants every other problem named in the same run.
+    """
+    passed = [_valid(config, path)]
+    problems = missing_secrets(config)
+    variables = dict.fromkeys(required_env_vars(config).values())
+    if present := [variable for variable in variables if os.environ.get(variable)]:
+        passed.append(f"environment variables set: {', '.join(present)}")
+    storage, servers = await asyncio.gather(_storage_problem(config), _mcp_server_problems(config))
+    if storage is None:
+        passed.append(f"storage: {_storage(config)}")
+    else:
+        problems.append(storage)
+    if started := [name for name, reason in servers.items() if reason is None]:
+        passed.append(f"MCP servers start: {', '.join(started)}")
+    problems += [f"mcp.servers.{name} {reason}" for name, reason in servers.items() if reason is not None]
+    return passed, problems
+
+
+def _valid(config: Config, path: str) -> str:
+    """The config parsed: its file, providers and MCP servers, in one line."""
+    providers = ", ".join(sorted(config.providers)) or "none (offline model)"
+    servers = f"; MCP servers: {', '.join(sorted(config.mcp.servers))}" if config.mcp.servers else ""
+    return f"config {path} is valid (providers: {providers}{servers})"
+
+
+def _report(passed: list[str], problems: list[str]) -> int:
+    """Print what passed on stdout, each problem on stderr, then whether the bot could start; its exit code."""
+    for line in passed:
+        print(f"threadbound: {line}.", flush=True)
+    for line in problems:
+        print(f"threadbound: {line}", file=sys.stderr, flush=True)
+    if problems:
+        count = f"{len(problems)} problem" + ("s" if len(problems) > 1 else "")
+        print(f"threadbound: the bot cannot start: {count} to fix.", flush=True)
+        return 1
+    print("threadbound: the bot can start.", flush=True)
+    return 0
 
 
 def _unreachable(error: Exception) -> str:
@@ -134,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         shards = parse_shards(args.shards, args.shard_count)
         config = with_shards(load_config(args.config), shards)
-        if args.command is None:
+        if args.command is None and not args.check:
             check_secrets(config)
     except (ConfigError, ShardsError) as error:
         print(f"threadbound: {error}", file=sys.stderr)
@@ -158,15 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"threadbound: {line}.", file=sys.stdout if alive else sys.stderr)
         return 0 if alive else 1
     if args.check:
-        failures = asyncio.run(_unreachable_database(config)) + asyncio.run(_unreachable_mcp_servers(config))
-        if failures:
-            for line in failures:
-                print(f"threadbound: {line}", file=sys.stderr)
-            return 1
-        providers = ", ".join(sorted(config.providers)) or "none (offline model)"
-        servers = f"; MCP servers: {', '.join(sorted(config.mcp.servers))}" if config.mcp.servers else ""
-        print(f"threadbound: config {args.config} is valid (providers: {providers}{servers}).")
-        return 0
+        return _report(*asyncio.run(_check(config, args.config)))
 
     # Imported only to run: checking a config needs none of the bot (discord.py alone takes a while to import).
     import aiohttp

@@ -1,8 +1,9 @@
 """Typed configuration: a TOML file parsed into pydantic models.
 
-Secrets never live in the file: keys ending in ``_env`` name the environment variable that holds them, and
-:func:`check_secrets` reports the first one that is missing. Every problem becomes a :class:`ConfigError`
-whose message names the key to fix, so ``python -m bot`` can print one clear line instead of a traceback.
+Secrets never live in the file: keys ending in ``_env`` name the environment variable that holds them;
+:func:`check_secrets` reports the first one that is missing, :func:`missing_secrets` all of them. Every problem
+becomes a :class:`ConfigError` whose message names the key to fix, so ``python -m bot`` can print one clear line
+instead of a traceback.
 """
 
 from __future__ import annotations
@@ -604,12 +605,23 @@ def required_env_vars(config: Config) -> dict[str, str]:
     return names
 
 
+def missing_secrets(config: Config, environ: dict[str, str] | None = None) -> list[str]:
+    """One line for each secret whose environment variable is unset or empty, the Discord token first.
+
+    ``--check`` prints them all among its other results: a config is worth checking before its secrets exist.
+    """
+    env = os.environ if environ is None else environ
+    return [
+        f"environment variable {variable} is not set (named by {key} in the config)"
+        for key, variable in required_env_vars(config).items()
+        if not env.get(variable)
+    ]
+
+
 def check_secrets(config: Config, environ: dict[str, str] | None = None) -> None:
     """Raise :class:`ConfigError` naming the first secret whose environment variable is unset or empty."""
-    env = os.environ if environ is None else environ
-    for key, variable in required_env_vars(config).items():
-        if not env.get(variable):
-            raise ConfigError(f"environment variable {variable} is not set (named by {key} in the config)")
+    if missing := missing_secrets(config, environ):
+        raise ConfigError(missing[0])
 
 
 def secret_values(config: Config, environ: dict[str, str] | None = None) -> list[str]:

@@ -99,6 +99,80 @@ def test_check_names_read_only_tools_a_server_does_not_have(tmp_path):
     assert result.returncode == 0 and "MCP servers: good" in result.stdout, result.stderr
 
 
+def first_run_config(tmp_path, storage: str, extra: str = "") -> str:
+    """A config naming a provider's key, with this ``[storage]`` line and ``extra`` tables after it."""
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[providers.openai]\ntype = "openai"\napi_key_env = "OPENAI_API_KEY"\n'
+        f'[agents.defaults]\nmodel = "openai/gpt-test"\n[storage]\n{storage}\n{extra}'
+    )
+    return str(path)
+
+
+NO_TOKEN = "threadbound: environment variable DISCORD_TOKEN is not set (named by discord.token_env in the config)\n"
+KEY = "sk-first-run-secret"
+
+
+@pytest.mark.own_store("--check with its own SQLite store: the store plays no part in a missing token")
+def test_check_without_a_token_reports_every_other_check_and_the_token_as_one_line(tmp_path):
+    """An admin checks a config before the bot has a token: every other check still runs and says what it found,
+    the token is one line among them, and the exit code says the bot could not start yet."""
+    path = first_run_config(tmp_path, f'path = "{tmp_path / "bot.sqlite3"}"')
+    result = run_bot("--check", "--config", path, env={"OPENAI_API_KEY": KEY})
+    assert (result.returncode, result.stderr) == (1, NO_TOKEN)
+    assert result.stdout == (
+        f"threadbound: config {path} is valid (providers: openai).\n"
+        "threadbound: environment variables set: OPENAI_API_KEY.\n"
+        f"threadbound: storage: SQLite file {tmp_path / 'bot.sqlite3'}.\n"
+        "threadbound: the bot cannot start: 1 problem to fix.\n"
+    )
+    assert KEY not in result.stdout + result.stderr
+
+
+@pytest.mark.own_store("--check with its own store: one nobody listens on")
+def test_check_without_a_token_still_names_every_other_fault(tmp_path):
+    """A missing token does not stop the check: another missing key, an unreachable store and an MCP server that
+    cannot start are named in the same run."""
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    storage = f'url = "postgresql://tb@127.0.0.1:{port}/threadbound"'
+    path = first_run_config(tmp_path, storage, '[mcp.servers.broken]\ncommand = "/nonexistent/mcp-server"\n')
+    result = run_bot("--check", "--config", path)
+    assert result.returncode == 1
+    problems = result.stderr.splitlines(keepends=True)
+    assert problems[:2] == [
+        NO_TOKEN,
+        "threadbound: environment variable OPENAI_API_KEY is not set (named by providers.openai.api_key_env in the "
+        "config)\n",
+    ]
+    assert problems[2].startswith(
+        f"threadbound: storage cannot be reached: PostgreSQL database threadbound at 127.0.0.1:{port}: "
+    )
+    assert problems[3:] == [
+        "threadbound: mcp.servers.broken cannot start: [Errno 2] No such file or directory: '/nonexistent/mcp-server'\n"
+    ]
+    assert result.stdout == (
+        f"threadbound: config {path} is valid (providers: openai; MCP servers: broken).\n"
+        "threadbound: the bot cannot start: 4 problems to fix.\n"
+    )
+
+
+@pytest.mark.own_store("--check with its own SQLite store: the store plays no part in the token")
+def test_check_with_a_token_and_a_valid_config_says_the_bot_can_start_without_printing_the_token(tmp_path):
+    path = first_run_config(tmp_path, f'path = "{tmp_path / "bot.sqlite3"}"')
+    secrets = {"DISCORD_TOKEN": "MTIz.first-run-token", "OPENAI_API_KEY": KEY}
+    result = run_bot("--check", "--config", path, env=secrets)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    assert result.stdout == (
+        f"threadbound: config {path} is valid (providers: openai).\n"
+        "threadbound: environment variables set: DISCORD_TOKEN, OPENAI_API_KEY.\n"
+        f"threadbound: storage: SQLite file {tmp_path / 'bot.sqlite3'}.\n"
+        "threadbound: the bot can start.\n"
+    )
+    assert not any(secret in result.stdout + result.stderr for secret in secrets.values())
+
+
 def applied(folder: str) -> str:
     return f"threadbound: applied {', '.join(name for _, name, _ in migrations(folder))}.\n"
 

@@ -1,10 +1,12 @@
 """Config validation: every bad key gets its own message naming it; secrets come from the environment."""
 
+import re
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
-from bot.config import ConfigError, check_secrets, load_config, parse_config, secret_values
+from bot.config import ConfigError, check_secrets, load_config, missing_secrets, parse_config, secret_values
 
 
 def error_for(text: str) -> str:
@@ -19,6 +21,13 @@ def test_example_config_is_valid_and_offline():
     assert config.agents.defaults.subagents.max_concurrent == 8
     assert config.agents.defaults.subagents.run_timeout_seconds == 0
     assert config.discord.api_base_url == "https://discord.com/api/v10"
+
+
+def test_the_example_configs_dev_guild_id_is_valid_once_uncommented():
+    example = Path("config.example.toml").read_text()
+    uncommented = re.sub(r"^# (dev_guild_id = )", r"\1", example, count=1, flags=re.MULTILINE)
+    assert uncommented != example
+    assert parse_config(uncommented).discord.dev_guild_id == 123456789012345678
 
 
 def test_contract_keys_parse():
@@ -120,6 +129,15 @@ def test_missing_secret_names_variable_and_key():
     with pytest.raises(ConfigError, match=r"OPENAI_API_KEY is not set .named by providers.openai.api_key_env"):
         check_secrets(config, {"DISCORD_TOKEN": "t"})
     check_secrets(config, {"DISCORD_TOKEN": "t", "OPENAI_API_KEY": "k"})
+
+
+def test_missing_secrets_names_each_unset_variable_the_token_first():
+    config = parse_config('[providers.openai]\ntype = "openai"\napi_key_env = "OPENAI_API_KEY"\n')
+    assert missing_secrets(config, {"OPENAI_API_KEY": ""}) == [
+        "environment variable DISCORD_TOKEN is not set (named by discord.token_env in the config)",
+        "environment variable OPENAI_API_KEY is not set (named by providers.openai.api_key_env in the config)",
+    ]
+    assert missing_secrets(config, {"DISCORD_TOKEN": "t", "OPENAI_API_KEY": "k"}) == []
 
 
 @pytest.mark.parametrize(
