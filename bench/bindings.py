@@ -1,4 +1,4 @@
-"""Thread bindings at scale (issue 14): a store holding ``--bindings`` bindings with deadlines, measured in one process.
+"""Thread bindings at scale: a store holding ``--bindings`` bindings with deadlines, measured in one process.
 
 Run by hand from the repository's root: ``.venv/bin/python -m bench.bindings [--bindings 100000] [--lookups 5000]
 [--stores sqlite,postgresql]``. On a fresh database of each store (one session, every binding on it, deadlines

@@ -117,8 +117,8 @@ class DurabilityConfig(Section):
     without a heartbeat before a process counts as dead (a live one then resumes or settles its runs);
     ``queue_poll_seconds``: how often each process looks for queued runs it has room for (it also looks at once when
     it queues a run or one of its workflows ends; a run with room only in another process starts within about that
-    long; a poll costs each process a few milliseconds of CPU per queue, so 0.1 s kept an idle process at 7% of a
-    core)."""
+    long; a poll costs each process a few milliseconds of CPU per queue, so a much shorter interval keeps an idle
+    process noticeably busy)."""
 
     resume_interrupted: bool = True
     system_database: str | None = None

@@ -135,7 +135,7 @@ class Delegation(StrEnum):
 
     @property
     def shares_budget(self) -> bool:
-        """Its actions spend its caller's action budget (ZeroClaw: the same tracker)."""
+        """Its actions spend its caller's action budget (one tracker for both)."""
         return self is not Delegation.INDEPENDENT
 
 
@@ -186,7 +186,9 @@ class Session:
 
 
 class TaskStatus(StrEnum):
-    """A delegate task's record (ZeroClaw's words; ``lost`` and ``timed_out`` come from reconciliation)."""
+    """A delegate task's status, in the words the ``delegate`` tool answers with.
+
+    ``lost`` and ``timed_out`` come from reconciliation."""
 
     RUNNING = "running"
     COMPLETED = "completed"

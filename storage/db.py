@@ -179,8 +179,8 @@ async def _complete(statement: Coroutine[Any, Any, object]) -> None:
 
     The statement starts at once, in this task: one that ends without suspending (SQLite's, unless another process
     holds the file) cannot be cut off, and goes to no task of its own. Only the rest of one that suspends (a
-    server's round trip) runs in a shielded task. A task per statement cost each transaction two turns of the event
-    loop with the write lock held: under load the transactions queued behind it, one per turn (issue 14)."""
+    server's round trip) runs in a shielded task. A task per statement would cost each transaction two turns of the
+    event loop with the write lock held: under load the transactions would queue behind it, one per turn."""
     try:
         pending = statement.send(None)
     except StopIteration:

@@ -1,6 +1,7 @@
-"""MCP servers as tool sources: one pydantic-ai ``MCPToolset`` per ``[mcp.servers.<name>]``, its tools named
-``<server>__<tool>`` (ZeroClaw's naming). A server that cannot start, or dies in the middle of a run, fails that run
-with ``MCP server '<name>' is unavailable: <reason>`` — never a hang: starting and every call have the server's
+"""MCP servers as tool sources: one pydantic-ai ``MCPToolset`` per ``[mcp.servers.<name>]``.
+
+Its tools are named ``<server>__<tool>``. A server that cannot start, or dies in the middle of a run, fails that
+run with ``MCP server '<name>' is unavailable: <reason>`` — never a hang: starting and every call have the server's
 ``timeout_seconds``. A tool's own error is not a failure of the server: the model reads it and may try again.
 
 ``/subagents tools`` asks each server for its tool list at most once a :data:`LISTING_SECONDS` (a server that could

@@ -86,7 +86,7 @@ class RunRequest:
     deps: Any = None
     parallel_tools: bool = False  # one response's tool calls run concurrently, else one after the other
     dedup_exempt: frozenset[str] = frozenset()  # tools that may repeat a call with identical arguments
-    request_limit: int | None = None  # model requests one turn may make (ZeroClaw's max_tool_iterations)
+    request_limit: int | None = None  # model requests one turn may make (the runtime profile's max_tool_iterations)
     gate: ToolGate = field(default_factory=ToolGate)  # read-only refusals, calls deferred for approval
     result_limits: ResultLimits = field(default_factory=ResultLimits)  # what one tool result may hold
     redact: Redactor = field(default_factory=lambda: Redactor(()))  # tool results' secrets, before the model reads
