@@ -49,7 +49,9 @@ DAY = 86400.0
 
 
 class CountingThreads:
-    """A thread port that answers at once (every thread open) and counts what it is asked."""
+    """A thread port that answers at once and counts what it is asked.
+
+    Every thread is open."""
 
     def __init__(self) -> None:
         self.requests = 0
@@ -69,7 +71,9 @@ class CountingThreads:
 
 
 async def filled(url: str, bindings: int) -> None:
-    """The store with one session and ``bindings`` bindings on it (thread ids 1…n), none due for an hour."""
+    """The store with one session bearing ``bindings`` bindings, none due for an hour.
+
+    Their thread ids are 1…n."""
     db = await Database.open(url)
     core = Orchestrator(parse_config(CONFIG), db, InstantModels())
     await core.start()

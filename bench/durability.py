@@ -178,8 +178,10 @@ async def floor_path(
 async def core_path(
     url: str, journal: str | None, queued: int, *, lane: int = 64, model: FunctionModel | None = None
 ) -> AsyncIterator[Lifecycle]:
-    """The orchestrator on ``url``, ``lane`` runs at once, every agent on ``model`` (by default an instant one); with
-    ``journal`` (a path) its runs are durable, journaled in ``journal.dbos``."""
+    """The orchestrator on ``url``, ``lane`` runs at once, every agent on ``model``.
+
+    ``model`` is an instant one by default. With ``journal`` (a path) its runs are durable, journaled in
+    ``journal.dbos``."""
     db = await Database.open(url)
     durable = DurableRuns(DurabilityConfig(), StorageConfig(path=journal)) if journal is not None else None
     core = Orchestrator(parse_config(config_text(queued, lane)), db, InstantModels(model), durable=durable)

@@ -45,7 +45,9 @@ class JournaledFloor(Floor):
 
 @asynccontextmanager
 async def journaled(url: str, journal_url: str, agent: Agent[None, str]) -> AsyncIterator[JournaledFloor]:
-    """The floor on ``url`` with ``agent``, journaled by a DBOS launched on ``journal_url`` for the while."""
+    """The floor on ``url`` with ``agent``, journaled by DBOS.
+
+    DBOS is launched on ``journal_url`` for the while."""
     global _floor
     assert _floor is None, "DBOS is one instance per process: one journaled floor at a time"
     await journal_store.migrate(journal_url)

@@ -1,4 +1,6 @@
-"""Runs per second with one process and with two sharing one store, when the model's latency dominates.
+"""Runs per second with one process and with two sharing one store.
+
+Measured where the model's latency dominates.
 
 Run by hand from the repository's root: ``.venv/bin/python -m bench.throughput [--runs 100] [--latency 0.5]
 [--lane 5] [--repeats 2] [--stores sqlite,postgresql] [--durability on|off] [--journals store|shared|own]``. The goal:
@@ -202,7 +204,9 @@ async def check_all_delivered(url: str, expected: int) -> None:
 
 
 def summary(store: str, results: dict[int, list[Measured]], ideal: float) -> list[str]:
-    """A line per number of processes (medians of the repeats), then the ratio two / one against the goal."""
+    """A line per number of processes, then two's ratio to one against the goal.
+
+    Each line holds medians of the repeats."""
     medians = {n: statistics.median(m.runs_per_second for m in measured) for n, measured in results.items()}
     lines = []
     for n, measured in results.items():

@@ -36,7 +36,7 @@ TOOL_RESULT_MAX_BINARY_BYTES = 2 * 1024 * 1024
 
 
 class ConfigError(Exception):
-    """A configuration problem, worded for the person who has to fix the file or the environment."""
+    """A configuration problem, worded for whoever fixes the file or the environment."""
 
 
 def _positive_duration(value: object) -> float:
@@ -551,7 +551,9 @@ class Config(Section):
 
 
 def _listed(key: str, references: list[str]) -> dict[str, str]:
-    """Each entry of a list of model references, keyed as the config names it (``key[1]``)."""
+    """Each entry of a list of model references, keyed as the config names it.
+
+    For example ``key[1]``."""
     return {f"{key}[{index}]": reference for index, reference in enumerate(references)}
 
 

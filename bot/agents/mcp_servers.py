@@ -54,7 +54,9 @@ class _Unreachable(Exception):
 
 
 def _reason(error: BaseException) -> str:
-    """A short cause, never a traceback (an exception group says what its first failure was)."""
+    """A short cause, never a traceback.
+
+    An exception group says what its first failure was."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -179,8 +181,9 @@ class McpServers:
         return [tool.name for tool in tools]
 
     async def probe(self, name: str) -> str | None:
-        """What is wrong with server ``name`` (it cannot start and list its tools, or its ``read_only_tools`` name
-        tools it does not have), or ``None`` (for ``--check``)."""
+        """What is wrong with server ``name``, or ``None`` (for ``--check``).
+
+        Wrong: it cannot start and list its tools, or its ``read_only_tools`` name tools it does not have."""
         try:
             tools = await self._own_tool_names(name)
         except _Unreachable as error:

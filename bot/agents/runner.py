@@ -70,7 +70,9 @@ class RunOutcome:
 
     @property
     def served_model(self) -> str | None:
-        """The configured model that gave the turn's last answer (a fallback candidate when it differs)."""
+        """The configured model that gave the turn's last answer.
+
+        When it differs from the one asked for, it was a fallback candidate."""
         return served_by(self.messages)
 
 
@@ -132,7 +134,9 @@ def final_text(messages: Sequence[ModelMessage]) -> str:
 
 
 def _last_tool_result(messages: Sequence[ModelMessage]) -> str | None:
-    """The content of the last tool call that succeeded (a retried or failed call's content is an error)."""
+    """The content of the last tool call that succeeded.
+
+    A retried or failed call's content is an error."""
     for message in reversed(messages):
         for part in reversed(message.parts):
             if isinstance(part, ToolReturnPart) and part.outcome == "success":
