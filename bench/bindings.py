@@ -1,4 +1,4 @@
-"""Thread bindings at scale (issue 14): a store holding ``--bindings`` bindings with deadlines, measured in one process.
+"""Thread bindings at scale: a store holding ``--bindings`` bindings with deadlines, measured in one process.
 
 Run by hand from the repository's root: ``.venv/bin/python -m bench.bindings [--bindings 100000] [--lookups 5000]
 [--stores sqlite,postgresql]``. On a fresh database of each store (one session, every binding on it, deadlines
@@ -49,7 +49,9 @@ DAY = 86400.0
 
 
 class CountingThreads:
-    """A thread port that answers at once (every thread open) and counts what it is asked."""
+    """A thread port that answers at once and counts what it is asked.
+
+    Every thread is open."""
 
     def __init__(self) -> None:
         self.requests = 0
@@ -69,7 +71,9 @@ class CountingThreads:
 
 
 async def filled(url: str, bindings: int) -> None:
-    """The store with one session and ``bindings`` bindings on it (thread ids 1…n), none due for an hour."""
+    """The store with one session bearing ``bindings`` bindings, none due for an hour.
+
+    Their thread ids are 1…n."""
     db = await Database.open(url)
     core = Orchestrator(parse_config(CONFIG), db, InstantModels())
     await core.start()

@@ -3,7 +3,7 @@
 Run by hand from the repository's root: ``.venv/bin/python -m bench.durability [--runs 50] [--concurrent 200]
 [--repeats 3] [--stores sqlite,postgresql]``. Each repeat measures, on a fresh database of each store:
 
-- ``floor``: the bare lifecycle doing the same durable writes (``bench/floor.py``, issue 14's definition);
+- ``floor``: the bare lifecycle doing the same durable writes (``bench/floor.py``);
 - ``floor+agent``: the same with a bare pydantic-ai run of the same model inside;
 - ``floor+dbos``: that, each run a DBOS workflow started at once whose one step is the agent's run
   (``bench/journal_floor.py``): the least a run journaled by DBOS costs;
@@ -98,9 +98,9 @@ async def arriving(lifecycle: Lifecycle, runs: int) -> list[float]:
     """The delivery times of ``runs`` runs started at once, as a bot's requests arrive: each start a task of its own,
     ``ARRIVALS_PER_TURN`` of them per turn of the event loop, which ends once its run is accepted. Nothing of the
     bench waits per accepted run but its delivery's future, as nothing of a bot does: a coroutine waiting per run
-    was about ten objects each that every full collection walked (10,000 at once: 100,000), and 10,000 tasks built
-    in one synchronous call held the loop 40-50 ms; both were the bench's, and the 10,000 target's ticker charged
-    them to the path measured."""
+    would add objects that every full collection walks, and thousands of tasks built in one synchronous call would
+    hold the loop; both would be the bench's own cost, which the 10,000 target's ticker charges to the path
+    measured."""
     ends: list[float] = []
     all_ended = asyncio.get_running_loop().create_future()
     context = contextvars.copy_context()  # one for every callback: without it each would get a copy of its own
@@ -178,8 +178,10 @@ async def floor_path(
 async def core_path(
     url: str, journal: str | None, queued: int, *, lane: int = 64, model: FunctionModel | None = None
 ) -> AsyncIterator[Lifecycle]:
-    """The orchestrator on ``url``, ``lane`` runs at once, every agent on ``model`` (by default an instant one); with
-    ``journal`` (a path) its runs are durable, journaled in ``journal.dbos``."""
+    """The orchestrator on ``url``, ``lane`` runs at once, every agent on ``model``.
+
+    ``model`` is an instant one by default. With ``journal`` (a path) its runs are durable, journaled in
+    ``journal.dbos``."""
     db = await Database.open(url)
     durable = DurableRuns(DurabilityConfig(), StorageConfig(path=journal)) if journal is not None else None
     core = Orchestrator(parse_config(config_text(queued, lane)), db, InstantModels(model), durable=durable)

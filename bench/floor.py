@@ -1,6 +1,6 @@
 """The floor: the least a durable spawn → delivered announcement can cost, for benches to compare the bot with.
 
-Issue 14 defines it: per run, insert session + run (one transaction), mark it running, append two transcript rows,
+Per run, by definition: insert session + run (one transaction), mark it running, append two transcript rows,
 write the terminal state and an outbox row in one transaction, mark it delivered — five transactions, one task per
 run, nothing else. Here on the raw driver (aiosqlite with WAL and ``synchronous=NORMAL``, or one psycopg connection
 to PostgreSQL), into the real, migrated schema, one transaction at a time on one connection (the least a shared

@@ -4,8 +4,8 @@ Each run of the floor with an agent (``bench/floor.py``) becomes a DBOS workflow
 only step is the agent's run: DBOS records the workflow's start, its input, that step's output and its end, in the
 journal file the bot's durable runs use (``durable.journal_store``: WAL, ``synchronous = NORMAL``). The bot journals
 more (a step per model request and per tool call with an effect) and queues its runs; this is the cost of a
-workflow at all. Compared with the floor plus an agent, it says how much of issue 14's per-run budget (1.3× that
-floor) DBOS takes before the bot does anything of its own.
+workflow at all. Compared with the floor plus an agent, it says how much of the overhead target's per-run budget
+(1.3× that floor, in ``bench/targets.py``) DBOS takes before the bot does anything of its own.
 
 Use: ``async with journaled(url, journal_url, agent) as floor: await floor.run(task)``. DBOS is one instance per
 process: nothing else may launch it meanwhile.
@@ -45,7 +45,9 @@ class JournaledFloor(Floor):
 
 @asynccontextmanager
 async def journaled(url: str, journal_url: str, agent: Agent[None, str]) -> AsyncIterator[JournaledFloor]:
-    """The floor on ``url`` with ``agent``, journaled by a DBOS launched on ``journal_url`` for the while."""
+    """The floor on ``url`` with ``agent``, journaled by DBOS.
+
+    DBOS is launched on ``journal_url`` for the while."""
     global _floor
     assert _floor is None, "DBOS is one instance per process: one journaled floor at a time"
     await journal_store.migrate(journal_url)

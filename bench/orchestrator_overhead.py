@@ -1,8 +1,9 @@
-"""What the orchestrator costs per run, against a bare pydantic-ai run of the same model, in the same process.
+"""What the orchestrator costs per run, against a bare pydantic-ai run.
 
-Run by hand: ``.venv/bin/python bench/orchestrator_overhead.py [runs] [repeats]``. The model is an instant
-FunctionModel, so the numbers are pure overhead: persistence (session, run, transcript, outbox rows in SQLite),
-the lane, and the supervisor. Prints medians and the ratio; the machine is shared, so compare ratios, not times.
+The bare run uses the same model, in the same process. Run by hand:
+``.venv/bin/python bench/orchestrator_overhead.py [runs] [repeats]``. The model is an instant FunctionModel, so the
+numbers are pure overhead: persistence (session, run, transcript, outbox rows in SQLite), the lane, and the
+supervisor. Prints medians and the ratio; the machine is shared, so compare ratios, not times.
 """
 
 from __future__ import annotations

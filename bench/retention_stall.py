@@ -1,11 +1,11 @@
-"""How long a retention pass over 100k old rows stalls the event loop, against the same loop with no pass running.
+"""How long a retention pass over 100k old rows stalls the event loop.
 
-Run by hand from the repository's root, as a module (it builds its database with the test's helper):
-``.venv/bin/python -m bench.retention_stall [trees] [history]``. The database is the one the retention
-test builds (``tests/retention_data.py``: ``trees`` archived session trees of 42 rows, ``history`` old turns of a
-main session of 6 rows, all due). A ticker sleeps 1 ms in a loop and records each gap beyond it: the stall other
-tasks (gateway heartbeats, live runs) would see. The goal is a longest stall under 100 ms; the machine is
-shared, so compare the ratio to the bare baseline more than the times.
+It is compared with the same loop with no pass running. Run by hand from the repository's root, as a module (it
+builds its database with the test's helper): ``.venv/bin/python -m bench.retention_stall [trees] [history]``. The
+database is the one the retention test builds (``tests/retention_data.py``: ``trees`` archived session trees of 42
+rows, ``history`` old turns of a main session of 6 rows, all due). A ticker sleeps 1 ms in a loop and records each
+gap beyond it: the stall other tasks (gateway heartbeats, live runs) would see. The goal is a longest stall under
+100 ms; the machine is shared, so compare the ratio to the bare baseline more than the times.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ async def ticker(stalls: list[float], stop: asyncio.Event) -> None:
 
 
 async def measured(work: asyncio.Future[PassReport] | float) -> tuple[list[float], PassReport | None]:
-    """The ticker's stalls while ``work`` runs (a pass, or a bare sleep of that many seconds)."""
+    """The ticker's stalls while ``work`` runs.
+
+    ``work`` is a pass, or a bare sleep of that many seconds."""
     stalls: list[float] = []
     stop = asyncio.Event()
     ticking = asyncio.create_task(ticker(stalls, stop))

@@ -1,4 +1,4 @@
-"""An in-process delivery sink, so a bench can time spawn → delivered announcement without Discord.
+"""An in-process delivery sink, for timing spawn → delivered announcement without Discord.
 
 It does the delivery worker's database work for each announcement (``bot/discord_adapter/delivery.py``: wake on the
 core's outbox signal, each channel's oldest pending row first, record the part sent, mark it delivered, tell the

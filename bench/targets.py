@@ -1,8 +1,9 @@
-"""Issue 14's targets in one command: each measured beside its floor or ideal in the same run, with a verdict.
+"""The performance targets in one command, each with a verdict.
 
-Run by hand from the repository's root: ``.venv/bin/python -m bench.targets [--scale 1.0] [--stores sqlite]``.
-``--scale`` multiplies every count (0.1 for a quick look; the verdicts are for 1.0). Per store, with durable runs on
-(the default) and the delivery sink of ``bench/sink.py`` (the delivery worker's database work, no Discord):
+Each is measured beside its floor or ideal in the same run. Run by hand from the repository's root:
+``.venv/bin/python -m bench.targets [--scale 1.0] [--stores sqlite]``. ``--scale`` multiplies every count (0.1 for
+a quick look; the verdicts are for 1.0). Per store, with durable runs on (the default) and the delivery sink of
+``bench/sink.py`` (the delivery worker's database work, no Discord):
 
 - overhead, one after another: a spawn → delivered announcement with an instant model, p50 against the floor plus a
   bare pydantic-ai run (``bench/floor.py``); goal ≤ 1.3×, and p99 ≤ 3× p50;
@@ -13,7 +14,7 @@ Run by hand from the repository's root: ``.venv/bin/python -m bench.targets [--s
   ≤ 100 ms), wall time against the floor's same workload (goal ≤ 2×), and memory per queued run (as many spawned
   through a lane of 1 whose run waits: Python's heap growth over the runs queued; goal ≤ 5 KiB), and per run in
   flight (as many through a lane as wide, each waiting inside its model request; reported). The lane is as wide
-  as the runs (10,000 at scale 1.0), as the issue names it; the floor has no lane;
+  as the runs (10,000 at scale 1.0), as the target names it; the floor has no lane;
 - bindings: ``bench/bindings.py`` with 100,000 bindings;
 - announcements over the wire: ``bench/wire_announcements.py``, 200 spawns (at any scale) across 10 channels (the
   real bot, in a process of its own, against the tests' fake Discord, the model answering after 0.5 s), each
@@ -212,7 +213,7 @@ async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str])
             for row in await measure(stores, store, args.scale):
                 print(TARGETS.row(*row), flush=True)
     if args.durable:
-        for row in await wire_measure(200, 10, 0.5):  # the issue's count at any scale: a minute or two
+        for row in await wire_measure(200, 10, 0.5):  # the target's count at any scale: a minute or two
             print(TARGETS.row(*row), flush=True)
 
 
@@ -224,7 +225,7 @@ def arguments() -> argparse.Namespace:
         "--durable",
         choices=("on", "off"),
         default="on",
-        help="the core's runs journaled by DBOS (on, the default: the issue's measure) or not (where the core "
+        help="the core's runs journaled by DBOS (on, the default: what the targets measure) or not (where the core "
         "stands without DBOS)",
     )
     options = parser.parse_args()

@@ -1,8 +1,10 @@
-"""Runs per second with one process and with two sharing one store, when the model's latency dominates.
+"""Runs per second with one process and with two sharing one store.
+
+Measured where the model's latency dominates.
 
 Run by hand from the repository's root: ``.venv/bin/python -m bench.throughput [--runs 100] [--latency 0.5]
-[--lane 5] [--repeats 2] [--stores sqlite,postgresql] [--durability on|off] [--journals store|shared|own]``. The goal
-(issue 13): two processes do at least 1.7× the runs/s of one on a 2-core machine.
+[--lane 5] [--repeats 2] [--stores sqlite,postgresql] [--durability on|off] [--journals store|shared|own]``. The goal:
+two processes do at least 1.7× the runs/s of one on a 2-core machine.
 
 This process serves the model: the tests' fake OpenAI-compatible server (``tests/fakes/openai_server.py``), every
 request answered ``--latency`` seconds after it arrives. Each worker is an OS process of its own (``--worker``)
@@ -19,7 +21,7 @@ its share; with durable runs they wait in one DBOS queue and each process execut
 from the moment every worker is ready to the last announcement delivered; every run is then checked completed and
 announced once. ``cpu ms/run`` is the workers' CPU time per run (all threads); ``busiest`` is the busiest worker's
 CPU time over the wall time: the model is the bound only while the machine's cores are far from busy — two processes
-of 20 runs/s each at ~45 ms of CPU per durable run need most of two shared cores, hence the defaults.
+of 20 runs/s each, at what a durable run costs in CPU, need most of two shared cores, hence the defaults.
 """
 
 from __future__ import annotations
@@ -202,7 +204,9 @@ async def check_all_delivered(url: str, expected: int) -> None:
 
 
 def summary(store: str, results: dict[int, list[Measured]], ideal: float) -> list[str]:
-    """A line per number of processes (medians of the repeats), then the ratio two / one against the goal."""
+    """A line per number of processes, then two's ratio to one against the goal.
+
+    Each line holds medians of the repeats."""
     medians = {n: statistics.median(m.runs_per_second for m in measured) for n, measured in results.items()}
     lines = []
     for n, measured in results.items():

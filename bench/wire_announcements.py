@@ -1,4 +1,4 @@
-"""Announcements over the wire (issue 14): how long after its run ends does its announcement reach Discord?
+"""Announcements over the wire: how long after its run ends does its announcement reach Discord?
 
 Run by hand from the repository's root: ``.venv/bin/python -m bench.wire_announcements [--spawns 200]
 [--channels 10] [--latency 0.5]``. The real bot — ``python -m bot`` in a process of its own, as it is deployed —
@@ -9,7 +9,7 @@ fake Discord (the message's timestamp) minus the run's end (``runs.ended_at``, t
 Goal: p99 ≤ 0.5 s.
 
 The bot has its own process, as in production, where Discord and the model provider are elsewhere: sharing one loop
-with the fakes (as the tests do), the bench measured the fakes' work as the bot's delay too.
+with the fakes (as the tests do), the bench would count the fakes' work as the bot's delay too.
 """
 
 from __future__ import annotations

@@ -135,8 +135,10 @@ async def _migrate(config: Config) -> str:
 
 
 async def _health(config: Config) -> tuple[bool, str]:
-    """Whether the process running as this config's executor id is alive (its heartbeat younger than the lease), and
-    what it last said, in one line."""
+    """Whether this config's executor is alive and what it last said, in one line.
+
+    The executor is the process running as the config's executor id; alive: its heartbeat is younger than the
+    lease."""
     import socket
     import time
     from pathlib import Path

@@ -37,7 +37,7 @@ TOOL_RESULT_MAX_BINARY_BYTES = 2 * 1024 * 1024
 
 
 class ConfigError(Exception):
-    """A configuration problem, worded for the person who has to fix the file or the environment."""
+    """A configuration problem, worded for whoever fixes the file or the environment."""
 
 
 def _positive_duration(value: object) -> float:
@@ -118,8 +118,8 @@ class DurabilityConfig(Section):
     without a heartbeat before a process counts as dead (a live one then resumes or settles its runs);
     ``queue_poll_seconds``: how often each process looks for queued runs it has room for (it also looks at once when
     it queues a run or one of its workflows ends; a run with room only in another process starts within about that
-    long; a poll costs each process a few milliseconds of CPU per queue, so 0.1 s kept an idle process at 7% of a
-    core)."""
+    long; a poll costs each process a few milliseconds of CPU per queue, so a much shorter interval keeps an idle
+    process noticeably busy)."""
 
     resume_interrupted: bool = True
     system_database: str | None = None
@@ -552,7 +552,9 @@ class Config(Section):
 
 
 def _listed(key: str, references: list[str]) -> dict[str, str]:
-    """Each entry of a list of model references, keyed as the config names it (``key[1]``)."""
+    """Each entry of a list of model references, keyed as the config names it.
+
+    For example ``key[1]``."""
     return {f"{key}[{index}]": reference for index, reference in enumerate(references)}
 
 

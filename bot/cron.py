@@ -1,5 +1,7 @@
-"""Crontab expressions as people write them — five fields, ``minute hour day-of-month month day-of-week`` — as
-APScheduler triggers that keep crontab's meaning where APScheduler 3 departs from it:
+"""Crontab expressions as people write them, as APScheduler triggers that keep crontab's meaning.
+
+People write five fields, ``minute hour day-of-month month day-of-week``. The triggers keep crontab's meaning where
+APScheduler 3 departs from it:
 
 - crontab's day-of-week 0 (and 7) is Sunday; APScheduler 3 counts from Monday (a mistake it documents and
   keeps), so that field is read here and handed over as day names;
@@ -97,7 +99,9 @@ def _weekday(field: str, value: str) -> int:
 
 
 def slot_from(trigger: BaseTrigger, start: float) -> float | None:
-    """The first time the trigger fires at or after ``start`` (epoch seconds), or ``None`` if never."""
+    """The first time the trigger fires at or after ``start``, or ``None`` if never.
+
+    ``start`` and the answer are epoch seconds."""
     fire = trigger.get_next_fire_time(None, datetime.fromtimestamp(start, UTC))
     return fire.timestamp() if fire is not None else None
 

@@ -1,8 +1,9 @@
-"""One asyncio lock per key (a session, a conversation, a channel), kept only while someone holds or waits for it.
+"""One asyncio lock per key, kept only while someone holds or waits for it.
 
-Keys come from what people and agents do, so a plain ``dict[key, Lock]`` grows by one lock for every session or
-conversation ever seen. Here a key's lock leaves the table when its last holder or waiter is done: a lock nobody
-holds or awaits is the same as a new one, so dropping it changes nothing for the next caller.
+A key is a session, a conversation, a channel. Keys come from what people and agents do, so a plain ``dict[key, Lock]``
+grows by one lock for every session or conversation ever seen. Here a key's lock leaves the table when its last holder
+or waiter is done: a lock nobody holds or awaits is the same as a new one, so dropping it changes nothing for the next
+caller.
 """
 
 from __future__ import annotations

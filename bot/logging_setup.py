@@ -36,10 +36,11 @@ VOICE_WARNINGS_FILTER = WithoutVoiceSupportWarnings()
 
 
 class WithoutKilledWorkflowNoise(logging.Filter):
-    """A kill cancels its run's DBOS workflow, and DBOS then logs a warning with the repr of the step it stopped
-    (the model request with the run's whole conversation: user content that has no place in logs) and a traceback
-    for the workflow it parks; the run's own ``run_killed`` and ``run_workflow_cancelled`` lines say what happened.
-    Everything else ``dbos`` logs passes."""
+    """Drops what DBOS logs about a killed run's workflow; everything else ``dbos`` logs passes.
+
+    A kill cancels its run's DBOS workflow, and DBOS then logs a warning with the repr of the step it stopped (the
+    model request with the run's whole conversation: user content that has no place in logs) and a traceback for
+    the workflow it parks; the run's own ``run_killed`` and ``run_workflow_cancelled`` lines say what happened."""
 
     _NOISE = ("Asyncio task cancelled for workflow or step", "was cancelled during execution")
 
@@ -93,8 +94,9 @@ def configure_logging(level: str, fmt: str, redact: Redactor | None = None) -> N
 
 
 def route_dbos_logs() -> None:
-    """DBOS adds a console handler of its own (not JSON, not propagated) unless its logger has one already: its
-    records go through ours instead, without a kill's noise."""
+    """Send DBOS's log records through ours, without a kill's noise.
+
+    DBOS adds a console handler of its own (not JSON, not propagated) unless its logger has one already."""
     dbos = logging.getLogger("dbos")
     dbos.handlers = [logging.NullHandler()]
     dbos.propagate = True

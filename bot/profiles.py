@@ -1,7 +1,15 @@
-"""ZeroClaw-style agent profiles, as the config declares them: ``[risk_profiles.<name>]`` (which tools an agent
-may use, whether it may delegate, what it must ask before), ``[runtime_profiles.<name>]`` (how an agent runs:
-iterations, delegation depth and timeouts, parallel tools, its action budget) and ``[delegate]`` (default
-timeouts of the ``delegate`` tool). Defaults and meanings follow ZeroClaw's code (reference/zeroclaw.md §3).
+"""Agent profiles as the config declares them, and the ``delegate`` tool's default timeouts.
+
+``[risk_profiles.<name>]``: which tools an agent may use, whether it may delegate, what it must ask before.
+``[runtime_profiles.<name>]``: how an agent runs (iterations, delegation depth and timeouts, parallel tools, its
+action budget). ``[delegate]``: default timeouts of the ``delegate`` tool.
+
+The lineage, said here once: the bot follows two agent runtimes. From OpenClaw: the agents list, sub-agent sessions
+(``sessions_spawn``, thread spawns), the tools a session's depth gives it, per-agent keys. From ZeroClaw: risk and
+runtime profiles, ``spawn_subagent`` and ``delegate``, action and cost budgets, a child never holding more than its
+parent, the rules for one response's tool calls. Their profile names, defaults and meanings are kept as ZeroClaw's
+code has them (where its documentation differs, the code wins), and the tools' answers and refusals keep both
+projects' words. Everywhere else the project names these things in its own words.
 """
 
 from __future__ import annotations
@@ -35,8 +43,9 @@ class RiskProfile(Section):
         return (not self.allowed_tools or tool in self.allowed_tools) and tool not in self.excluded_tools
 
     def admits_mcp(self, tool: str) -> bool:
-        """ZeroClaw's rule for an MCP tool (``<server>__<tool>``): excluded wins; a non-empty ``allowed_tools``
-        admits it automatically."""
+        """Whether an MCP tool (``<server>__<tool>``) is admitted: unless excluded.
+
+        Excluded wins; a non-empty ``allowed_tools`` does not constrain MCP tools, it admits them automatically."""
         return tool not in self.excluded_tools
 
 
@@ -85,7 +94,9 @@ Delegate = Annotated[DelegateEntry, BeforeValidator(_entry)]
 
 
 def delegate_problems(agent_id: str, delegates: list[DelegateEntry], configured: set[str]) -> list[str]:
-    """ZeroClaw's validation of ``delegates``, worded with our keys (empty, self, dangling, duplicate)."""
+    """Problems with an agent's ``delegates``: empty, itself, not configured, or repeated.
+
+    Each is one line naming the config key."""
     problems = []
     seen: set[str] = set()
     for index, entry in enumerate(delegates):

@@ -28,7 +28,9 @@ class RunStatus(StrEnum):
 
     @property
     def word(self) -> str:
-        """How people read the status (a waiting run is worded with its children count by the caller)."""
+        """How people read the status.
+
+        A waiting run is worded with its children count by the caller."""
         return _STATUS_WORDS[self]
 
     @property
@@ -75,7 +77,7 @@ class ApprovalStatus(StrEnum):
 
 @dataclass(frozen=True)
 class Approval:
-    """One ``always_ask`` tool call of a paused run, and the message that asks a person about it."""
+    """One ``always_ask`` tool call of a paused run, and the message asking a person."""
 
     id: str
     run_id: str
@@ -122,7 +124,9 @@ class SessionMode(StrEnum):
 
 
 class Delegation(StrEnum):
-    """How an agent's tool started a child whose result goes back to that agent, not to the channel."""
+    """How an agent's tool started a child.
+
+    The child's result goes back to that agent, not to the channel."""
 
     SUBAGENT = "subagent"  # a ``spawn_subagent`` child: same agent, blocking, its result is the caller's tool result
     BOUNDED = "bounded"  # a ``delegate`` child inside its caller's tools and action budget
@@ -135,12 +139,14 @@ class Delegation(StrEnum):
 
     @property
     def shares_budget(self) -> bool:
-        """Its actions spend its caller's action budget (ZeroClaw: the same tracker)."""
+        """Its actions spend its caller's action budget (one tracker for both)."""
         return self is not Delegation.INDEPENDENT
 
 
 class SpawnSite(StrEnum):
-    """Where a sub-agent session was spawned from (bound to every log line of its runs)."""
+    """Where a sub-agent session was spawned from.
+
+    It is bound to every log line of its runs."""
 
     SLASH = "slash"  # a person's /subagents spawn
     TOOL = "tool"  # an agent's sessions_spawn or spawn_subagent
@@ -186,7 +192,9 @@ class Session:
 
 
 class TaskStatus(StrEnum):
-    """A delegate task's record (ZeroClaw's words; ``lost`` and ``timed_out`` come from reconciliation)."""
+    """A delegate task's status, in the words the ``delegate`` tool answers with.
+
+    ``lost`` and ``timed_out`` come from reconciliation."""
 
     RUNNING = "running"
     COMPLETED = "completed"
@@ -264,7 +272,9 @@ class Run:
 
     @property
     def fallback_model(self) -> str | None:
-        """The model that served the run when it was not the one asked for (a fallback candidate), else ``None``."""
+        """The model that served the run, if not the one asked for; else ``None``.
+
+        That model was a fallback candidate."""
         return self.served_model if self.served_model not in (None, self.model) else None
 
 

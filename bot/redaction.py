@@ -1,4 +1,4 @@
-"""The one redaction of the bot's secrets, for every text that leaves the process or is stored.
+"""The one redaction of secrets, for every text stored or leaving the process.
 
 The secrets are the values of the environment variables the config names: the Discord token
 (``discord.token_env``), every provider's key (``providers.<name>.api_key_env``), every agent's own keys
@@ -37,7 +37,9 @@ E = TypeVar("E", bound=BaseException)
 
 
 class Redactor:
-    """Replaces every occurrence of a known secret, in a text or anywhere in nested dicts, lists and tuples."""
+    """Replaces every occurrence of a known secret.
+
+    In a text, or anywhere in nested dicts, lists and tuples."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         kept = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)  # longest first
@@ -52,8 +54,9 @@ class Redactor:
         return text if self._pattern is None else self._pattern.sub(REDACTED, text)
 
     def value(self, value: T) -> T:
-        """``value`` with every string in it redacted (dict keys and values, list and tuple items); other objects
-        as they are."""
+        """``value`` with every string in it redacted; other objects as they are.
+
+        Strings in it: dict keys and values, list and tuple items."""
         if self._pattern is None:
             return value
         if isinstance(value, str):
@@ -69,8 +72,9 @@ class Redactor:
         return value
 
     def exception(self, error: E) -> E:
-        """``error`` itself, with every secret in its arguments and attributes redacted (all that pickling keeps:
-        what a durable run's journal records of a failed step)."""
+        """``error`` itself, with every secret in its arguments and attributes redacted.
+
+        They are all that pickling keeps: what a durable run's journal records of a failed step."""
         if self._pattern is not None:
             error.args = self.value(error.args)
             error.__dict__.update({name: self.value(value) for name, value in vars(error).items()})

@@ -1,9 +1,10 @@
-"""Which Discord shards this process runs (``--shards 0-3 --shard-count 8``), and the executor id they give it.
+"""Which Discord shards this process runs, and the executor id they give it.
 
-Several processes share one store by each running some of the bot's shards (Discord sends a guild's events to
-shard ``(guild_id >> 22) % shard_count``). Each process needs a stable executor id of its own (DBOS recovers a
-process's workflows by it, and two live processes on one id would take each other's runs): unless the config names
-one, it is derived from the shards, so the process that runs them again after a restart gets the same id.
+For example ``--shards 0-3 --shard-count 8``. Several processes share one store by each running some of the bot's shards
+(Discord sends a guild's events to shard ``(guild_id >> 22) % shard_count``). Each process needs a stable executor id of
+its own (DBOS recovers a process's workflows by it, and two live processes on one id would take each other's runs):
+unless the config names one, it is derived from the shards, so the process that runs them again after a restart gets the
+same id.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from bot.config import DEFAULT_EXECUTOR_ID, Config
 
 
 class ShardsError(ValueError):
-    """``--shards`` / ``--shard-count`` that do not name shards of the count (said in one line)."""
+    """``--shards`` / ``--shard-count`` that do not name shards of the count.
+
+    Said in one line."""
 
 
 @dataclass(frozen=True)

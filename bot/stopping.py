@@ -56,13 +56,17 @@ class StopSignals:
         _exit_now(f"did not stop within {self.bound:g}s: stopped without closing; runs resume at the next start")
 
     def stopped(self) -> None:
-        """Say that the bot closed, and how long it took since the signal (nothing if none came)."""
+        """Say that the bot closed, and how long it took since the signal.
+
+        Nothing if none came."""
         if self._received_at is not None:
             log.info("bot_stopped", seconds=round(time.monotonic() - self._received_at, 3))
 
 
 def _exit_now(reason: str) -> None:
-    """Leave the process at once (no cleanup may hang it), saying why in one line."""
+    """Leave the process at once, saying why in one line.
+
+    No cleanup may hang it."""
     log.error("bot_stop_overran", reason=reason)
     sys.stderr.flush()
     os._exit(OVERRAN_EXIT_CODE)

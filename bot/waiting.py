@@ -1,4 +1,4 @@
-"""Waiting for an event with a time limit, in a task that may be cancelled.
+"""Waiting for an event with a time limit, in a cancellable task.
 
 On Python 3.11, ``asyncio.wait_for`` swallows a cancellation that arrives as the awaited event is set: the task goes
 on as if nothing happened, and a loop around the wait never stops (a delivery worker that never closes). A close then

@@ -91,7 +91,9 @@ class ApprovalRepository:
         return int(rows[0][0])
 
     async def take_decided(self, tx: Connection, run_id: str) -> list[Approval]:
-        """The run's decisions that have not reached its model yet, now marked as having reached it."""
+        """The run's decisions its model has not seen yet, now marked as seen.
+
+        Seen: the decision has reached the run's model."""
         rows = await tx.fetch_all(
             f"SELECT {_COLUMNS} FROM approvals WHERE run_id = ? AND consumed = 0 AND status != 'pending' "
             "ORDER BY created_at, id",
@@ -107,7 +109,9 @@ class ApprovalRepository:
         return [_approval(row) for row in rows]
 
     async def unshown(self) -> list[Approval]:
-        """Approvals whose message is not posted yet, or shows a status that is no longer theirs."""
+        """Approvals whose message is missing or out of date.
+
+        Missing: not posted yet; out of date: it shows a status that is no longer theirs."""
         rows = await self._db.fetch_all(
             f"SELECT {_COLUMNS} FROM approvals WHERE shown IS NULL OR shown != status ORDER BY created_at"
         )

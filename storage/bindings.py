@@ -71,9 +71,10 @@ class BindingRepository:
             yield thread_id, session_key
 
     async def _scan(self, column: str, where: str = "TRUE") -> AsyncIterator[Row]:
-        """(thread id, ``column``) of every binding ``where`` holds, read a page at a time, so a hundred thousand
-        bindings are never one result in memory, and the event loop runs between pages (a SQLite read does not
-        suspend)."""
+        """(thread id, ``column``) of every binding ``where`` holds, read a page at a time.
+
+        So a hundred thousand bindings are never one result in memory, and the event loop runs between pages (a
+        SQLite read does not suspend)."""
         after = -1
         while True:
             rows = await self._db.fetch_all(
@@ -116,9 +117,10 @@ class BindingRepository:
     async def remove(
         self, tx: Connection, thread_id: int, *, unless_changed_from: Binding | None = None
     ) -> Binding | None:
-        """Delete the binding of ``thread_id`` — with ``unless_changed_from``, only while it is still that binding
-        with no activity since (a deadline seen due still is: compare-and-set, so of several processes whose timers
-        fire, one ends it); returns it, or ``None`` if there was none (or it changed)."""
+        """Delete the binding of ``thread_id``; returns it, or ``None`` if there was none (or it changed).
+
+        With ``unless_changed_from``, only while it is still that binding with no activity since (a deadline seen
+        due still is: compare-and-set, so of several processes whose timers fire, one ends it)."""
         where = "thread_id = ?"
         params: tuple[int | float, ...] = (thread_id,)
         if unless_changed_from is not None:

@@ -47,7 +47,9 @@ class Connection(Protocol):
 
 
 class DatabaseUnreachable(Exception):
-    """The configured database cannot be opened (its server is down, the file's folder cannot be made, …)."""
+    """The configured database cannot be opened.
+
+    For example its server is down, or the file's folder cannot be made."""
 
 
 def is_postgresql(url: str) -> bool:
@@ -81,8 +83,9 @@ class Database(ABC):
 
     @staticmethod
     async def open(url: str, *, migrate: bool = True) -> Database:
-        """The database at ``url`` (``postgresql://…``, ``sqlite:///path`` or a bare path), migrated unless told
-        not to."""
+        """The database at ``url``, migrated unless told not to.
+
+        ``url``: ``postgresql://…``, ``sqlite:///path`` or a bare path."""
         if is_postgresql(url):
             from storage.postgres import PostgresDatabase
 
@@ -122,10 +125,11 @@ class Database(ABC):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
-        """Yield a connection inside a transaction, committed at the end (rolled back on any exception, a
-        cancellation included). It gives the loop a turn first, outside the write lock: a transaction that meets no
-        lock then runs through without one (:func:`_complete`), so many in a row (a burst of spawns, a retention
-        pass) still let the loop go on between them, and none holds the lock while others run."""
+        """Yield a connection inside a transaction, committed at the end.
+
+        Any exception, a cancellation included, rolls it back. It gives the loop a turn first, outside the write lock: a
+        transaction that meets no lock then runs through without one (:func:`_complete`), so many in a row (a burst of
+        spawns, a retention pass) still let the loop go on between them, and none holds the lock while others run."""
         await asyncio.sleep(0)
         async with self._write_lock, self._writer() as connection:
             try:
@@ -173,14 +177,15 @@ class Database(ABC):
 
 
 async def _complete(statement: Coroutine[Any, Any, object]) -> None:
-    """Run a statement to its end even when the task awaiting it is cancelled meanwhile (a kill cancels the run's
-    task wherever it is), then let the cancellation through: a BEGIN, COMMIT or ROLLBACK abandoned half-way would
-    leave the connection inside a transaction that every later one trips over.
+    """Finish a statement even if its task is cancelled, then let the cancellation through.
+
+    A kill cancels the run's task wherever it is; a BEGIN, COMMIT or ROLLBACK abandoned half-way would leave the
+    connection inside a transaction that every later one trips over.
 
     The statement starts at once, in this task: one that ends without suspending (SQLite's, unless another process
     holds the file) cannot be cut off, and goes to no task of its own. Only the rest of one that suspends (a
-    server's round trip) runs in a shielded task. A task per statement cost each transaction two turns of the event
-    loop with the write lock held: under load the transactions queued behind it, one per turn (issue 14)."""
+    server's round trip) runs in a shielded task. A task per statement would cost each transaction two turns of the
+    event loop with the write lock held: under load the transactions would queue behind it, one per turn."""
     try:
         pending = statement.send(None)
     except StopIteration:
@@ -194,8 +199,10 @@ async def _complete(statement: Coroutine[Any, Any, object]) -> None:
 
 
 class _Resumed:
-    """The rest of a coroutine already run until it suspended on ``pending``, as an awaitable (a task's body): it
-    hands the task what the coroutine waits on, and the coroutine what the task sends or throws back."""
+    """The rest of a coroutine suspended on ``pending``, as an awaitable (a task's body).
+
+    The coroutine has already run until it suspended. This hands the task what the coroutine waits on, and the
+    coroutine what the task sends or throws back."""
 
     def __init__(self, coroutine: Coroutine[Any, Any, object], pending: Any) -> None:
         self._coroutine = coroutine

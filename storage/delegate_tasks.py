@@ -60,7 +60,9 @@ class DelegateTaskRepository:
         return [_from_row(row) for row in rows]
 
     async def of_runs(self, run_ids: list[str]) -> dict[str, DelegateTask]:
-        """The task records of these runs, by run id (runs that are no delegation have none)."""
+        """The task records of these runs, by run id.
+
+        Runs that are no delegation have none."""
         if not run_ids:
             return {}
         rows = await self._db.fetch_all(

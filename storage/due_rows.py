@@ -1,6 +1,7 @@
-"""Rows whose deadline has come, read a page at a time in (deadline, key) order: a table of deadlines swept together
-(:mod:`bot.core.deadline_sweep`) is never read whole, a row ended meanwhile is not read again, and neither is one
-its owner left due."""
+"""Rows whose deadline has come, read a page at a time.
+
+Pages come in (deadline, key) order: a table of deadlines swept together (:mod:`bot.core.deadline_sweep`) is never
+read whole, a row ended meanwhile is not read again, and neither is one its owner left due."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ PAGE = 500
 async def due_rows(
     db: Database, table: str, columns: str, deadline: str, key: str, now: float, *, where: str = ""
 ) -> AsyncIterator[Row]:
-    """``columns`` of the rows of ``table`` (also meeting ``where``) whose ``deadline`` is ``now`` or before,
-    earliest first; each row ends with its deadline and its ``key``."""
+    """``columns`` of ``table``'s rows due by ``now``, earliest first.
+
+    Due: ``deadline`` is ``now`` or before (and the row meets ``where``). Each row ends with its deadline and its
+    ``key``."""
     condition = f"{where} AND " if where else ""
     sql = (
         f"SELECT {columns}, {deadline}, {key} FROM {table} WHERE {condition}{deadline} <= ? "

@@ -24,7 +24,9 @@ class InboxRepository:
         return changed == 1
 
     async def take_pending(self, tx: Connection, run_id: str, now: float) -> list[tuple[str | None, str]]:
-        """Mark every pending message of ``run_id`` consumed and return them as (source run id, content)."""
+        """Mark every pending message of ``run_id`` consumed, and return them.
+
+        Each as (source run id, content)."""
         rows = await tx.fetch_all(
             "SELECT id, source_run_id, content FROM run_inbox WHERE run_id = ? AND status = 'pending' ORDER BY id",
             (run_id,),

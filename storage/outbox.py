@@ -85,8 +85,9 @@ class OutboxRepository:
         return changed == 1
 
     async def heads(self) -> list[tuple[int, float]]:
-        """``(channel_id, when it can be taken)`` of each channel's oldest pending row, the soonest first: when it
-        is due, or, while a process holds it, when that claim's lease runs out."""
+        """Each channel's oldest pending row as ``(channel_id, when it can be taken)``, soonest first.
+
+        It can be taken when it is due, or, while a process holds it, when that claim's lease runs out."""
         rows = await self._db.fetch_all(
             "SELECT channel_id, CASE WHEN claim_until > next_attempt_at THEN claim_until ELSE next_attempt_at END "
             "AS takeable_at FROM outbox WHERE id IN "
@@ -95,9 +96,10 @@ class OutboxRepository:
         return [(row[0], row[1]) for row in rows]
 
     async def claim_head(self, channel_id: int, owner: str, now: float, until: float) -> OutboxRow | None:
-        """Claim the channel's oldest pending row (later rows of the channel wait for it) for ``owner`` until
-        ``until``, if it is due and no claim on it is alive; the row as it was before, so its ``claimed_by`` tells
-        whether a process that held it let go unfinished. ``None``: nothing to take now."""
+        """Claim the channel's oldest pending row for ``owner`` until ``until``; ``None``: nothing to take now.
+
+        Later rows of the channel wait for it. It is claimed if it is due and no claim on it is alive. Returns the
+        row as it was before, so its ``claimed_by`` tells whether a process that held it let go unfinished."""
         async with self._db.transaction() as tx:
             row = await tx.fetch_one(
                 f"SELECT {_COLUMNS} FROM outbox WHERE id = "
@@ -125,8 +127,10 @@ class OutboxRepository:
         return changed == 1
 
     async def release_claims(self, tx: Connection, owner: str) -> int:
-        """End ``owner``'s claims (it is closing, or its previous life died holding them) without waiting out their
-        leases; who takes such a row next still sees who held it, and reads back what may already be posted."""
+        """End ``owner``'s claims without waiting out their leases.
+
+        It is closing, or its previous life died holding them. Who takes such a row next still sees who held it,
+        and reads back what may already be posted."""
         changed = await tx.execute(
             "UPDATE outbox SET claim_until = NULL WHERE claimed_by = ? AND status = 'pending' "
             "AND claim_until IS NOT NULL",
@@ -135,7 +139,9 @@ class OutboxRepository:
         return changed
 
     async def retry_pending_now(self, tx: Connection, now: float) -> int:
-        """Make every undelivered row due at once (a fresh process need not wait out an old backoff)."""
+        """Make every undelivered row due at once.
+
+        A fresh process need not wait out an old backoff."""
         changed = await tx.execute(
             "UPDATE outbox SET next_attempt_at = ? WHERE status = 'pending' AND next_attempt_at > ?", (now, now)
         )
@@ -172,7 +178,9 @@ class OutboxRepository:
     async def mark_failed(
         self, tx: Connection, row: OutboxRow, attempts: int, error: str, notice: NewNotice | None, now: float
     ) -> None:
-        """End ``row`` as failed and, in the same transaction, add the notice that tells its requester."""
+        """End ``row`` as failed, and tell its requester.
+
+        The notice is added in the same transaction."""
         await tx.execute(
             "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, "
             "first_failed_at = COALESCE(first_failed_at, ?), claim_until = NULL WHERE id = ?",
@@ -190,8 +198,9 @@ class OutboxRepository:
             )
 
     async def posted_in_channel(self, channel_id: int, *, since: float) -> set[int]:
-        """Ids of the messages any row recorded posting in ``channel_id`` (rows still going on, or done since
-        ``since``): a read-back must not take one of them for another part."""
+        """Ids of the messages rows recorded posting in ``channel_id``.
+
+        Rows still going on, or done since ``since``: a read-back must not take one of them for another part."""
         rows = await self._db.fetch_all(
             "SELECT message_ids_json FROM outbox WHERE channel_id = ? AND parts_sent > 0 "
             "AND (delivered_at IS NULL OR delivered_at >= ?)",

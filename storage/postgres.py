@@ -48,7 +48,9 @@ def _bound(params: Params) -> Sequence[Any] | Mapping[str, Any]:
 
 
 class Record(tuple[Any, ...]):
-    """A row by position or by column name, equal to the tuple of its values."""
+    """A row, read by position or by column name.
+
+    It equals the tuple of its values."""
 
     _names: dict[str, int]
 
@@ -160,8 +162,10 @@ class PostgresDatabase(Database):
 
     @asynccontextmanager
     async def _listening(self, channel: str) -> AsyncIterator[AsyncIterator[str]]:
-        """A connection of its own (a pooled one would be handed to others between notices), with TCP keepalives: a
-        connection a network dropped without a word ends within about a minute instead of waiting for ever."""
+        """A connection of its own, with TCP keepalives.
+
+        A pooled one would be handed to others between notices. With keepalives, a connection a network dropped
+        without a word ends within about a minute instead of waiting for ever."""
         url = make_conninfo(self._url, **conninfo_to_dict(_KEEPALIVES))
         connection = await psycopg.AsyncConnection.connect(url, autocommit=True)
         try:

@@ -50,8 +50,10 @@ class ProcessRepository:
         )
 
     async def take_over(self, tx: Connection, seen: ProcessRow, process: ProcessRow) -> bool:
-        """Register a process in place of the row ``seen`` (dead, an earlier run of this same process, or a claim whose
-        claimer died); False if that row changed meanwhile (its holder beat, or another process took it first)."""
+        """Register a process in place of the row ``seen``; False if that row changed meanwhile.
+
+        ``seen`` is dead, an earlier run of this same process, or a claim whose claimer died. It changed if its
+        holder beat, or another process took it first."""
         return (
             await tx.execute(
                 "UPDATE processes SET pid = ?, host = ?, shards = ?, started_at = ?, heartbeat_at = ?, "

@@ -1,4 +1,6 @@
-"""Every repository over one database, built once (in ``bot/app.py``) and handed to whoever needs them."""
+"""Every repository over one database.
+
+Built once (in ``bot/app.py``) and handed to whoever needs them."""
 
 from __future__ import annotations
 

@@ -94,8 +94,10 @@ class RetentionRepository:
         return await self._delete_with_dependents(_PRUNABLE_SESSIONS, _SESSION_DEPENDENTS, owners, cutoff, limit)
 
     async def prune_turns(self, cutoff: float, limit: int) -> Counter[str]:
-        """Delete up to ``limit`` turns of conversations' main sessions that ended before ``cutoff``, with
-        everything hanging off them (a call that uses up the budget on those leaves the turns for a later call)."""
+        """Delete up to ``limit`` turns that ended before ``cutoff``, and what hangs off them.
+
+        Only turns of conversations' main sessions. A call that uses up the budget on what hangs off them leaves
+        the turns for a later call."""
         owners = (("runs", f"id IN ({_KEYS})"),)
         return await self._delete_with_dependents(_OLD_TURNS, _TURN_DEPENDENTS, owners, cutoff, limit)
 
@@ -131,8 +133,9 @@ class RetentionRepository:
         return deleted
 
     async def prune_transcripts(self, cutoff: float, limit: int) -> Counter[str]:
-        """Delete ``limit`` transcript rows of runs that ended before ``cutoff``, of any session, and the rest of
-        those runs' rows."""
+        """Delete ``limit`` transcript rows of runs that ended before ``cutoff``.
+
+        Of any session; and the rest of those runs' rows."""
         return await self._delete("transcript_messages", _OLD_TRANSCRIPT_ROWS, cutoff, limit)
 
     async def prune_outbox(self, cutoff: float, limit: int) -> Counter[str]:

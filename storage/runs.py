@@ -148,7 +148,9 @@ class RunRepository:
         return changed == 1
 
     async def record_usage(self, tx: Connection, run_id: str, usage: Usage) -> None:
-        """The run's usage so far, over all its turns (written as it is spent, at every step)."""
+        """The run's usage so far, over all its turns.
+
+        Written as it is spent, at every step."""
         await tx.execute(
             "UPDATE runs SET input_tokens = ?, output_tokens = ?, requests = ?, tool_calls = ?, cost = ? WHERE id = ?",
             (
@@ -182,7 +184,9 @@ class RunRepository:
         return [_from_row(row) for row in rows]
 
     async def count_unsettled_children(self, run_id: str, tx: Connection | None = None) -> int:
-        """Children this run spawned that are still queued, running, or waiting on their own children."""
+        """How many children this run spawned are still unsettled.
+
+        Unsettled: queued, running, or waiting on their own children."""
         sql, params = f"SELECT COUNT(*) FROM runs WHERE parent_run_id = ? AND status IN {LIVE_SQL}", (run_id,)
         row = await (tx or self._db).fetch_one(sql, params)
         assert row is not None, "COUNT(*) always returns one row"
@@ -229,8 +233,10 @@ class RunRepository:
         return row[0] if row else 0
 
     async def count_active_children(self, session_key: str) -> int:
-        """Child sessions of ``session_key`` an agent spawned whose latest run is live (the children cap).
-        ``spawn_subagent`` children do not count: their caller is waiting for them, bounded by its budget."""
+        """Child sessions an agent spawned under ``session_key`` whose latest run is live.
+
+        What the children cap counts. ``spawn_subagent`` children do not count: their caller is waiting for them,
+        bounded by its budget."""
         row = await self._db.fetch_one(
             "SELECT COUNT(*) FROM sessions s JOIN runs r ON r.session_key = s.key "
             "WHERE s.requester_session_key = ? AND s.delegation IS NULL AND r.created_at = "
@@ -256,8 +262,10 @@ class RunRepository:
         return row[0] if row else 0
 
     async def sessions_with_run_prefix(self, requester_key: str, prefix: str) -> list[str]:
-        """Sessions below ``requester_key`` (its children, theirs, and so on) with a run whose id starts with
-        ``prefix``: a run id reaches any sub-agent of a conversation, however it was started."""
+        """Sessions below ``requester_key`` with a run whose id starts with ``prefix``.
+
+        Below: its children, theirs, and so on. A run id reaches any sub-agent of a conversation, however it was
+        started."""
         rows = await self._db.fetch_all(
             "WITH RECURSIVE tree(key) AS (SELECT key FROM sessions WHERE requester_session_key = ? "
             "UNION SELECT sessions.key FROM sessions JOIN tree ON sessions.requester_session_key = tree.key) "
@@ -268,7 +276,9 @@ class RunRepository:
         return [row[0] for row in rows]
 
     async def running_in(self, tx: Connection, session_key: str) -> Run | None:
-        """The session's run in progress, if any (a main session runs one turn at a time)."""
+        """The session's run in progress, if any.
+
+        A main session runs one turn at a time."""
         row = await tx.fetch_one(
             f"SELECT {_COLUMNS} FROM runs WHERE session_key = ? AND status = 'running' ORDER BY created_at LIMIT 1",
             (session_key,),
@@ -300,7 +310,9 @@ class RunRepository:
         return [_from_row(row) for row in rows]
 
     async def live_before(self, session_key: str, created_at: float) -> list[RunStatus]:
-        """The statuses of a session's live runs created before ``created_at`` (the turns ahead of a queued one)."""
+        """The statuses of a session's live runs created before ``created_at``.
+
+        They are the turns ahead of a queued one."""
         rows = await self._db.fetch_all(
             f"SELECT status FROM runs WHERE session_key = ? AND created_at < ? AND status IN {LIVE_SQL}",
             (session_key, created_at),

@@ -71,8 +71,10 @@ class ScheduleRepository:
         return changed == 1
 
     async def claim(self, tx: Connection, schedule_id: int, through: float, *, run_id: str | None = None) -> bool:
-        """Move ``claimed_through`` forward to ``through`` — a slot fired by ``run_id``, or (without one) the end
-        of slots skipped — if nobody has claimed that far yet. False: the slot is already taken."""
+        """Move ``claimed_through`` forward to ``through``, unless someone claimed that far already.
+
+        ``through`` is a slot fired by ``run_id``, or (without one) the end of slots skipped. False: the slot is
+        already taken."""
         fired = run_id is not None
         changed = await tx.execute(
             "UPDATE schedules SET claimed_through = :through, "

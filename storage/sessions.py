@@ -118,8 +118,10 @@ class SessionRepository:
             yield row[0]
 
     async def clear_archive_at(self, tx: Connection, key: str, *, due_by: float) -> None:
-        """Drop a deadline that came while its session could not be archived (a run or a thread took it): the
-        session gets a new one when that ends. A later deadline, written meanwhile, stays."""
+        """Drop a deadline that came while its session could not be archived.
+
+        A run or a thread took it: the session gets a new one when that ends. A later deadline, written meanwhile,
+        stays."""
         await tx.execute("UPDATE sessions SET archive_at = NULL WHERE key = ? AND archive_at <= ?", (key, due_by))
 
     async def children(self, requester_key: str) -> list[Session]:

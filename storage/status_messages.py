@@ -1,4 +1,6 @@
-"""Where each run's live status message is, so it can still be finalised after a restart."""
+"""Where each run's live status message is.
+
+So it can still be finalised after a restart."""
 
 from __future__ import annotations
 

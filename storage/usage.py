@@ -149,7 +149,9 @@ class UsageRepository:
     async def runs_since(
         self, tx: Connection | None, since: float, *, guild_id: int | None, user_id: int | None = None
     ) -> tuple[int, float | None]:
-        """Runs created after ``since`` in a server (by one member, when given), and when the oldest was."""
+        """Runs created in a server after ``since``, and when the oldest was.
+
+        By one member, when given."""
         server, server_params = in_server("guild_id", guild_id)
         member = " AND requester_user_id = ?" if user_id is not None else ""
         row = await self._one(
@@ -180,7 +182,9 @@ class UsageRepository:
         return changed == 1
 
     async def member_days(self, *, guild_id: int | None, user_id: int, since_day: str) -> list[UsageRow]:
-        """A member's rows in a server from ``since_day`` on, by day and agent (for ``/usage``)."""
+        """A member's rows in a server from ``since_day`` on, by day and agent.
+
+        For ``/usage``."""
         rows = await self._db.fetch_all(
             "SELECT day, agent_id, runs, requests, input_tokens, output_tokens, cost_nanousd, unpriced_requests "
             "FROM usage_daily WHERE guild_id = ? AND user_id = ? AND day >= ? ORDER BY day, agent_id",

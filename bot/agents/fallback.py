@@ -77,7 +77,9 @@ def short_reason(error: BaseException) -> str:
 
 
 def exhaustion_summary(references: Sequence[str], errors: Sequence[BaseException]) -> str:
-    """ZeroClaw's summary of a chain that failed: every failure in the order it happened (at most ``MAX_EVENTS``)."""
+    """What the model is told when every candidate of a chain failed.
+
+    Every failure in the order it happened (at most ``MAX_EVENTS``); the wording is a contract with the model."""
     lines = [f"All model providers/models failed after {len(errors)} failure event(s). Events:"]
     events = list(zip(references, errors, strict=False))[:MAX_EVENTS]
     lines += [f"event {k}: {reference}: {short_reason(error)}" for k, (reference, error) in enumerate(events, 1)]

@@ -25,7 +25,9 @@ MODEL_STEP = "model.request"
 
 
 def in_workflow() -> bool:
-    """Whether this is a DBOS workflow's own code (not a step's, and not code outside any workflow)."""
+    """Whether this is a DBOS workflow's own code.
+
+    Not a step's, and not code outside any workflow."""
     return DBOS.workflow_id is not None and DBOS.step_id is None
 
 

@@ -1,6 +1,7 @@
-"""MCP servers as tool sources: one pydantic-ai ``MCPToolset`` per ``[mcp.servers.<name>]``, its tools named
-``<server>__<tool>`` (ZeroClaw's naming). A server that cannot start, or dies in the middle of a run, fails that run
-with ``MCP server '<name>' is unavailable: <reason>`` — never a hang: starting and every call have the server's
+"""MCP servers as tool sources: one pydantic-ai ``MCPToolset`` per ``[mcp.servers.<name>]``.
+
+Its tools are named ``<server>__<tool>``. A server that cannot start, or dies in the middle of a run, fails that
+run with ``MCP server '<name>' is unavailable: <reason>`` — never a hang: starting and every call have the server's
 ``timeout_seconds``. A tool's own error is not a failure of the server: the model reads it and may try again.
 
 ``/subagents tools`` asks each server for its tool list at most once a :data:`LISTING_SECONDS` (a server that could
@@ -53,7 +54,9 @@ class _Unreachable(Exception):
 
 
 def _reason(error: BaseException) -> str:
-    """A short cause, never a traceback (an exception group says what its first failure was)."""
+    """A short cause, never a traceback.
+
+    An exception group says what its first failure was."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -178,8 +181,9 @@ class McpServers:
         return [tool.name for tool in tools]
 
     async def probe(self, name: str) -> str | None:
-        """What is wrong with server ``name`` (it cannot start and list its tools, or its ``read_only_tools`` name
-        tools it does not have), or ``None`` (for ``--check``)."""
+        """What is wrong with server ``name``, or ``None`` (for ``--check``).
+
+        Wrong: it cannot start and list its tools, or its ``read_only_tools`` name tools it does not have."""
         try:
             tools = await self._own_tool_names(name)
         except _Unreachable as error:

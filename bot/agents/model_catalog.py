@@ -1,4 +1,4 @@
-"""Which models a provider serves, as the provider itself says (``GET /models``), kept for a few minutes.
+"""Which models a provider serves, kept a few minutes: its own list (``GET /models``).
 
 Without it a model the provider does not serve is accepted, runs, and fails later with the provider's 404;
 asking the list first refuses it before anything starts, naming what is served. The list is a cache of the
@@ -35,11 +35,11 @@ class _Listing:
 
 
 class ModelCatalog:
-    """Asks each OpenAI-compatible provider for its model list, through the SDK client its models already use.
+    """Asks each OpenAI-compatible provider for its model list.
 
-    Only OpenAI-compatible providers are asked. Anthropic is trusted: its list names dated model ids, not the
-    aliases people write (``claude-sonnet-4-5``), so it would refuse models that work. The offline model (no
-    provider configured) is trusted as well.
+    It asks through the SDK client the provider's models already use. Only OpenAI-compatible providers are asked.
+    Anthropic is trusted: its list names dated model ids, not the aliases people write (``claude-sonnet-4-5``), so
+    it would refuse models that work. The offline model (no provider configured) is trusted as well.
     """
 
     def __init__(self, models: ModelFactory, *, clock: Callable[[], float] = time.monotonic) -> None:
@@ -48,8 +48,10 @@ class ModelCatalog:
         self._listings: dict[str, _Listing] = {}  # one per configured provider
 
     async def refusal(self, reference: str) -> str | None:
-        """Why ``reference`` cannot be used (its provider lists its models and this one is not among them), or
-        ``None``. Asked before the model is built, so a refused name costs nothing that stays."""
+        """Why ``reference`` cannot be used, or ``None``.
+
+        It cannot when its provider lists its models and this one is not among them. Asked before the model is
+        built, so a refused name costs nothing that stays."""
         client = self._models.listing_client(reference)
         if client is None:
             return None
@@ -70,7 +72,9 @@ class ModelCatalog:
 
 
 async def _ask(provider: str, client: AsyncOpenAI) -> frozenset[str] | None:
-    """The provider's model ids, or ``None`` (logged once per cache period) when it gives no usable list."""
+    """The provider's model ids, or ``None`` when it gives no usable list.
+
+    ``None`` is logged once per cache period."""
     try:
         listing = client.with_options(timeout=LIST_TIMEOUT_SECONDS, max_retries=0).models.list()
         served = frozenset([model.id async for model in listing])

@@ -1,5 +1,7 @@
-"""Turns a ``<provider>/<model>`` reference into a pydantic-ai model built from the config's providers, with the
-API key of the agent that uses it; and a run's reference into the chain it calls (:mod:`bot.agents.fallback`)."""
+"""Turns a ``<provider>/<model>`` reference into a pydantic-ai model, and a run's into its chain.
+
+The model is built from the config's providers, with the API key of the agent that uses it; the chain is the one
+the run calls (:mod:`bot.agents.fallback`)."""
 
 from __future__ import annotations
 
@@ -45,7 +47,9 @@ class ResolvedModel:
 
 @dataclass(frozen=True)
 class KeySource:
-    """The environment variable an agent's key for a provider is read from, and the config key naming it."""
+    """Where an agent's key for a provider comes from.
+
+    The environment variable it is read from, and the config key naming that variable."""
 
     variable: str
     config_key: str

@@ -1,5 +1,7 @@
-"""Model prices the config sets (``[pricing."<provider>/<model>"]``), for models pydantic-ai's catalogue does not
-know (local and proxied ones) or prices differently from what is really paid."""
+"""Model prices the config sets (``[pricing."<provider>/<model>"]``).
+
+They are for models pydantic-ai's catalogue does not know (local and proxied ones) or prices differently from what
+is really paid."""
 
 from __future__ import annotations
 

@@ -91,7 +91,9 @@ def capped_result(value: Any, limits: ResultLimits) -> Any:
 
 
 def _cut_texts(items: list[Any], texts: dict[int, str], sizes: dict[int, int], limit: int) -> list[Any]:
-    """``items`` with their texts kept while they fit ``limit`` bytes, the first that does not cut with a marker."""
+    """``items`` with their texts kept while they fit ``limit`` bytes.
+
+    The first text that does not fit is cut, with a marker."""
     total = sum(sizes.values())
     budget, shown = limit - _size(_marker(total, limit)), 0
     capped: list[Any] = []

@@ -70,7 +70,9 @@ class RunOutcome:
 
     @property
     def served_model(self) -> str | None:
-        """The configured model that gave the turn's last answer (a fallback candidate when it differs)."""
+        """The configured model that gave the turn's last answer.
+
+        When it differs from the one asked for, it was a fallback candidate."""
         return served_by(self.messages)
 
 
@@ -86,7 +88,7 @@ class RunRequest:
     deps: Any = None
     parallel_tools: bool = False  # one response's tool calls run concurrently, else one after the other
     dedup_exempt: frozenset[str] = frozenset()  # tools that may repeat a call with identical arguments
-    request_limit: int | None = None  # model requests one turn may make (ZeroClaw's max_tool_iterations)
+    request_limit: int | None = None  # model requests one turn may make (the runtime profile's max_tool_iterations)
     gate: ToolGate = field(default_factory=ToolGate)  # read-only refusals, calls deferred for approval
     result_limits: ResultLimits = field(default_factory=ResultLimits)  # what one tool result may hold
     redact: Redactor = field(default_factory=lambda: Redactor(()))  # tool results' secrets, before the model reads
@@ -132,7 +134,9 @@ def final_text(messages: Sequence[ModelMessage]) -> str:
 
 
 def _last_tool_result(messages: Sequence[ModelMessage]) -> str | None:
-    """The content of the last tool call that succeeded (a retried or failed call's content is an error)."""
+    """The content of the last tool call that succeeded.
+
+    A retried or failed call's content is an error."""
     for message in reversed(messages):
         for part in reversed(message.parts):
             if isinstance(part, ToolReturnPart) and part.outcome == "success":

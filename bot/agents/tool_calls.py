@@ -1,6 +1,8 @@
-"""How one model response's tool calls run (ZeroClaw's rules): a call repeating an earlier call of the same
-response with identical arguments is skipped, not executed (``spawn_subagent``, ``delegate`` and the runtime
-profile's ``tool_call_dedup_exempt`` may repeat); the batch runs concurrently only with ``parallel_tools``."""
+"""How one model response's tool calls run: duplicates skipped, concurrent only with ``parallel_tools``.
+
+A call repeating an earlier call of the same response with identical arguments is skipped, not executed
+(``spawn_subagent``, ``delegate`` and the runtime profile's ``tool_call_dedup_exempt`` may repeat); the batch runs
+concurrently only with the runtime profile's ``parallel_tools``."""
 
 from __future__ import annotations
 

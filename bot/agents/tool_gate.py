@@ -1,6 +1,8 @@
-"""What stands between a model's tool call and the tool: a read-only agent's calls that would act are refused in
-ZeroClaw's words, and a call its risk profile names in ``always_ask`` is not run but deferred (pydantic-ai's
-``ApprovalRequired``): the turn ends with it pending, and runs it only when a later turn brings a person's approval."""
+"""What stands between a model's tool call and the tool: read-only refusals and approvals.
+
+A read-only agent's calls that would act are refused with the security-policy sentence the model is told, and a
+call its risk profile names in ``always_ask`` is not run but deferred (pydantic-ai's ``ApprovalRequired``): the turn
+ends with it pending, and runs it only when a later turn brings a person's approval."""
 
 from __future__ import annotations
 
