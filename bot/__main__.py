@@ -105,7 +105,10 @@ def _valid(config: Config, path: str) -> str:
 
 
 def _report(passed: list[str], problems: list[str]) -> int:
-    """Print what passed on stdout, each problem on stderr, then whether the bot could start; its exit code."""
+    """Print the check's results and return its exit code.
+
+    What passed goes to stdout, each problem to stderr, then whether the bot could start.
+    """
     for line in passed:
         print(f"threadbound: {line}.", flush=True)
     for line in problems:

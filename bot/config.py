@@ -608,7 +608,7 @@ def required_env_vars(config: Config) -> dict[str, str]:
 
 
 def missing_secrets(config: Config, environ: dict[str, str] | None = None) -> list[str]:
-    """One line for each secret whose environment variable is unset or empty, the Discord token first.
+    """One line per secret whose environment variable is unset or empty, the token first.
 
     ``--check`` prints them all among its other results: a config is worth checking before its secrets exist.
     """
