@@ -14,6 +14,7 @@ from bot.core.budgets.caps import amount, unit_of
 from bot.core.budgets.limits import BUDGET_KEYS
 from bot.core.errors import UserError
 from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.thinking import thinks_privately
 from bot.durations import MAX_LIFETIME_HOURS
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         auto_archive_minutes="The least Discord auto-archive for threads the bot creates",
         moderator_role="Members with this role may kill and steer anyone's runs",
     )
+    @thinks_privately
     async def thread_bindings(
         self,
         interaction: discord.Interaction,
@@ -81,6 +83,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         inherit="Drop this server's own value of a cap, so [budgets] in the config applies again",
     )
     @app_commands.choices(inherit=[app_commands.Choice(name=key, value=key) for key in BUDGET_KEYS])
+    @thinks_privately
     async def budgets(
         self,
         interaction: discord.Interaction,
@@ -119,8 +122,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
 
 
 async def _admin_only(interaction: discord.Interaction) -> int:
-    """Defer (ephemeral), then the run-time check; the server's id."""
-    await interaction.response.defer(ephemeral=True, thinking=True)
+    """The run-time check (after the private defer); the server's id."""
     if not interaction.permissions.manage_guild:
         raise UserError("You need the Manage Server permission to view or change these settings.")
     if interaction.guild_id is None:

@@ -135,3 +135,16 @@ def test_the_walk_sees_imports_at_all():
     assert "discord" in _imports(ROOT / "bot/app.py")
     assert "bot.core.orchestrator" in _imports(ROOT / "bot/app.py")
     assert "bot.core.runs.settlement" in _reachable(ROOT / "bot/app.py")
+
+
+def test_interactions_are_deferred_in_one_place():
+    """Every slash command and button defers through ``bot/discord_adapter/thinking.py``, so the habit (private,
+    "thinking…", within Discord's 3 seconds) is said once."""
+    defer = re.compile(r"\.response\.defer\(")
+    found = [
+        str(path.relative_to(ROOT))
+        for folder in ("bot", "cogs")
+        for path in _modules(folder)
+        if path != ROOT / "bot/discord_adapter/thinking.py" and defer.search(path.read_text())
+    ]
+    assert found == []

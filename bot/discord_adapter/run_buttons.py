@@ -14,6 +14,7 @@ from bot.core.errors import UserError
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.interaction_errors import send_ephemeral
 from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.thinking import defer_privately
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
@@ -23,7 +24,7 @@ STEER_INPUT_ID = "steer-text"
 
 async def answer_privately(interaction: discord.Interaction, work: Awaitable[str]) -> None:
     """Defer, do the work, reply privately; a refusal becomes its message instead of a failed interaction."""
-    await interaction.response.defer(ephemeral=True, thinking=True)
+    await defer_privately(interaction)
     try:
         reply = await work
     except UserError as refused:
