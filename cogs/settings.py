@@ -10,10 +10,10 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core.budgets.caps import amount, unit_of
 from bot.core.budgets.limits import BUDGET_KEYS
 from bot.core.errors import UserError
 from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.settings_view import render_budgets, render_thread_bindings
 from bot.discord_adapter.thinking import thinks_privately
 from bot.durations import MAX_LIFETIME_HOURS
 
@@ -64,12 +64,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         }
         await settings.update(guild_id, changes, actor_user_id=interaction.user.id)
         effective = await settings.effective(guild_id)
-        values = effective.thread_bindings.model_dump()
-        lines = ["Updated." if changes else "Thread-binding settings here:"]
-        lines += [f"{key}: {values[key]} ({source})" for key, source in effective.sources.items() if key in values]
-        role = f"<@&{effective.moderator_role_id}>" if effective.moderator_role_id else "none"
-        lines.append(f"moderator_role: {role} ({effective.sources['moderator_role']})")
-        await send_text(interaction, "\n".join(lines))
+        await send_text(interaction, render_thread_bindings(effective, changed=bool(changes)))
 
     @app_commands.command(name="budgets", description="Show or change this server's spending and rate caps")
     @app_commands.describe(
@@ -113,12 +108,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         limits = self.bot.orchestrator.budget_limits
         await limits.update(guild_id, changes, clear=cleared, actor_user_id=interaction.user.id)
         effective = await limits.effective(guild_id)
-        lines = ["Updated." if changes or cleared else "Budget caps here (0 = no cap):"]
-        for key in BUDGET_KEYS:
-            value = effective.values[key]
-            shown = amount(unit_of(key), value) if value else "no cap"
-            lines.append(f"{key}: {shown} ({effective.sources[key]})")
-        await send_text(interaction, "\n".join(lines))
+        await send_text(interaction, render_budgets(effective, changed=bool(changes or cleared)))
 
 
 async def _admin_only(interaction: discord.Interaction) -> int:
