@@ -25,14 +25,14 @@ from bot.core.people.binding_control import BindingControl
 from bot.core.people.control import RunControl
 from bot.core.people.schedule_control import ScheduleControl
 from bot.discord_adapter.approval_board import ApprovalBoard
-from bot.discord_adapter.approval_buttons import ApprovalButton
+from bot.discord_adapter.approval_buttons import ApprovalButtons
 from bot.discord_adapter.conversations import actor_of, author_of, channel_conversation
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.failures import backoff_delay, is_transient, short_reason
 from bot.discord_adapter.interaction_errors import ThreadboundTree
 from bot.discord_adapter.moderation import MemberModeration
 from bot.discord_adapter.persona import WebhookPersona
-from bot.discord_adapter.run_buttons import RunButton
+from bot.discord_adapter.run_buttons import RunButtons
 from bot.discord_adapter.status_board import StatusBoard
 from bot.discord_adapter.threads import DiscordThreads
 from bot.records import Actor
@@ -232,9 +232,15 @@ class ThreadboundBot(commands.AutoShardedBot):
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         self._orchestrator.set_moderation(MemberModeration(self, self.moderator_roles))
         self._people = self._orchestrator.people()
-        self.add_dynamic_items(RunButton, ApprovalButton)
+        run_buttons = RunButtons(self.control, self.actor)
+        approval_buttons = ApprovalButtons(self._orchestrator.decide_approval, self.actor)
+        self.add_dynamic_items(run_buttons.item, approval_buttons.item)
         self._approval_board = ApprovalBoard(
-            self, repos, self.config.agents.defaults.approval_timeout_minutes, durability.executor_id
+            self,
+            repos,
+            self.config.agents.defaults.approval_timeout_minutes,
+            durability.executor_id,
+            controls=approval_buttons.controls,
         )
         self._orchestrator.add_approval_listener(self._approval_board.changed)
         if self.config.discord.status_messages:
@@ -243,6 +249,7 @@ class ThreadboundBot(commands.AutoShardedBot):
                 repos,
                 StatusMessageRepository(self._db),
                 durability.executor_id,
+                controls=run_buttons.controls,
                 interval=self._status_edit_interval,
             )
             self._orchestrator.add_run_listener(self._status_board.run_changed)

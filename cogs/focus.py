@@ -11,6 +11,7 @@ from discord.ext import commands
 from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import channel_id_of, conversation_for
 from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.thinking import thinks_privately
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
@@ -33,8 +34,8 @@ class FocusCog(commands.Cog):
 
     @app_commands.command(name="focus", description="Route this thread (or a new one) to a sub-agent's session")
     @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'")
+    @thinks_privately
     async def focus(self, interaction: discord.Interaction, target: str) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         channel = interaction.channel
         reply = await self.bot.bindings.focus(
             await self.bot.actor(interaction),
@@ -51,28 +52,28 @@ class FocusCog(commands.Cog):
         return await target_choices(self.bot.control, parent_conversation(interaction), current)
 
     @app_commands.command(name="unfocus", description="Stop routing this thread to its session")
+    @thinks_privately
     async def unfocus(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
         await send_text(interaction, await self.bot.bindings.unfocus(actor, channel_id_of(interaction)))
 
     @app_commands.command(name="agents", description="Active and thread-bound sub-agents of this channel")
+    @thinks_privately
     async def agents(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         await send_text(interaction, await self.bot.bindings.agents(parent_conversation(interaction)))
 
     @session.command(name="idle", description="Show or set how long this thread may stay quiet before unbinding")
     @app_commands.describe(duration="e.g. 90m, 2h, 1d, a number of hours, or off")
+    @thinks_privately
     async def idle(self, interaction: discord.Interaction, duration: str | None = None) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
         reply = await self.bot.bindings.lifetime(actor, channel_id_of(interaction), "idle", duration)
         await send_text(interaction, reply)
 
     @session.command(name="max-age", description="Show or set the hard limit on this thread's binding")
     @app_commands.describe(duration="e.g. 8h, 1d, a number of hours, or off")
+    @thinks_privately
     async def max_age(self, interaction: discord.Interaction, duration: str | None = None) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
         reply = await self.bot.bindings.lifetime(actor, channel_id_of(interaction), "max-age", duration)
         await send_text(interaction, reply)

@@ -17,6 +17,7 @@ from bot.discord_adapter.schedule_views import (
     render_added,
     render_listing,
 )
+from bot.discord_adapter.thinking import thinks_privately
 from bot.records import ScheduleSource, ScheduleSpec
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class SchedulesCog(commands.GroupCog, group_name="schedule", group_description="
         channel="Where its answer is posted (default: here)",
         timezone="Time zone of the cron fields, an IANA name such as Europe/Madrid (default: UTC)",
     )
+    @thinks_privately
     async def add(
         self,
         interaction: discord.Interaction,
@@ -70,7 +72,6 @@ class SchedulesCog(commands.GroupCog, group_name="schedule", group_description="
         channel: discord.TextChannel | discord.Thread | None = None,
         timezone: str = "UTC",
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         guild = managed_guild(interaction)
         where = target_channel(interaction, guild, channel)
         spec = ScheduleSpec(name, cron, timezone.strip(), agent.strip(), prompt, where.id)
@@ -85,15 +86,15 @@ class SchedulesCog(commands.GroupCog, group_name="schedule", group_description="
         return [app_commands.Choice(name=a, value=a) for a in agents if a.startswith(current.lower())][:25]
 
     @app_commands.command(name="list", description="This server's schedules and when each fires next")
+    @thinks_privately
     async def list_(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         guild = managed_guild(interaction)
         await send_text(interaction, render_listing(await self.bot.schedules.listing(guild.id, channel_ids_of(guild))))
 
     @app_commands.command(name="remove", description="Stop and delete a schedule added with /schedule add")
     @app_commands.describe(name="The schedule's name (those in config.toml are removed there)")
+    @thinks_privately
     async def remove(self, interaction: discord.Interaction, name: str) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         guild = managed_guild(interaction)
         removed = await self.bot.schedules.remove(
             name.strip(), guild_id=guild.id, actor_user_id=interaction.user.id, channel_ids=channel_ids_of(guild)

@@ -10,10 +10,11 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.core.budgets.caps import amount, unit_of
 from bot.core.budgets.limits import BUDGET_KEYS
 from bot.core.errors import UserError
 from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.settings_view import render_budgets, render_thread_bindings
+from bot.discord_adapter.thinking import thinks_privately
 from bot.durations import MAX_LIFETIME_HOURS
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         auto_archive_minutes="The least Discord auto-archive for threads the bot creates",
         moderator_role="Members with this role may kill and steer anyone's runs",
     )
+    @thinks_privately
     async def thread_bindings(
         self,
         interaction: discord.Interaction,
@@ -62,12 +64,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         }
         await settings.update(guild_id, changes, actor_user_id=interaction.user.id)
         effective = await settings.effective(guild_id)
-        values = effective.thread_bindings.model_dump()
-        lines = ["Updated." if changes else "Thread-binding settings here:"]
-        lines += [f"{key}: {values[key]} ({source})" for key, source in effective.sources.items() if key in values]
-        role = f"<@&{effective.moderator_role_id}>" if effective.moderator_role_id else "none"
-        lines.append(f"moderator_role: {role} ({effective.sources['moderator_role']})")
-        await send_text(interaction, "\n".join(lines))
+        await send_text(interaction, render_thread_bindings(effective, changed=bool(changes)))
 
     @app_commands.command(name="budgets", description="Show or change this server's spending and rate caps")
     @app_commands.describe(
@@ -81,6 +78,7 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         inherit="Drop this server's own value of a cap, so [budgets] in the config applies again",
     )
     @app_commands.choices(inherit=[app_commands.Choice(name=key, value=key) for key in BUDGET_KEYS])
+    @thinks_privately
     async def budgets(
         self,
         interaction: discord.Interaction,
@@ -110,17 +108,11 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         limits = self.bot.people.budget_limits
         await limits.update(guild_id, changes, clear=cleared, actor_user_id=interaction.user.id)
         effective = await limits.effective(guild_id)
-        lines = ["Updated." if changes or cleared else "Budget caps here (0 = no cap):"]
-        for key in BUDGET_KEYS:
-            value = effective.values[key]
-            shown = amount(unit_of(key), value) if value else "no cap"
-            lines.append(f"{key}: {shown} ({effective.sources[key]})")
-        await send_text(interaction, "\n".join(lines))
+        await send_text(interaction, render_budgets(effective, changed=bool(changes or cleared)))
 
 
 async def _admin_only(interaction: discord.Interaction) -> int:
-    """Defer (ephemeral), then the run-time check; the server's id."""
-    await interaction.response.defer(ephemeral=True, thinking=True)
+    """The run-time check (after the private defer); the server's id."""
     if not interaction.permissions.manage_guild:
         raise UserError("You need the Manage Server permission to view or change these settings.")
     if interaction.guild_id is None:

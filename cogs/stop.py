@@ -10,6 +10,7 @@ from discord.ext import commands
 
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.thinking import thinks_privately
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
@@ -20,8 +21,8 @@ class StopCog(commands.Cog):
         self.bot = bot
 
     @app_commands.command(name="stop", description="Stop the agent's current turn and its sub-agents here")
+    @thinks_privately
     async def stop(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
         await send_text(interaction, await self.bot.control.stop(actor, conversation_of(interaction)))
 

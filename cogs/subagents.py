@@ -14,6 +14,7 @@ from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import channel_id_of, conversation_of
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.run_views import render_info, render_listing, render_log
+from bot.discord_adapter.thinking import thinks_privately
 from bot.discord_adapter.tool_views import render_tool_report
 from bot.records import Origin
 
@@ -35,6 +36,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         thread="Give the sub-agent its own thread, where you can keep talking to it",
     )
     @app_commands.choices(thinking=[app_commands.Choice(name=level, value=level) for level in THINKING_LEVELS])
+    @thinks_privately
     async def spawn(
         self,
         interaction: discord.Interaction,
@@ -44,7 +46,6 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         thinking: str | None = None,
         thread: bool = False,
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         origin = Origin(
             user_id=interaction.user.id,
             channel_id=channel_id_of(interaction),
@@ -61,8 +62,8 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
 
     @app_commands.command(name="tools", description="What an agent may call here, and why not the rest")
     @app_commands.describe(agent="Agent id from the config, e.g. main")
+    @thinks_privately
     async def tools(self, interaction: discord.Interaction, agent: str) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         report = await self.bot.orchestrator.tool_report(agent.strip())
         await send_text(interaction, render_tool_report(report))
 
@@ -73,14 +74,14 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         return [app_commands.Choice(name=a, value=a) for a in agents if a.startswith(current.lower())][:25]
 
     @app_commands.command(name="list", description="Active and recent (30 min) sub-agents of this conversation")
+    @thinks_privately
     async def list_(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         await send_text(interaction, render_listing(await self.bot.control.listing(conversation_of(interaction))))
 
     @app_commands.command(name="info", description="Everything known about one sub-agent run")
     @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'")
+    @thinks_privately
     async def info(self, interaction: discord.Interaction, target: str) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         row = await self.bot.control.resolve(conversation_of(interaction), target)
         details = await self.bot.control.details(row)
         await send_text(interaction, render_info(row, delivery=details.delivery, transcript_messages=details.messages))
@@ -91,6 +92,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         limit="How many messages (1–200, default 20)",
         tools="Include tool calls and results",
     )
+    @thinks_privately
     async def log(
         self,
         interaction: discord.Interaction,
@@ -98,15 +100,14 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         limit: app_commands.Range[int, 1, 200] = 20,
         tools: bool = False,
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         row = await self.bot.control.resolve(conversation_of(interaction), target)
         entries = await self.bot.orchestrator.history(row.session.key, limit, tools)
         await send_text(interaction, render_log(row, entries), filename="log.txt")
 
     @app_commands.command(name="kill", description="Stop a sub-agent and everything it spawned ('all' for every one)")
     @app_commands.describe(target="List number, label, run id prefix, session key, 'last', or 'all'")
+    @thinks_privately
     async def kill(self, interaction: discord.Interaction, target: str) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         control, conversation = self.bot.control, conversation_of(interaction)
         actor = await self.bot.actor(interaction)
         if target.strip().lower() in ("all", "*"):
@@ -117,8 +118,8 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
 
     @app_commands.command(name="send", description="Message a sub-agent without stopping it and show its reply")
     @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'", message="What to say")
+    @thinks_privately
     async def send(self, interaction: discord.Interaction, target: str, message: str) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
         reply = await self.bot.control.send(actor, conversation_of(interaction), target, message)
         await send_text(interaction, reply)
@@ -128,8 +129,8 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         target="List number, label, run id prefix, session key, or 'last'",
         message="The new direction (up to 4,000 characters)",
     )
+    @thinks_privately
     async def steer(self, interaction: discord.Interaction, target: str, message: str) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
         reply = await self.bot.control.steer(actor, conversation_of(interaction), target, message)
         await send_text(interaction, reply)

@@ -12,6 +12,7 @@ from discord.ext import commands
 from bot.core.errors import UserError
 from bot.core.people.usage_report import Period
 from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.thinking import thinks_privately
 from bot.discord_adapter.usage_views import render_usage, usage_chart
 
 if TYPE_CHECKING:
@@ -27,13 +28,13 @@ class UsageCog(commands.Cog):
         member="Whose usage to show (moderators only; default: yours)",
         period="day: today; week: the last 7 days; month: the last 30 days (UTC days)",
     )
+    @thinks_privately
     async def usage(
         self,
         interaction: discord.Interaction,
         member: discord.User | None = None,
         period: Literal["day", "week", "month"] = "week",
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
         actor = await self.bot.actor(interaction)
         user_id = member.id if member is not None else actor.user_id
         if user_id != actor.user_id and not actor.is_moderator:

@@ -21,6 +21,8 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from bot.core.orchestrator import Orchestrator
 from bot.core.runs.requests import ChatRequest, SpawnRequest
 from bot.discord_adapter.approval_board import ApprovalBoard
+from bot.discord_adapter.approval_buttons import ApprovalButtons
+from bot.discord_adapter.run_buttons import RunButtons
 from bot.discord_adapter.status_board import StatusBoard
 from bot.records import Actor, Origin, RunStatus
 from storage.repositories import Repositories
@@ -51,6 +53,10 @@ class Process:
     @property
     def repos(self) -> Repositories:
         return Repositories.over(self.core._db)
+
+
+async def nobody_clicks(interaction: discord.Interaction) -> Actor:
+    raise AssertionError("no button is clicked in these tests")
 
 
 def asks_once(messages, info) -> ModelResponse:
@@ -86,7 +92,16 @@ async def test_an_approval_request_is_posted_once_by_its_runs_process_and_a_deci
     channel = fake_discord.add_text_channel(guild, "general")
     async with two_processes(fake_discord, tmp_path, ScriptedModels(main=asks_once)) as processes:
         a, b = (process.core for process in processes)
-        boards = [ApprovalBoard(p.client, p.repos, 30, p.executor_id) for p in processes]
+        boards = [
+            ApprovalBoard(
+                p.client,
+                p.repos,
+                30,
+                p.executor_id,
+                controls=ApprovalButtons(p.core.decide_approval, nobody_clicks).controls,
+            )
+            for p in processes
+        ]
         run_id = await a.chat(ChatRequest(text="list them", origin=origin_in(guild, channel)))
 
         async def paused() -> bool:
@@ -112,7 +127,14 @@ async def test_a_runs_status_message_is_posted_once_by_its_process_and_finalised
     async with two_processes(fake_discord, tmp_path, ScriptedModels(main=gate)) as processes:
         a = processes[0].core
         boards = [
-            StatusBoard(p.client, p.repos, StatusMessageRepository(p.core._db), p.executor_id, interval=0)
+            StatusBoard(
+                p.client,
+                p.repos,
+                StatusMessageRepository(p.core._db),
+                p.executor_id,
+                controls=RunButtons(p.core.people().control, nobody_clicks).controls,
+                interval=0,
+            )
             for p in processes
         ]
         accepted = await a.spawn(SpawnRequest(agent_id="main", task="find it", origin=origin_in(guild, channel)))

@@ -4,7 +4,8 @@
 - storage imports nothing of the project but the records (``bot/records.py``) and itself;
 - the agent runtime (``bot/agents``) never imports the core;
 - the records import nothing of the project;
-- cogs import the Bot type only under ``TYPE_CHECKING``;
+- cogs import the Bot type only under ``TYPE_CHECKING``; the Discord adapter never imports the bot at all;
+- the adapter and the cogs read of ``interaction.client`` only discord.py's own attributes (no service locator);
 - nothing reaches the repositories through the orchestrator (they come from ``bot/app.py``);
 - no module of the core is longer than one sitting's reading;
 - the core's wings import each other only along their corridors, and none imports the façade or the assembly;
@@ -18,6 +19,7 @@ import inspect
 import re
 from pathlib import Path
 
+import discord
 import pytest
 
 from bot.core.orchestrator import Orchestrator
@@ -141,6 +143,44 @@ def test_cogs_import_the_bot_type_only_for_type_checking():
     assert _offending("cogs", lambda n: _under(n, "bot.app"), runtime_only=True) == []
 
 
+def test_the_adapter_never_imports_the_bot():
+    """Not even for type checking: what the adapter's parts need, they are given when the bot builds them."""
+    assert _offending("bot/discord_adapter", lambda n: _under(n, "bot.app")) == []
+
+
+def _client_reads(source: str) -> list[str]:
+    """Each use of an interaction's ``client`` other than reading one of ``discord.Client``'s own attributes: our
+    attributes (``interaction.client.control``), and the client itself handed on (``bot = interaction.client``)."""
+    tree = ast.parse(source)
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr == "client"):
+            continue
+        if not ast.unparse(node.value).split(".")[-1].endswith("interaction"):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and hasattr(discord.Client, parent.attr):
+            continue
+        shown = parent if isinstance(parent, ast.Attribute) else node
+        found.append(f"line {node.lineno}: {ast.unparse(shown)}")
+    return found
+
+
+@pytest.mark.parametrize("folder", ["bot/discord_adapter", "cogs"])
+def test_interactions_are_no_way_to_reach_the_bots_parts(folder):
+    found = [
+        f"{path.relative_to(ROOT)} {read}" for path in _modules(folder) for read in _client_reads(path.read_text())
+    ]
+    assert found == []
+
+
+def test_the_client_reads_check_sees_reads():
+    """Guards the check above: it sees our attributes and a handed-on client, and lets discord.py's own pass."""
+    source = "a = interaction.client.control\nb = self.interaction.client\nc = interaction.client.user\n"
+    assert sorted(_client_reads(source)) == ["line 1: interaction.client.control", "line 2: self.interaction.client"]
+
+
 @pytest.mark.parametrize("folder", ["bot", "cogs"])
 def test_nothing_reaches_the_repositories_through_the_orchestrator(folder):
     reach = re.compile(r"orchestrator\.(sessions|runs|transcripts|outbox|inbox|bindings)\b")
@@ -230,3 +270,16 @@ def test_the_walk_sees_imports_at_all():
     assert "discord" in _imports(ROOT / "bot/app.py")
     assert "bot.core.orchestrator" in _imports(ROOT / "bot/app.py")
     assert "bot.core.runs.settlement" in _reachable(ROOT / "bot/app.py")
+
+
+def test_interactions_are_deferred_in_one_place():
+    """Every slash command and button defers through ``bot/discord_adapter/thinking.py``, so the habit (private,
+    "thinking…", within Discord's 3 seconds) is said once."""
+    defer = re.compile(r"\.response\.defer\(")
+    found = [
+        str(path.relative_to(ROOT))
+        for folder in ("bot", "cogs")
+        for path in _modules(folder)
+        if path != ROOT / "bot/discord_adapter/thinking.py" and defer.search(path.read_text())
+    ]
+    assert found == []

@@ -20,11 +20,11 @@ changes nothing."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import discord
 import structlog
 
-from bot.discord_adapter.approval_buttons import approval_controls
 from bot.discord_adapter.delivery import nonce_for
 from bot.discord_adapter.rounds import Rounds
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
@@ -71,8 +71,18 @@ def decided_text(approval: Approval) -> str:
 
 
 class ApprovalBoard:
-    def __init__(self, client: discord.Client, repos: Repositories, timeout_minutes: float, executor_id: str) -> None:
+    def __init__(
+        self,
+        client: discord.Client,
+        repos: Repositories,
+        timeout_minutes: float,
+        executor_id: str,
+        *,
+        controls: Callable[[str], discord.ui.View],
+    ) -> None:
+        """``controls``: the Approve and Deny buttons a request carries, those the bot registered."""
         self._client = client
+        self._controls = controls
         self._repos = repos
         self._timeout_minutes = timeout_minutes
         self._executor_id = executor_id
@@ -105,7 +115,7 @@ class ApprovalBoard:
             message = await channel.send(
                 text,
                 file=arguments or discord.utils.MISSING,
-                view=approval_controls(approval.id),
+                view=self._controls(approval.id),
                 nonce=nonce_for(approval.id, 0),
                 allowed_mentions=pinged(approval),
             )

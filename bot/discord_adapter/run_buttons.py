@@ -1,12 +1,15 @@
 """Kill and Steer buttons on a run's status message. Their state lives in the ``custom_id``
 (``run:kill:<run id>``), so they keep working after a restart (discord.py's ``DynamicItem``); they go through
-the same permission checks as the slash commands."""
+the same permission checks as the slash commands.
+
+The buttons are bound when the bot registers them to the run control they act through and to the resolver of who
+clicked, so a click reaches nothing else of the bot."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import discord
 
@@ -14,16 +17,26 @@ from bot.core.errors import UserError
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.interaction_errors import send_ephemeral
 from bot.discord_adapter.replies import send_text
-
-if TYPE_CHECKING:
-    from bot.app import ThreadboundBot
+from bot.discord_adapter.thinking import defer_privately
+from bot.records import Actor
 
 STEER_INPUT_ID = "steer-text"
+
+ActorOf = Callable[[discord.Interaction], Awaitable[Actor]]
+"""Who clicked, and whether they moderate where they clicked."""
+
+
+class RunCommands(Protocol):
+    """What the buttons do to a run, with the same checks as ``/subagents kill`` and ``steer``."""
+
+    async def kill(self, actor: Actor, conversation: str, target: str) -> str: ...
+
+    async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> str: ...
 
 
 async def answer_privately(interaction: discord.Interaction, work: Awaitable[str]) -> None:
     """Defer, do the work, reply privately; a refusal becomes its message instead of a failed interaction."""
-    await interaction.response.defer(ephemeral=True, thinking=True)
+    await defer_privately(interaction)
     try:
         reply = await work
     except UserError as refused:
@@ -33,22 +46,17 @@ async def answer_privately(interaction: discord.Interaction, work: Awaitable[str
 
 
 class SteerModal(discord.ui.Modal):
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, buttons: RunButtons) -> None:
         super().__init__(title="Steer this sub-agent", custom_id=f"run:steer-modal:{run_id}", timeout=600)
         self.run_id = run_id
+        self.buttons = buttons
         self.direction: discord.ui.TextInput[SteerModal] = discord.ui.TextInput(
             label="New direction", style=discord.TextStyle.paragraph, max_length=4000, custom_id=STEER_INPUT_ID
         )
         self.add_item(self.direction)
 
-    # discord.py's stubs give ClientT to the method, not the class, so no override may name its client; this
-    # modal and RunButton are only ever built for ThreadboundBot (its setup_hook registers RunButton).
-    async def on_submit(self, interaction: discord.Interaction[ThreadboundBot]) -> None:  # type: ignore[override]
-        bot = interaction.client
-        actor = await bot.actor(interaction)
-        await answer_privately(
-            interaction, bot.control.steer(actor, conversation_of(interaction), self.run_id, self.direction.value)
-        )
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        await self.buttons.steer(interaction, self.run_id, self.direction.value)
 
 
 _LOOKS = {
@@ -57,35 +65,56 @@ _LOOKS = {
 }
 
 
-class RunButton(
-    discord.ui.DynamicItem[discord.ui.Button], template=r"run:(?P<action>kill|steer):(?P<run_id>[0-9a-f]{32})"
-):
-    """Kill or Steer for one run: ``run:<action>:<run id>``."""
+class RunButtons:
+    """The Kill and Steer buttons of one bot: ``item`` is the ``DynamicItem`` class it registers
+    (``add_dynamic_items``), ``controls`` the view a status message carries (built from that same class: a view
+    sent with another class of the same template would replace the registered one)."""
 
-    def __init__(self, action: str, run_id: str) -> None:
-        label, emoji, style = _LOOKS[action]
-        super().__init__(discord.ui.Button(label=label, emoji=emoji, style=style, custom_id=f"run:{action}:{run_id}"))
-        self.action = action
-        self.run_id = run_id
+    def __init__(self, control: RunCommands, actor_of: ActorOf) -> None:
+        self._control = control
+        self._actor_of = actor_of
+        buttons = self
 
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
-    ) -> RunButton:
-        return cls(match["action"], match["run_id"])
+        class RunButton(
+            discord.ui.DynamicItem[discord.ui.Button[Any]],
+            template=r"run:(?P<action>kill|steer):(?P<run_id>[0-9a-f]{32})",
+        ):
+            """Kill or Steer for one run: ``run:<action>:<run id>``."""
 
-    # [override]: as on SteerModal.on_submit.
-    async def callback(self, interaction: discord.Interaction[ThreadboundBot]) -> None:  # type: ignore[override]
-        if self.action == "steer":
-            await interaction.response.send_modal(SteerModal(self.run_id))
+            def __init__(self, action: str, run_id: str) -> None:
+                label, emoji, style = _LOOKS[action]
+                button: discord.ui.Button[Any] = discord.ui.Button(
+                    label=label, emoji=emoji, style=style, custom_id=f"run:{action}:{run_id}"
+                )
+                super().__init__(button)
+                self.action = action
+                self.run_id = run_id
+
+            @classmethod
+            async def from_custom_id(
+                cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+            ) -> RunButton:
+                return cls(match["action"], match["run_id"])
+
+            async def callback(self, interaction: discord.Interaction) -> None:
+                await buttons.clicked(interaction, self.action, self.run_id)
+
+        self.item = RunButton
+
+    def controls(self, run_id: str) -> discord.ui.View:
+        view = discord.ui.View(timeout=None)
+        view.add_item(self.item("kill", run_id))
+        view.add_item(self.item("steer", run_id))
+        return view
+
+    async def clicked(self, interaction: discord.Interaction, action: str, run_id: str) -> None:
+        """Kill at once; Steer asks for the new direction first."""
+        if action == "steer":
+            await interaction.response.send_modal(SteerModal(run_id, self))
             return
-        bot = interaction.client
-        actor = await bot.actor(interaction)
-        await answer_privately(interaction, bot.control.kill(actor, conversation_of(interaction), self.run_id))
+        actor = await self._actor_of(interaction)
+        await answer_privately(interaction, self._control.kill(actor, conversation_of(interaction), run_id))
 
-
-def run_controls(run_id: str) -> discord.ui.View:
-    view = discord.ui.View(timeout=None)
-    view.add_item(RunButton("kill", run_id))
-    view.add_item(RunButton("steer", run_id))
-    return view
+    async def steer(self, interaction: discord.Interaction, run_id: str, direction: str) -> None:
+        actor = await self._actor_of(interaction)
+        await answer_privately(interaction, self._control.steer(actor, conversation_of(interaction), run_id, direction))

@@ -20,7 +20,6 @@ from pydantic_ai.messages import ModelResponse, ToolCallPart
 from bot.core.oversight.session_queries import run_label
 from bot.core.stats import format_runtime, format_tokens
 from bot.discord_adapter.rounds import Rounds
-from bot.discord_adapter.run_buttons import run_controls
 from bot.records import Run, RunStatus
 from storage.repositories import Repositories
 from storage.status_messages import StatusMessageRepository
@@ -36,14 +35,17 @@ class StatusBoard:
         messages: StatusMessageRepository,
         executor_id: str,
         *,
+        controls: Callable[[str], discord.ui.View],
         interval: float = 1.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``controls``: the Kill and Steer buttons a live run's message carries, those the bot registered."""
         self._client = client
         self._repos = repos
         self._db = repos.db
         self._messages = messages
         self._executor_id = executor_id
+        self._controls = controls
         self._interval = interval
         self._clock = clock
         self._dirty: set[str] = set()
@@ -89,12 +91,12 @@ class StatusBoard:
             if await self._repos.runs.owner(run.id) != self._executor_id:
                 return  # its process posts it
             message = await channel.send(
-                content, view=run_controls(run.id), allowed_mentions=discord.AllowedMentions.none()
+                content, view=self._controls(run.id), allowed_mentions=discord.AllowedMentions.none()
             )
             async with self._db.transaction() as tx:
                 await self._messages.add(tx, run.id, run.channel_id, message.id)
             return
-        view = None if finished else run_controls(run.id)
+        view = None if finished else self._controls(run.id)
         await channel.get_partial_message(existing.message_id).edit(content=content, view=view)
         if finished:
             async with self._db.transaction() as tx:
