@@ -10,8 +10,8 @@ import time
 import pytest
 from structlog.testing import capture_logs
 
-from bot.core.threads.bound_threads import BoundThreads
 from bot.core.threads import bound_threads
+from bot.core.threads.bound_threads import BoundThreads
 from bot.records import Binding
 from tests import stores
 from tests.core_support import ORIGIN, ScriptedModels, running_core, spawned_and_done, text

@@ -29,8 +29,8 @@ from storage.db import Database
 from storage.repositories import Repositories
 from storage.retention import RetentionRepository
 from tests import stores
-from tests.conftest import BOT_TOKEN
 from tests.core_support import ARCHIVING, ScriptedModels, chat_and_wait, running_core, spawned_and_done, text
+from tests.harness import BOT_TOKEN
 from tests.polling import eventually
 from tests.retention_data import KEY_COLUMNS, busy
 from tests.test_approvals import ASKING, finished, paused_chat, pending_of

@@ -26,7 +26,7 @@ from bot.records import RunStatus
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
 from tests import stores
-from tests.conftest import BOT_TOKEN
+from tests.harness import BOT_TOKEN
 from tests.polling import eventually
 
 LEASE = 1.0

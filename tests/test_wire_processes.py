@@ -17,8 +17,8 @@ import psycopg
 import pytest
 
 from tests import stores
-from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
 from tests.fakes.openai_server import Step
+from tests.harness import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
 from tests.polling import eventually
 
 SPAWNS = 200
