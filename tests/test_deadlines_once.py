@@ -31,7 +31,7 @@ from storage.retention import RetentionRepository
 from tests import stores
 from tests.core_support import ARCHIVING, ScriptedModels, chat_and_wait, running_core, spawned_and_done, text
 from tests.harness import BOT_TOKEN
-from tests.polling import eventually
+from tests.polling import eventually, stays
 from tests.retention_data import KEY_COLUMNS, busy
 from tests.test_approvals import ASKING, finished, paused_chat, pending_of
 from tests.test_delegate import CONFIG as DELEGATING
@@ -80,7 +80,14 @@ async def test_an_idle_binding_expiring_in_two_processes_says_farewell_and_archi
         async with running_core(tmp_path, MODELS, config, threads=DiscordThreads(client_b)) as b:
             assert await b.bindings.get(thread.id) == binding  # B rebuilt the same deadline from the database
             farewell = await fake_discord.wait_for_message(thread, lambda m: "Session ended" in m["content"])
-            await asyncio.sleep(SETTLE)
+            await stays(
+                lambda: (
+                    len(fake_discord.channel_messages(thread)) == 1
+                    and len(fake_discord.requests_matching("PATCH", rf"^/channels/{thread.id}$")) <= 1
+                ),
+                for_seconds=SETTLE,
+                describe="no second farewell nor archive",
+            )
             assert await a.bindings.get(thread.id) is None
 
     assert "after <1m of inactivity" in farewell["content"]
@@ -101,7 +108,9 @@ async def test_a_session_archive_deadline_firing_in_two_processes_archives_it_on
                     return (await a.sessions.get(accepted.session_key)).archived_at
 
                 await eventually(archived, timeout=10, describe="the session to be archived")
-                await asyncio.sleep(SETTLE)
+                await stays(
+                    lambda: len(events(logs, "session_archived")) <= 1, for_seconds=SETTLE, describe="one archive"
+                )
 
     [line] = events(logs, "session_archived")
     assert line["session_key"] == accepted.session_key
@@ -118,7 +127,7 @@ async def test_an_approval_timing_out_in_two_processes_denies_once_and_the_run_g
             a.approvals.add_listener(lambda: notices.append("a"))  # what posts or edits the request in Discord
             b.approvals.add_listener(lambda: notices.append("b"))
             run = await finished(a, run_id)
-            await asyncio.sleep(SETTLE)
+            await stays(lambda: len(notices) <= 1, for_seconds=SETTLE, describe=lambda: f"one notice: {notices}")
             [decided] = await pending_of(a, run_id)
             announcements = await a.outbox.for_run(run_id)
 

@@ -23,7 +23,7 @@ from tests.core_support import (
     running_core,
     settle,
 )
-from tests.polling import eventually
+from tests.polling import eventually, stays
 
 LANE_OF_TWO = """
 [discord]
@@ -256,7 +256,9 @@ async def test_with_durable_runs_another_members_first_spawn_goes_before_a_backl
         work.finish("a0")
         await settle(core, lambda: len(work.started) == 3)
         assert work.started[2:] == ["b"]
-        await asyncio.sleep(0.3)  # three polls of the queue: the lane is full
+        await stays(  # three polls of the queue: the lane is full
+            lambda: len(work.started) == 3, for_seconds=0.3, describe=lambda: f"no fourth run started: {work.started}"
+        )
         assert len(work.started) == 3 and (await statuses(core))["a2"] == "queued, 1st in line"
         for task in ("a1", "b", *(f"a{i}" for i in range(2, 10))):
             work.finish(task)

@@ -151,7 +151,7 @@ async def test_completion_is_steered_into_a_running_requester(tmp_path):
             seen.extend(prompts)
             return ModelResponse(parts=[TextPart("Got it: " + ("quick answer" in prompts[-1]) * "quick answer")])
         if tool_returns(messages) and len(seen) == 0:
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # the planner still in its loop while the child finishes
             return ModelResponse(parts=[ToolCallPart("sessions_list", {})])
         return spawn_call(agentId="worker", task="quick")
 

@@ -250,7 +250,7 @@ async def test_lane_never_runs_more_than_max_concurrent_and_announces_each_once(
         nonlocal running, peak
         running += 1
         peak = max(peak, running)
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # the model takes a moment: runs overlap if the lane lets them
         running -= 1
         return ModelResponse(parts=[TextPart("ok")])
 
