@@ -30,6 +30,7 @@ from storage.repositories import Repositories
 from storage.retention import RetentionRepository
 from tests import stores
 from tests.core_support import ARCHIVING, ScriptedModels, chat_and_wait, running_core, spawned_and_done, text
+from tests.db_views import cron_runs, delegate_tasks
 from tests.harness import BOT_TOKEN
 from tests.polling import eventually, stays
 from tests.retention_data import KEY_COLUMNS, busy
@@ -38,7 +39,7 @@ from tests.test_delegate import CONFIG as DELEGATING
 from tests.test_delegate import Caller, Held, delegate, models
 from tests.test_mcp_tools import ToolUser, recorded
 from tests.test_retention import due, keys, retention
-from tests.test_schedules import Clock, Researcher, core, cron_runs
+from tests.test_schedules import Clock, Researcher, core
 
 CONFIG = ARCHIVING + "[session.thread_bindings]\narchive_on_expiry = true\n"
 MODELS = ScriptedModels(m=text("answer"))
@@ -224,7 +225,7 @@ async def test_a_delegate_task_expired_by_two_processes_at_once_is_timed_out_and
     async with running_core(tmp_path, models(caller, researcher=held), DELEGATING) as a:
         await chat_and_wait(a)
         await held.started.wait()
-        [(task_id,)] = await a._db.fetch_all("SELECT task_id FROM delegate_tasks")
+        [task_id] = [task.task_id for task in await delegate_tasks(a)]
         other = await Database.open(stores.database(tmp_path / "core.sqlite3"))
         try:
             expired = await asyncio.gather(
@@ -232,7 +233,7 @@ async def test_a_delegate_task_expired_by_two_processes_at_once_is_timed_out_and
             )
         finally:
             await other.close()
-        [(status,)] = await a._db.fetch_all("SELECT status FROM delegate_tasks")
+        [status] = [task.status for task in await delegate_tasks(a)]
         held.release.set()
     assert len([task for task in expired if task is not None]) == 1  # only that process goes on to stop its run
     assert status == TaskStatus.TIMED_OUT
