@@ -1,5 +1,7 @@
-"""The wire tests' fixtures: the fakes of Discord and of an OpenAI-compatible server, and the world around them
-(``tests/harness.py``); the checks every test gets (no task left behind, discord.py's endpoints put back)."""
+"""The tests' fixtures: the fakes, the wire world around them, and checks every test gets.
+
+The world itself is built in ``tests/harness.py``, shared with ``bench/``. Every test gets two checks: no task is
+left behind, and discord.py's endpoints are put back."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""What the wire tests and the wire bench share: the real bot against loopback fakes of Discord and of an
-OpenAI-compatible server, with state in a real SQLite file (or PostgreSQL, see ``tests/stores.py``).
+"""The wire world that tests and bench share: the real bot against loopback fakes.
+
+The fakes stand for Discord and an OpenAI-compatible server; the bot keeps its state in a real SQLite file (or
+PostgreSQL, see ``tests/stores.py``).
 
 The pytest fixtures that build these live in ``tests/conftest.py``; ``bench/`` builds them by hand.
 """
@@ -168,7 +170,9 @@ api_key_env = "TB_TEST_API_KEY"
 
 
 def furnish(world: World, guild: str = "Test Guild", channels: tuple[str, ...] = ("general",)) -> list[FakeChannel]:
-    """Give ``world`` a guild with ``channels`` (the first is its channel) and Alice as a member; the channels."""
+    """Furnish ``world``: a guild, its ``channels`` (the first is the world's), Alice a member.
+
+    Returns the channels."""
     world.guild = world.discord.add_guild(guild)
     rooms = [world.discord.add_text_channel(world.guild, name) for name in channels]
     world.channel = rooms[0]

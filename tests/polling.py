@@ -57,7 +57,7 @@ async def eventually(
 
 
 class DidNotHold(AssertionError):
-    """What a test said must hold for a while stopped holding: a readable pytest failure."""
+    """A state a test said must hold stopped holding: a readable pytest failure."""
 
 
 async def stays(
