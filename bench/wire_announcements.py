@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 
 from bench.table import TARGETS, verdict
-from tests.conftest import API_KEY, BOT_TOKEN, World, announcement_for, spawned_run_id
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.harness import API_KEY, BOT_TOKEN, World, announcement_for, furnish, spawned_run_id
 
 Row = tuple[object, ...]
 CONFIG = "[agents.defaults.subagents]\nmax_concurrent = 64\nmax_queued = 10000\n[budgets]\nmember_concurrent_runs = 0\n"
@@ -98,25 +98,17 @@ async def announced(world: World, rooms: Sequence[object], spawns: int) -> dict[
 
 async def measure(spawns: int, channels: int, latency: float) -> list[Row]:
     monkeypatch = pytest.MonkeyPatch()
-    discord, llm = FakeDiscord(bot_token=BOT_TOKEN), FakeOpenAI()
-    await discord.start()
-    await llm.start()
     try:
-        with tempfile.TemporaryDirectory(prefix="tb-bench-") as folder:
-            world = World(discord, llm, Path(folder), monkeypatch, extra_config=CONFIG, status_messages=False)
-            world.discord_extra = "max_active_runs_per_member = 0"
-            world.guild = discord.add_guild("Bench Guild")
-            rooms = [discord.add_text_channel(world.guild, f"room-{i}") for i in range(channels)]
-            world.channel = rooms[0]
-            world.alice = discord.add_user("alice")
-            discord.add_member(world.guild, world.alice)
-            llm.default = lambda body: Step.reply("done", delay=latency)
-            async with bot_process(world):
-                delays = sorted((await announced(world, rooms, spawns)).values())
+        async with FakeDiscord(bot_token=BOT_TOKEN) as discord, FakeOpenAI() as llm:
+            with tempfile.TemporaryDirectory(prefix="tb-bench-") as folder:
+                world = World(discord, llm, Path(folder), monkeypatch, extra_config=CONFIG, status_messages=False)
+                world.discord_extra = "max_active_runs_per_member = 0"
+                rooms = furnish(world, "Bench Guild", tuple(f"room-{i}" for i in range(channels)))
+                llm.default = lambda body: Step.reply("done", delay=latency)
+                async with bot_process(world):
+                    delays = sorted((await announced(world, rooms, spawns)).values())
     finally:
         monkeypatch.undo()
-        await llm.stop()
-        await discord.stop()
     p50, p99 = statistics.median(delays), statistics.quantiles(delays, n=100, method="inclusive")[98]
     return [
         ("sqlite", f"wire: {spawns} spawns, p50", f"{p50:.3f} s", "", "", ""),

@@ -1,33 +1,25 @@
-"""Wire-test harness: the real bot (discord.py client + pydantic-ai runtime) against loopback fakes of Discord
-and of an OpenAI-compatible server, with state in a real SQLite file."""
+"""The tests' fixtures: the fakes, the wire world around them, and checks every test gets.
+
+The world itself is built in ``tests/harness.py``, shared with ``bench/``. Every test gets two checks: no task is
+left behind, and discord.py's endpoints are put back."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import discord
 import pytest
 import structlog
 
-from bot.app import ThreadboundBot
-from bot.config import Config, parse_config
 from tests import stores
-from tests.fakes.discord_server import FakeDiscord, FakeUser
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI
-from tests.polling import eventually
+from tests.harness import API_KEY, BOT_TOKEN, World, furnish, task_stacks
 
-BOT_TOKEN = "fake-bot-token-0123456789"
-API_KEY = "sk-test-secret-key-42"
-CLOSE_TIMEOUT = 60  # seconds a bot may take to close (it takes well under one)
 LEFT_TASKS_TIMEOUT = 20  # seconds the tasks a test leaves may take to end once cancelled
-QUICK_STATUS_EDITS = 0.05  # for tests that watch status messages change: the default throttle is 1 s an edit
 
 # structlog's default console renders a logged exception with rich (installed with fastmcp) and every local of
 # every frame: seconds per traceback. Tests log plain tracebacks, as production's processors do.
@@ -116,196 +108,12 @@ async def llm():
     await fake.stop()
 
 
-@dataclass
-class World:
-    """A guild with one text channel and a member, Alice, plus helpers to run the bot against the fakes."""
-
-    discord: FakeDiscord
-    llm: FakeOpenAI
-    tmp_path: Path
-    monkeypatch: pytest.MonkeyPatch
-    guild: object = None
-    channel: object = None
-    alice: FakeUser = None
-    extra_config: str = ""
-    discord_extra: str = ""  # more keys of the [discord] table
-    offline: bool = False
-    status_messages: bool = True
-    status_edit_interval: float = 1.0  # the bot's default
-    moderator_role_ids: list[int] = field(default_factory=list)
-    guild_commands: bool = True
-    clock: Callable[[], float] = time.time  # the core's time
-    bots: list[ThreadboundBot] = field(default_factory=list)
-
-    @property
-    def db_path(self) -> Path:
-        return self.tmp_path / "threadbound.sqlite3"
-
-    def config_text(self, extra: str = "") -> str:
-        return f"""
-[discord]
-token_env = "TB_TEST_TOKEN"
-api_base_url = "{self.discord.api_base_url}"
-gateway_url = "{self.discord.gateway_url}"
-{f"dev_guild_id = {self.guild.id}" if self.guild_commands else ""}
-status_messages = {str(self.status_messages).lower()}
-moderator_role_ids = {self.moderator_role_ids}
-{self.discord_extra}
-[storage]
-{stores.storage_line(self.db_path)}
-[logging]
-format = "json"
-{"" if self.offline else self.provider_config}
-[agents.defaults]
-model = "fake/gpt-4o-mini"
-[agents.list.main]
-[agents.list.researcher]
-system_prompt = "You research things."
-{self.extra_config}
-{extra}
-"""
-
-    @property
-    def provider_config(self) -> str:
-        return f"""
-[providers.fake]
-type = "openai"
-base_url = "{self.llm.base_url}"
-api_key_env = "TB_TEST_API_KEY"
-"""
-
-    def config(self) -> Config:
-        return parse_config(self.config_text())
-
-    def write_config(self) -> Path:
-        path = self.tmp_path / "config.toml"
-        path.write_text(self.config_text())
-        return path
-
-    async def start_bot(self, *, retry_base_delay: float = 0.05) -> ThreadboundBot:
-        bot = ThreadboundBot(
-            self.config(),
-            retry_base_delay=retry_base_delay,
-            guild_ready_timeout=0,  # ready at READY; every GUILD_CREATE is awaited below instead of a quiet time
-            status_edit_interval=self.status_edit_interval,
-            clock=self.clock,
-        )
-        self.bots.append(bot)
-        runner = asyncio.create_task(bot.start(BOT_TOKEN))
-        ready = asyncio.create_task(bot.wait_until_ready())
-        done, _ = await asyncio.wait({runner, ready}, timeout=15, return_when=asyncio.FIRST_COMPLETED)
-        if runner in done:
-            ready.cancel()
-            runner.result()
-            raise AssertionError("bot stopped before it was ready")
-        assert ready in done, "bot did not become ready within 15 s"
-        bot.runner_task = runner
-        await eventually(
-            lambda: not any(guild.unavailable for guild in bot.guilds),
-            timeout=5,
-            describe=lambda: f"GUILD_CREATE of guilds {[g.id for g in bot.guilds if g.unavailable]}",
-        )
-        return bot
-
-    async def stop_bot(self, bot: ThreadboundBot) -> None:
-        closing = asyncio.ensure_future(bot.close())
-        await asyncio.wait({closing}, timeout=CLOSE_TIMEOUT)
-        if not closing.done():  # the asyncio tasks' stacks say where, which pytest-timeout's thread dump does not
-            raise AssertionError(f"the bot did not close within {CLOSE_TIMEOUT} s; its tasks:\n{task_stacks()}")
-        closing.result()
-        with contextlib.suppress(asyncio.CancelledError):
-            await bot.runner_task
-        self.bots.remove(bot)
-
-    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        return stores.query(self.db_path, sql, params)
-
-    async def until(self, sql: str, expected: list[tuple], timeout: float = 5.0) -> None:
-        """Wait until ``sql`` returns ``expected`` in the bot's database."""
-        await eventually(
-            lambda: self.rows(sql) == expected,
-            timeout=timeout,
-            describe=lambda: f"{sql} returned {self.rows(sql)!r}, not {expected!r}",
-        )
-
-    async def quiescent(self, timeout: float = 10.0) -> None:
-        """Wait until no run is live and no announcement is pending: nothing more can reach Discord."""
-        live = "SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running', 'waiting_children')"
-        pending = "SELECT COUNT(*) FROM outbox WHERE status = 'pending'"
-        await eventually(
-            lambda: self.rows(f"SELECT ({live}) + ({pending})") == [(0,)],  # one snapshot of both tables
-            timeout=timeout,
-            describe=lambda: (
-                f"quiescence: {self.rows(live)[0][0]} live run(s), {self.rows(pending)[0][0]} pending announcement(s)"
-            ),
-        )
-
-    def status_message_ids(self) -> set[str]:
-        return {str(row[0]) for row in self.rows("SELECT message_id FROM status_messages")}
-
-    def bot_messages(self) -> list[dict]:
-        """What the bot posted in the channel, live status messages aside."""
-        status = self.status_message_ids()
-        return [
-            m
-            for m in self.discord.channel_messages(self.channel)
-            if m["author"]["id"] == str(self.discord.bot_user_id) and m["id"] not in status
-        ]
-
-
 @pytest.fixture
 async def world(fake_discord, llm, tmp_path, monkeypatch):
     monkeypatch.setenv("TB_TEST_TOKEN", BOT_TOKEN)
     monkeypatch.setenv("TB_TEST_API_KEY", API_KEY)
     w = World(fake_discord, llm, tmp_path, monkeypatch)
-    w.guild = fake_discord.add_guild("Test Guild")
-    w.channel = fake_discord.add_text_channel(w.guild, "general")
-    w.alice = fake_discord.add_user("alice")
-    fake_discord.add_member(w.guild, w.alice)
+    furnish(w)
     yield w
     for bot in list(w.bots):
         await w.stop_bot(bot)
-
-
-def task_stacks(tasks: set[asyncio.Task] | None = None) -> str:
-    out = io.StringIO()
-    for task in asyncio.all_tasks() if tasks is None else tasks:
-        task.print_stack(file=out)
-        print("  waiting in: " + " -> ".join(awaited_chain(task.get_coro())), file=out)
-    return out.getvalue()
-
-
-def awaited_chain(awaitable: object) -> list[str]:
-    """Where a suspended task waits, coroutine by coroutine down to what it awaits (its own stack shows only its
-    outermost frame)."""
-    chain = []
-    while awaitable is not None:
-        frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
-        if frame is None:
-            chain.append(repr(awaitable)[:200])
-            break
-        chain.append(f"{frame.f_code.co_qualname} ({frame.f_code.co_filename}:{frame.f_lineno})")
-        awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "gi_yieldfrom", None)
-    return chain
-
-
-def announcement_for(run_id_prefix: str):
-    """Predicate: a public message that announces the run whose id starts with ``run_id_prefix``."""
-    return lambda message: f"(run `{run_id_prefix}`)" in message["content"]
-
-
-def answer_to(message: dict):
-    """Predicate: the bot's answer to ``message`` — a reply to it, or (in a bound thread, where the sub-agent
-    posts under its persona through a webhook, which cannot reply) the next post by a webhook."""
-
-    def matches(candidate: dict) -> bool:
-        if (candidate.get("message_reference") or {}).get("message_id") == message["id"]:
-            return True
-        return candidate.get("webhook_id") is not None and int(candidate["id"]) > int(message["id"])
-
-    return matches
-
-
-def spawned_run_id(reply: dict) -> str:
-    content = reply["content"]
-    return content.rsplit("run ", 1)[1].rstrip(").")

@@ -129,11 +129,6 @@ async def spawned_and_done(core: Orchestrator) -> SpawnAccepted:
     return accepted
 
 
-async def outbox_payloads(orchestrator: Orchestrator) -> list[dict]:
-    rows = await orchestrator._db.fetch_all("SELECT payload_json FROM outbox ORDER BY id")
-    return [json.loads(row[0]) for row in rows]
-
-
 async def settle(orchestrator: Orchestrator, predicate: Callable[[], object], timeout: float = 10) -> None:
     """Wait until ``predicate()`` (an awaitable check of the database) holds; runs may be blocked on purpose."""
     code = predicate.__code__

@@ -146,6 +146,14 @@ async def foreign_key_violations(db: Database) -> list[Any]:
     return [] if POSTGRESQL else list(await db.fetch_all("PRAGMA foreign_key_check"))
 
 
+async def cut_listeners(db: Database) -> None:
+    """End the PostgreSQL connections waiting on LISTEN, as a lost connection would."""
+    await db.fetch_all(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
+    )
+
+
 def query(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Run one statement (committed at once) on the database a test keeps at ``path``; the rows it returns."""
     if POSTGRESQL:

@@ -26,6 +26,7 @@ from storage.bindings import BindingRepository
 from storage.runs import RunRepository
 from tests import stores
 from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, running_core, settle, text
+from tests.db_views import approval_requests, audit_entries, dangling_references, delegate_tasks
 from tests.test_mcp_tools import CONFIG, MCP, ToolUser, recorded
 
 ASKING = (
@@ -48,8 +49,7 @@ async def paused_chat(core) -> str:
 
 
 async def pending_of(core, run_id: str):
-    rows = await core._db.fetch_all("SELECT id FROM approvals WHERE run_id = ?", (run_id,))
-    return [await core.core.approvals._repos.approvals.get(row[0]) for row in rows]
+    return [await core.core.approvals._repos.approvals.get(row.id) for row in await approval_requests(core, run_id)]
 
 
 async def finished(core, run_id: str):
@@ -130,10 +130,11 @@ async def test_only_the_owner_or_a_moderator_decides_and_a_moderator_is_audited(
         assert (await core.core.approvals._repos.approvals.get(approval.id)).status is ApprovalStatus.PENDING
         await core.decide_approval(Actor(user_id=42, is_moderator=True, guild_id=1), approval.id, True, where=HERE)
         await finished(core, run_id)
-        audit = await core._db.fetch_all("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log")
-        audit_guilds = await core._db.fetch_all("SELECT guild_id FROM audit_log")
-    assert [tuple(row) for row in audit] == [(42, 7, "approve", run_id)]
-    assert [tuple(row) for row in audit_guilds] == [(ORIGIN.guild_id,)]
+        audit = await audit_entries(core)
+    assert [(row.actor_user_id, row.target_user_id, row.action, row.run_id) for row in audit] == [
+        (42, 7, "approve", run_id)
+    ]
+    assert [row.guild_id for row in audit] == [ORIGIN.guild_id]
 
 
 async def test_killing_a_paused_run_settles_it_killed_and_cancels_its_call(tmp_path, calls):
@@ -191,7 +192,7 @@ async def paused_delegation(core) -> tuple[str, str, str]:
     run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
 
     async def asked():
-        return await core._db.fetch_all("SELECT id, run_id FROM approvals")
+        return await approval_requests(core)
 
     await settle(core, asked)
     [(approval_id, child_run_id)] = await asked()
@@ -217,7 +218,7 @@ async def test_a_bounded_delegate_paused_for_approval_outlives_its_delegation_de
     researcher = ToolUser(("calc__shout", {"text": "hi"}))
     async with running_core(tmp_path, delegating_models(researcher), delegating_config(timeout=1)) as core:
         run_id, approval_id, child_run_id = await paused_delegation(core)
-        [(task_id, deadline)] = await core._db.fetch_all("SELECT task_id, deadline FROM delegate_tasks")
+        [(task_id, deadline)] = [(task.task_id, task.deadline) for task in await delegate_tasks(core)]
 
         async def looked_again():  # the deadline passed and the reaper put it off instead of stopping the run
             job = core.core.ctx.timers._scheduler.get_job(f"delegate-deadline:{task_id}")
@@ -225,11 +226,11 @@ async def test_a_bounded_delegate_paused_for_approval_outlives_its_delegation_de
 
         await settle(core, looked_again)
         assert (await core.runs.get(child_run_id)).status is RunStatus.AWAITING_APPROVAL
-        assert [tuple(row) for row in await core._db.fetch_all("SELECT status FROM delegate_tasks")] == [("running",)]
+        assert [task.status for task in await delegate_tasks(core)] == ["running"]
         await core.decide_approval(OWNER, approval_id, approve=True, where=HERE)
         run = await finished(core, run_id)
-        [task] = await core._db.fetch_all("SELECT status FROM delegate_tasks")
-    assert (run.status, tuple(task)) == (RunStatus.COMPLETED, ("completed",))
+        [task] = await delegate_tasks(core)
+    assert (run.status, task.status) == (RunStatus.COMPLETED, "completed")
     assert recorded(calls) == [{"tool": "shout", "arguments": {"text": "hi"}}]
 
 
@@ -284,7 +285,7 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         assert (old.status, old.result_text) == (RunStatus.COMPLETED, "hello")
         assert len(await core.transcripts.for_run(old_id)) == 2
         await paused_chat(core)
-        assert await core._db.fetch_all("PRAGMA foreign_key_check") == []
+        assert await dangling_references(core) == []
 
 
 def test_a_request_shows_no_secret_and_every_other_character_visibly():

@@ -16,12 +16,12 @@ from tests.core_support import (
     Script,
     ScriptedModels,
     chat_and_wait,
-    outbox_payloads,
     running_core,
     settle,
     spawned_and_done,
     text,
 )
+from tests.db_views import outbox_payloads
 from tests.polling import eventually
 
 MODELS = ScriptedModels(m=text("answer"))

@@ -24,6 +24,7 @@ from bench.table import STORE, Column, Table
 from bot.core.runs.requests import SpawnRequest
 from tests import stores
 from tests.core_support import ORIGIN, ScriptedModels, running_core, settle, text
+from tests.db_views import announcements
 
 CONFIG = '[agents.defaults]\nmodel = "test/instant"\n'
 
@@ -74,13 +75,13 @@ async def test_the_sink_delivers_announcements_in_its_own_channels_and_leaves_th
         elsewhere = await core.spawn(SpawnRequest(agent_id="main", task="not mine", origin=elsewhere_origin))
 
         async def announced_elsewhere() -> bool:
-            return bool(await core._db.fetch_all("SELECT 1 FROM outbox WHERE run_id = ?", (elsewhere.run_id,)))
+            return any(row.run_id == elsewhere.run_id for row in await announcements(core))
 
         await settle(core, announced_elsewhere)
         here = await core.spawn(SpawnRequest(agent_id="main", task="mine", origin=ORIGIN))
         await asyncio.wait_for(sink.delivered(here.run_id), timeout=10)
         await sink.close()
-        rows = await core._db.fetch_all("SELECT run_id, channel_id, status FROM outbox ORDER BY id")
+        rows = await announcements(core)
 
     assert [tuple(row) for row in rows] == [(elsewhere.run_id, 200, "pending"), (here.run_id, 100, "delivered")]
 

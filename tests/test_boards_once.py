@@ -28,6 +28,7 @@ from bot.records import Actor, Origin, RunStatus
 from storage.repositories import Repositories
 from storage.status_messages import StatusMessageRepository
 from tests.core_support import Gate, ScriptedModels, running_core, settle, tool_returns
+from tests.db_views import approval_requests
 from tests.test_deadlines_once import rest_client
 from tests.test_wire_status import buttons
 
@@ -110,7 +111,7 @@ async def test_an_approval_request_is_posted_once_by_its_runs_process_and_a_deci
         await settle(a, paused)
         await asyncio.gather(*(board._show_unshown() for board in boards))
         posted = [(message["id"], buttons(message)) for message in fake_discord.channel_messages(channel)]
-        [(approval_id,)] = await a._db.fetch_all("SELECT id FROM approvals")
+        [(approval_id, _)] = await approval_requests(a)
         assert await b.decide_approval(Actor(7, False, guild.id), approval_id, approve=True, where=(channel.id,))
         await asyncio.gather(*(board._show_unshown() for board in boards))
         shown = [(m["id"], m["content"], buttons(m)) for m in fake_discord.channel_messages(channel)]

@@ -69,10 +69,7 @@ async def test_while_its_connection_is_down_the_table_answers_and_then_the_map_f
         async with running_core(tmp_path, MODELS, CONFIG) as here:
             session_key = (await spawned_and_done(here)).session_key
             await following(here)
-            await here._db.fetch_all(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()"
-            )
+            await stores.cut_listeners(here._db)
             await eventually(lambda: routes(here)._sessions is None, timeout=10, describe="the map given up")
             async with running_core(tmp_path, MODELS, CONFIG) as elsewhere:
                 await elsewhere.bind(bound_to(session_key, 3))

@@ -15,7 +15,17 @@ from bot.core.budgets.meter import OverBudget
 from bot.core.runs.requests import ChatRequest, SpawnRequest
 from bot.records import RunStatus
 from tests import stores
-from tests.core_support import ORIGIN, Gate, Script, ScriptedModels, outbox_payloads, running_core, settle, text
+from tests.core_support import ORIGIN, Gate, Script, ScriptedModels, running_core, settle, text
+from tests.db_views import (
+    audit_entries,
+    outbox_payloads,
+    run_count,
+    run_statuses,
+    runs_per_user,
+    session_count,
+    usage_days,
+    usage_spent,
+)
 
 BASE = """
 [agents.defaults]
@@ -57,9 +67,7 @@ async def finished(core, run_id):
 
 
 async def table_counts(core) -> tuple[int, int]:
-    sessions = await core._db.fetch_one("SELECT COUNT(*) FROM sessions")
-    runs = await core._db.fetch_one("SELECT COUNT(*) FROM runs")
-    return sessions[0], runs[0]
+    return await session_count(core), await run_count(core)
 
 
 async def test_a_members_runs_per_hour_cap_refuses_with_its_numbers_and_survives_a_restart(tmp_path):
@@ -166,8 +174,8 @@ async def test_a_servers_own_values_replace_the_configs_and_are_audited(tmp_path
         await limits.update(1, {}, clear="server_runs_per_hour", actor_user_id=99)
         assert (await limits.effective(1)).values["server_runs_per_hour"] == 5
         await finished(core, (await core.spawn(spawn(origin=OTHER))).run_id)
-        audit = await core._db.fetch_all("SELECT actor_user_id, action, detail FROM audit_log ORDER BY id")
-    assert [tuple(row) for row in audit] == [
+        audit = await audit_entries(core)
+    assert [(row.actor_user_id, row.action, row.detail) for row in audit] == [
         (99, "budgets", "server_runs_per_hour=1"),
         (99, "budgets", "server_runs_per_hour=inherit"),
     ]
@@ -196,8 +204,7 @@ async def test_zeroclaws_max_cost_per_day_cents_stops_the_agent_in_zeroclaws_wor
         with pytest.raises(OverBudget) as refused:
             await core.spawn(spawn(origin=OTHER))
         assert str(refused.value) == zeroclaw
-        spent = await core._db.fetch_one("SELECT SUM(cost_nanousd), SUM(unpriced_requests) FROM usage_daily")
-        assert tuple(spent) == (12_000_000, 0)
+        assert await usage_spent(core) == (12_000_000, 0)
 
 
 async def test_unpriced_responses_are_counted_as_unpriced_not_as_free(tmp_path):
@@ -205,10 +212,7 @@ async def test_unpriced_responses_are_counted_as_unpriced_not_as_free(tmp_path):
     config = BASE + "[budgets]\nmember_tokens_per_day = 250\n"
     async with running_core(tmp_path, ScriptedModels(default=spender), config) as core:
         await finished(core, (await core.spawn(spawn())).run_id)
-        row = await core._db.fetch_one(
-            "SELECT runs, requests, input_tokens, output_tokens, cost_nanousd, unpriced_requests FROM usage_daily "
-            "WHERE guild_id = 1 AND user_id = 7 AND agent_id = 'researcher'"
-        )
+        row = (await usage_days(core, guild_id=1, user_id=7, agent_id="researcher"))[0]
     assert tuple(row) == (1, 2, 200, 100, 0, 2)
 
 
@@ -229,8 +233,8 @@ async def test_an_agents_launches_are_refused_in_the_same_words_and_its_turn_goe
     script = Script(("sessions_spawn", {"task": "dig"}), ("spawn_subagent", {"prompt": "dig"}))
     async with running_core(tmp_path, ScriptedModels(default=script), config) as core:
         run = await finished(core, await core.chat(ChatRequest(text="go", origin=ORIGIN)))
-        runs = await core._db.fetch_one("SELECT COUNT(*) FROM runs")
-    assert run.status is RunStatus.COMPLETED and runs[0] == 1  # the chat turn itself was the hour's one run
+        runs = await run_count(core)
+    assert run.status is RunStatus.COMPLETED and runs == 1  # the chat turn itself was the hour's one run
     refusal = "Over budget: your runs in the last hour on this server: 1 of 1 run (member_runs_per_hour)."
     assert [(result["status"], result["error"].startswith(refusal)) for result in script.results] == [
         ("forbidden", True),
@@ -267,10 +271,10 @@ model = "test/worker"
         assert sent["delivered"] == "started a follow-up run"
         follow_up = await finished(core, sent["runId"])
         assert follow_up.requester_user_id == ORIGIN.user_id
-        runs = await core._db.fetch_all("SELECT user_id, SUM(runs) FROM usage_daily GROUP BY user_id ORDER BY user_id")
-    assert sorted(tuple(row) for row in runs) == sorted([(ORIGIN.user_id, 4), (OTHER.user_id, 1)])
+        runs = await runs_per_user(core)
+    assert sorted(runs) == sorted([(ORIGIN.user_id, 4), (OTHER.user_id, 1)])
 
 
 async def _settled_children(core):
-    rows = await core._db.fetch_all("SELECT status FROM runs WHERE kind = 'spawn'")
-    return bool(rows) and all(row[0] == "completed" for row in rows)
+    statuses = await run_statuses(core, "spawn")
+    return bool(statuses) and all(status == "completed" for status in statuses)

@@ -29,16 +29,17 @@ from storage.db import Database
 from storage.repositories import Repositories
 from storage.retention import RetentionRepository
 from tests import stores
-from tests.conftest import BOT_TOKEN
 from tests.core_support import ARCHIVING, ScriptedModels, chat_and_wait, running_core, spawned_and_done, text
-from tests.polling import eventually
+from tests.db_views import cron_runs, delegate_tasks
+from tests.harness import BOT_TOKEN
+from tests.polling import eventually, stays
 from tests.retention_data import KEY_COLUMNS, busy
 from tests.test_approvals import ASKING, finished, paused_chat, pending_of
 from tests.test_delegate import CONFIG as DELEGATING
 from tests.test_delegate import Caller, Held, delegate, models
 from tests.test_mcp_tools import ToolUser, recorded
 from tests.test_retention import due, keys, retention
-from tests.test_schedules import Clock, Researcher, core, cron_runs
+from tests.test_schedules import Clock, Researcher, core
 
 CONFIG = ARCHIVING + "[session.thread_bindings]\narchive_on_expiry = true\n"
 MODELS = ScriptedModels(m=text("answer"))
@@ -80,7 +81,14 @@ async def test_an_idle_binding_expiring_in_two_processes_says_farewell_and_archi
         async with running_core(tmp_path, MODELS, config, threads=DiscordThreads(client_b)) as b:
             assert await b.bindings.get(thread.id) == binding  # B rebuilt the same deadline from the database
             farewell = await fake_discord.wait_for_message(thread, lambda m: "Session ended" in m["content"])
-            await asyncio.sleep(SETTLE)
+            await stays(
+                lambda: (
+                    len(fake_discord.channel_messages(thread)) == 1
+                    and len(fake_discord.requests_matching("PATCH", rf"^/channels/{thread.id}$")) <= 1
+                ),
+                for_seconds=SETTLE,
+                describe="no second farewell nor archive",
+            )
             assert await a.bindings.get(thread.id) is None
 
     assert "after <1m of inactivity" in farewell["content"]
@@ -101,7 +109,9 @@ async def test_a_session_archive_deadline_firing_in_two_processes_archives_it_on
                     return (await a.sessions.get(accepted.session_key)).archived_at
 
                 await eventually(archived, timeout=10, describe="the session to be archived")
-                await asyncio.sleep(SETTLE)
+                await stays(
+                    lambda: len(events(logs, "session_archived")) <= 1, for_seconds=SETTLE, describe="one archive"
+                )
 
     [line] = events(logs, "session_archived")
     assert line["session_key"] == accepted.session_key
@@ -118,7 +128,7 @@ async def test_an_approval_timing_out_in_two_processes_denies_once_and_the_run_g
             a.add_approval_listener(lambda: notices.append("a"))  # what posts or edits the request in Discord
             b.add_approval_listener(lambda: notices.append("b"))
             run = await finished(a, run_id)
-            await asyncio.sleep(SETTLE)
+            await stays(lambda: len(notices) <= 1, for_seconds=SETTLE, describe=lambda: f"one notice: {notices}")
             [decided] = await pending_of(a, run_id)
             announcements = await a.outbox.for_run(run_id)
 
@@ -215,7 +225,7 @@ async def test_a_delegate_task_expired_by_two_processes_at_once_is_timed_out_and
     async with running_core(tmp_path, models(caller, researcher=held), DELEGATING) as a:
         await chat_and_wait(a)
         await held.started.wait()
-        [(task_id,)] = await a._db.fetch_all("SELECT task_id FROM delegate_tasks")
+        [task_id] = [task.task_id for task in await delegate_tasks(a)]
         other = await Database.open(stores.database(tmp_path / "core.sqlite3"))
         try:
             expired = await asyncio.gather(
@@ -223,7 +233,7 @@ async def test_a_delegate_task_expired_by_two_processes_at_once_is_timed_out_and
             )
         finally:
             await other.close()
-        [(status,)] = await a._db.fetch_all("SELECT status FROM delegate_tasks")
+        [status] = [task.status for task in await delegate_tasks(a)]
         held.release.set()
     assert len([task for task in expired if task is not None]) == 1  # only that process goes on to stop its run
     assert status == TaskStatus.TIMED_OUT

@@ -25,11 +25,11 @@ from tests.core_support import (
     ScriptedModels,
     chat_and_wait,
     first_prompt,
-    outbox_payloads,
     running_core,
     settle,
     tool_returns,
 )
+from tests.db_views import agent_runs, delegate_tasks, outbox_payloads, session_delegations
 
 MAIN_KEY = "agent:main:discord:channel:100"
 CONFIG = """
@@ -152,7 +152,7 @@ async def test_a_synchronous_delegation_answers_with_the_targets_headed_result(t
 
         await settle(core, archived)
         payloads = await outbox_payloads(core)
-        task = (await core._db.fetch_all("SELECT background, status FROM delegate_tasks"))[0]
+        task = (await delegate_tasks(core))[0]
     prompt = "[Context]\nwe know y\n\n[Task]\nfind x"
     assert caller.results == [ok(f"[Agent 'researcher' (test/researcher)]\nresearcher says: {prompt}")]
     assert researcher.prompts == [prompt]
@@ -165,7 +165,7 @@ async def test_a_synchronous_delegation_answers_with_the_targets_headed_result(t
         SpawnSite.DELEGATE,
     )
     assert (child.run.parent_run_id, child.run.status, child.run.timeout_seconds) == (main_run.id, "completed", 120)
-    assert tuple(task) == (0, "completed")
+    assert (task.background, task.status) == (0, "completed")
     assert caller.agent_description == "Name of the agent to delegate to. Available: careful, researcher, solo, writer"
 
 
@@ -426,7 +426,7 @@ async def test_a_running_task_is_lost_after_a_restart_and_timed_out_past_its_dea
     async with running_core(tmp_path, models(caller, researcher=held, writer=held), CONFIG) as core:
         await chat_and_wait(core)
         await asyncio.wait_for(held.started.wait(), 10)
-        running = await core._db.fetch_all("SELECT status FROM delegate_tasks")
+        running = [task.status for task in await delegate_tasks(core)]
     first, second = (task_id_of(result) for result in caller.results)
     # the second one's deadline passes while the bot is down:
     db = await Database.open(stores.database(tmp_path / "core.sqlite3"))
@@ -441,7 +441,7 @@ async def test_a_running_task_is_lost_after_a_restart_and_timed_out_past_its_dea
         await chat_and_wait(core, "what happened?")
         runs = [row.run.status for row in await core.core.queries.children(MAIN_KEY)]
     lost, late = caller.results[2:]
-    assert [tuple(row) for row in running] == [("running",), ("running",)]
+    assert running == ["running", "running"]
     assert runs == [RunStatus.INTERRUPTED, RunStatus.INTERRUPTED]
     assert json.loads(lost["output"]) == {
         "task_id": first,
@@ -472,8 +472,8 @@ async def test_a_task_resumed_after_a_restart_is_still_stopped_at_its_deadline(t
         await asyncio.wait_for(resumed.started.wait(), 10)  # the run goes on from its journal
 
         async def ended():
-            task = await core._db.fetch_one("SELECT status, error, finished_at FROM delegate_tasks")
-            return tuple(task) if task[0] != "running" else None
+            task = (await delegate_tasks(core))[0]
+            return (task.status, task.error, task.finished_at) if task.status != "running" else None
 
         status, error, finished_at = await core.wait_for(ended, 10) or ("running", None, None)
         [child] = await core.core.queries.children(MAIN_KEY)
@@ -622,13 +622,11 @@ async def test_a_delegation_still_running_at_its_deadline_is_stopped_with_its_su
     main = Caller(delegate(agent="analyst", prompt="research"))
     async with running_core(tmp_path, ScriptedModels(main=main, analyst=analyst, planner=held), NESTED) as core:
         await chat_and_wait(core)
-        statuses = await core._db.fetch_all(
-            "SELECT s.agent_id, r.status FROM runs r JOIN sessions s ON s.key = r.session_key ORDER BY r.created_at"
-        )
-        [task] = await core._db.fetch_all("SELECT status, error FROM delegate_tasks")
+        statuses = await agent_runs(core)
+        [task] = await delegate_tasks(core)
     assert main.results == [refused("Agent 'analyst' timed out after 1s")]
     assert [tuple(row) for row in statuses] == [("main", "completed"), ("analyst", "killed"), ("planner", "killed")]
-    assert tuple(task) == ("timed_out", "Agent 'analyst' timed out after 1s")
+    assert (task.status, task.error) == ("timed_out", "Agent 'analyst' timed out after 1s")
 
 
 async def test_a_waiting_orchestrator_is_woken_with_its_background_tasks_result(tmp_path):
@@ -658,8 +656,8 @@ async def test_a_waiting_orchestrator_is_woken_with_its_background_tasks_result(
             return any("final:" in p["body"] for p in await outbox_payloads(core))
 
         await settle(core, announced)
-        [task] = await core._db.fetch_all("SELECT status, output FROM delegate_tasks")
-    assert tuple(task) == ("completed", "[Agent 'solo' (test/solo, agentic)]\nthe deep answer")
+        [task] = await delegate_tasks(core)
+    assert (task.status, task.output) == ("completed", "[Agent 'solo' (test/solo, agentic)]\nthe deep answer")
     assert len(seen) == 1 and "the deep answer" in seen[0]
 
 
@@ -740,7 +738,7 @@ async def test_a_bounded_delegate_cannot_spawn_subagents_when_its_caller_may_not
 
     async with running_core(tmp_path, ScriptedModels(main=main, analyst=answering), config) as core:
         await chat_and_wait(core)
-        spawned = [row[0] for row in await core._db.fetch_all("SELECT delegation FROM sessions")]
+        spawned = await session_delegations(core)
     assert "spawn_subagent" not in analyst.tools
     assert "subagent" not in spawned
 
@@ -761,8 +759,7 @@ async def test_a_background_result_that_arrives_while_its_caller_is_mid_turn_sti
             held.release.set()
 
             async def task_done():
-                rows = await core_ref[0]._db.fetch_all("SELECT status FROM delegate_tasks")
-                return [tuple(row) for row in rows] == [("completed",)]
+                return [task.status for task in await delegate_tasks(core_ref[0])] == ["completed"]
 
             await settle(core_ref[0], task_done)
             return ModelResponse(parts=[TextPart("waiting for my task")])
@@ -779,10 +776,7 @@ async def test_a_background_result_that_arrives_while_its_caller_is_mid_turn_sti
         await chat_and_wait(core)
 
         async def planner_done():
-            rows = await core._db.fetch_all(
-                "SELECT r.status FROM runs r JOIN sessions s ON s.key = r.session_key WHERE s.agent_id = 'planner'"
-            )
-            return [tuple(row) for row in rows] == [("completed",)]
+            return [run.status for run in await agent_runs(core) if run.agent_id == "planner"] == ["completed"]
 
         await settle(core, planner_done)
         payloads = [p["body"] for p in await outbox_payloads(core)]

@@ -25,7 +25,8 @@ from bot.records import RunStatus
 from bot.shards import ShardsError, parse_shards, with_shards
 from storage.db import Database
 from tests import stores
-from tests.core_support import ORIGIN, Gate, ScriptedModels, outbox_payloads, settle
+from tests.core_support import ORIGIN, Gate, ScriptedModels, settle
+from tests.db_views import outbox_payloads
 from tests.test_durable_runs import Script
 
 CONFIG = """

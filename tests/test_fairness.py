@@ -23,7 +23,8 @@ from tests.core_support import (
     running_core,
     settle,
 )
-from tests.polling import eventually
+from tests.db_views import queued_per_guild, run_requesters, run_statuses, spawn_footprint
+from tests.polling import eventually, stays
 
 LANE_OF_TWO = """
 [discord]
@@ -139,8 +140,7 @@ async def test_a_full_queue_refuses_spawns_and_follow_ups_before_anything_is_wri
         await settle(core, lambda: work.started == ["finished", "running"])
         for task in ("waits 1", "waits 2"):
             await spawn(core, ALICE, task)
-        counts = "SELECT (SELECT COUNT(*) FROM runs WHERE kind != 'chat'), (SELECT COUNT(*) FROM sessions)"
-        before = tuple(await core._db.fetch_one(counts))
+        before = await spawn_footprint(core)
 
         with pytest.raises(SpawnRefused) as refused:
             await spawn(core, BOB, "one more")
@@ -151,7 +151,7 @@ async def test_a_full_queue_refuses_spawns_and_follow_ups_before_anything_is_wri
         with pytest.raises(SpawnRefused) as refused:  # a follow-up would wait in the same queue
             await core.follow_up(await core.sessions.get(finished_run.session_key), "again", finished_run)
         assert str(refused.value) == QUEUE_FULL
-        assert tuple(await core._db.fetch_one(counts)) == before
+        assert await spawn_footprint(core) == before
 
         work.finish("running")
         await settle(core, lambda: work.started == ["finished", "running", "waits 1"])
@@ -181,8 +181,7 @@ async def test_a_server_at_its_share_refuses_spawns_and_follow_ups_while_other_s
         await settle(core, lambda: work.started == ["finished", "running"])
         for origin, task in ((ALICE, "waits 1"), (BOB, "waits 2")):
             await spawn(core, origin, task)
-        counts = "SELECT (SELECT COUNT(*) FROM runs WHERE kind != 'chat'), (SELECT COUNT(*) FROM sessions)"
-        before = tuple(await core._db.fetch_one(counts))
+        before = await spawn_footprint(core)
 
         with pytest.raises(SpawnRefused) as refused:  # a person's spawn, an agent's, a follow-up: the same share
             await spawn(core, BOB, "one more")
@@ -193,7 +192,7 @@ async def test_a_server_at_its_share_refuses_spawns_and_follow_ups_while_other_s
         with pytest.raises(SpawnRefused) as refused:
             await core.follow_up(await core.sessions.get(finished_run.session_key), "again", finished_run)
         assert str(refused.value) == SHARE_FULL
-        assert tuple(await core._db.fetch_one(counts)) == before
+        assert await spawn_footprint(core) == before
 
         # another server's first run fills the queue (3); direct messages' first still gets in, as one server's
         assert await spawn(core, replace(elsewhere, user_id=BOB.user_id), "elsewhere") is not None
@@ -201,10 +200,7 @@ async def test_a_server_at_its_share_refuses_spawns_and_follow_ups_while_other_s
             await spawn(core, elsewhere, "elsewhere again")
         assert str(refused.value) == QUEUE_FULL.replace("2 runs", "3 runs").replace("max_queued = 2", "max_queued = 3")
         assert await spawn(core, dm, "in a dm") is not None
-        queued = "SELECT guild_id, COUNT(*) FROM runs WHERE status = 'queued' GROUP BY guild_id ORDER BY guild_id"
-        assert sorted(map(tuple, await core._db.fetch_all(queued)), key=str) == sorted(
-            [(1, 2), (2, 1), (None, 1)], key=str
-        )
+        assert sorted(await queued_per_guild(core), key=str) == sorted([(1, 2), (2, 1), (None, 1)], key=str)
 
 
 async def _ended(core, run_id: str) -> bool:
@@ -226,7 +222,7 @@ async def test_a_grandchild_waits_in_its_members_bucket_under_the_top_level_run_
     async with running_core(tmp_path, ScriptedModels(fan=fan_out), config) as core:
         top = await chat_and_wait(core, "spawn spawn leaf")
         await core.wait_idle()
-        rows = await core._db.fetch_all("SELECT id, task, requester_user_id FROM runs ORDER BY created_at")
+        rows = await run_requesters(core)
         assert [(task, member) for _, task, member in rows] == [
             ("spawn spawn leaf", ORIGIN.user_id),
             ("spawn leaf", ORIGIN.user_id),
@@ -256,7 +252,9 @@ async def test_with_durable_runs_another_members_first_spawn_goes_before_a_backl
         work.finish("a0")
         await settle(core, lambda: len(work.started) == 3)
         assert work.started[2:] == ["b"]
-        await asyncio.sleep(0.3)  # three polls of the queue: the lane is full
+        await stays(  # three polls of the queue: the lane is full
+            lambda: len(work.started) == 3, for_seconds=0.3, describe=lambda: f"no fourth run started: {work.started}"
+        )
         assert len(work.started) == 3 and (await statuses(core))["a2"] == "queued, 1st in line"
         for task in ("a1", "b", *(f"a{i}" for i in range(2, 10))):
             work.finish(task)
@@ -289,5 +287,4 @@ async def _is(core, task: str, status: str) -> bool:
 
 
 async def _all_completed(core, count: int) -> bool:
-    rows = await core._db.fetch_all("SELECT status FROM runs")
-    return [row[0] for row in rows] == ["completed"] * count
+    return await run_statuses(core) == ["completed"] * count

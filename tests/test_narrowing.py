@@ -23,6 +23,7 @@ from tests.core_support import (
     text,
     tool_returns,
 )
+from tests.db_views import run_statuses, spawned_agents
 from tests.test_delegate import CONFIG as DELEGATING
 from tests.test_delegate import NESTED, Caller
 
@@ -74,8 +75,7 @@ def spawn(agent: str, **more) -> tuple[str, dict]:
 
 
 async def agents_spawned(core) -> list[str]:
-    rows = await core._db.fetch_all("SELECT agent_id FROM sessions WHERE kind = 'subagent' ORDER BY created_at")
-    return [row[0] for row in rows]
+    return await spawned_agents(core)
 
 
 async def test_an_orchestrator_that_excludes_an_mcp_tool_cannot_spawn_an_agent_that_has_it(tmp_path):
@@ -203,8 +203,7 @@ async def test_a_childs_injected_asks_are_refused_naming_the_rule(tmp_path, ask,
         await chat_and_wait(core)
 
         async def boss_done():
-            rows = await core._db.fetch_all("SELECT status FROM runs WHERE kind = 'spawn'")
-            return [tuple(row) for row in rows] == [(RunStatus.COMPLETED,)]
+            return await run_statuses(core, "spawn") == [RunStatus.COMPLETED]
 
         await settle(core, boss_done)
         launched = await agents_spawned(core)

@@ -16,12 +16,12 @@ from tests.core_support import (
     ORIGIN,
     ScriptedModels,
     last_request,
-    outbox_payloads,
     running_core,
     settle,
     tool_returns,
     user_texts,
 )
+from tests.db_views import agent_runs, inbox_count, outbox_payloads
 
 NESTED = """
 [agents.defaults]
@@ -87,9 +87,7 @@ class Workers:
 
 
 async def statuses(core) -> dict[str, list[str]]:
-    rows = await core._db.fetch_all(
-        "SELECT s.agent_id, r.status FROM runs r JOIN sessions s ON s.key = r.session_key ORDER BY r.created_at"
-    )
+    rows = await agent_runs(core)
     found: dict[str, list[str]] = {}
     for agent, status in rows:
         found.setdefault(agent, []).append(status)
@@ -153,7 +151,7 @@ async def test_completion_is_steered_into_a_running_requester(tmp_path):
             seen.extend(prompts)
             return ModelResponse(parts=[TextPart("Got it: " + ("quick answer" in prompts[-1]) * "quick answer")])
         if tool_returns(messages) and len(seen) == 0:
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # the planner still in its loop while the child finishes
             return ModelResponse(parts=[ToolCallPart("sessions_list", {})])
         return spawn_call(agentId="worker", task="quick")
 
@@ -271,8 +269,7 @@ async def test_late_child_of_a_finished_run_goes_to_the_requesters_requester(tmp
             ("planner", "failed"),
             ("worker", "completed"),
         ]
-        inbox = await core._db.fetch_all("SELECT COUNT(*) FROM run_inbox")
-        assert inbox[0][0] == 0
+        assert await inbox_count(core) == 0
 
 
 async def test_interrupted_chain_announces_only_its_top_after_restart(tmp_path):

@@ -26,8 +26,8 @@ from bot.records import RunStatus
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
 from tests import stores
-from tests.conftest import BOT_TOKEN
-from tests.polling import eventually
+from tests.harness import BOT_TOKEN
+from tests.polling import eventually, stays
 
 LEASE = 1.0
 
@@ -161,7 +161,9 @@ async def test_a_process_killed_mid_delivery_leaves_its_row_to_another_after_the
         await a.worker.start()
         await eventually(lambda: contents(fake_discord, channel) == parts[:1], timeout=10, describe="part 1 posted")
         await b.worker.start()
-        await asyncio.sleep(3 * LEASE)  # A is alive and renews its claim: B must leave the row alone
+        await stays(  # A is alive and renews its claim: B must leave the row alone
+            lambda: contents(fake_discord, channel) == parts[:1], for_seconds=3 * LEASE, describe="no part but A's"
+        )
         [(status, claimed_by, parts_sent, held_until)] = shared(tmp_path, row)
         assert (status, claimed_by, parts_sent) == ("pending", "a", 0)
         assert held_until > time.time()
@@ -231,7 +233,11 @@ async def test_a_process_whose_lapsed_claim_was_taken_over_posts_nothing_more(fa
                 timeout=10,
                 describe="A to find its claim gone",
             )
-            await asyncio.sleep(3)  # past the 2 s A was waiting to send part 1 again
+            await stays(  # past the 2 s A was waiting to send part 1 again
+                lambda: len(fake_discord.requests_matching("POST", rf"^/channels/{channel.id}/messages$")) == 1,
+                for_seconds=3,
+                describe="A sending nothing more",
+            )
 
     assert contents(fake_discord, channel) == parts[:1]  # A sent neither part 1 again nor the next parts
     assert len(fake_discord.requests_matching("POST", rf"^/channels/{channel.id}/messages$")) == 1

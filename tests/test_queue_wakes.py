@@ -4,10 +4,15 @@ the queue workers in their sleep (DBOS's own stop waits for them to wake)."""
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from dataclasses import replace
 
+import dbos._queue as dbos_queue
+from dbos import Queue
+
+from bot.core.durable import queue_wakes
 from bot.core.durable.queue_wakes import QueueWakes
 from bot.core.runs.requests import ChatRequest
 from bot.records import RunStatus
@@ -25,6 +30,7 @@ max_concurrent = 1
 [agents.list.main]
 """
 SOON = 5  # seconds: half a poll interval
+WORKER = "queue_worker_thread"  # the private DBOS function queue_wakes.py wraps
 
 
 def queue_workers() -> list[str]:
@@ -112,3 +118,28 @@ def test_a_wake_polls_only_the_queues_it_names():
     workers[1].join(SOON)
     assert polled == {"subagents": 1, "chat": 1}
     assert (wakes.count("subagents"), wakes.count("chat")) == (2, 1)
+
+
+DBOS_CHANGED = (
+    "dbos._queue changed shape: bot/core/durable/queue_wakes.py wraps DBOS's queue worker and must be updated "
+    "to the new worker (read dbos/_queue.py of the pinned version), then this test with it"
+)
+
+
+def test_the_dbos_queue_worker_that_wakes_wrap_still_has_the_shape_they_rely_on():
+    """``listen`` replaces ``dbos._queue.queue_worker_thread``, a private function: a new DBOS must fail here."""
+    assert hasattr(dbos_queue, WORKER), f"{DBOS_CHANGED}: no dbos._queue.{WORKER}"
+    worker = queue_wakes._worker  # DBOS's own, taken at import: once listening, the module attribute is the wrapper
+    assert inspect.isfunction(worker), f"{DBOS_CHANGED}: dbos._queue.{WORKER} is not a function"
+    assert (worker.__module__, worker.__qualname__) == (dbos_queue.__name__, WORKER), f"{DBOS_CHANGED}: not {WORKER}"
+    parameters = inspect.signature(worker).parameters
+    assert list(parameters) == ["stop_event", "dbos", "queue"], f"{DBOS_CHANGED}: its parameters are {parameters}"
+    assert parameters["stop_event"].annotation is threading.Event, f"{DBOS_CHANGED}: stop_event is not an Event"
+    # The worker sleeps between polls on ``stop_event.wait(...)`` and loops while ``not stop_event.is_set()``:
+    # the two methods ``_Interval`` overrides.
+    body = inspect.getsource(worker)
+    for call in ("stop_event.is_set()", "stop_event.wait("):
+        assert call in body, f"{DBOS_CHANGED}: the worker no longer calls {call}"
+    # The manager starts each worker by the module's global name, so replacing the attribute reaches every new one.
+    assert WORKER in dbos_queue.queue_thread.__code__.co_names, f"{DBOS_CHANGED}: queue_thread does not call it"
+    assert parameters["queue"].annotation is Queue, f"{DBOS_CHANGED}: queue is not a dbos.Queue (woken by its name)"

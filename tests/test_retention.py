@@ -19,7 +19,7 @@ from storage.db import Database
 from storage.retention import RetentionRepository
 from tests import stores
 from tests.core_support import ScriptedModels
-from tests.polling import eventually
+from tests.polling import eventually, stays
 from tests.retention_data import DAY, KEY_COLUMNS, NOW, OLD, RECENT, Rows, busy
 
 CUTOFF = NOW - 30 * DAY
@@ -264,7 +264,9 @@ async def test_a_timer_firing_while_a_pass_still_goes_starts_no_second_pass(tmp_
         await eventually(lambda: slow.passes == 1, timeout=10, describe="a first pass under way")
         with capture_logs() as logs:
             await pruning._launch()
-            await asyncio.sleep(0.05)  # time for a second pass to get as far as the first
+            await stays(  # time for a second pass to get as far as the first
+                lambda: slow.passes == 1, for_seconds=0.05, describe="no second pass"
+            )
             slow.release.set()
             await eventually(
                 lambda: any(log["event"] == "retention_pass" for log in logs), timeout=10, describe="a pass"

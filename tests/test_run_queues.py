@@ -4,7 +4,6 @@ one is paused for an approval waits for it."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
 from pydantic_ai.messages import ModelResponse, TextPart
@@ -12,6 +11,7 @@ from pydantic_ai.messages import ModelResponse, TextPart
 from bot.core.runs.requests import ChatRequest
 from bot.records import RunStatus
 from tests.core_support import ORIGIN, ScriptedModels, running_core, settle
+from tests.polling import stays
 from tests.test_fairness import Work
 
 CONFIG = """
@@ -44,7 +44,9 @@ async def test_a_sessions_turns_run_one_at_a_time_in_order_and_another_sessions_
         asked = [await core.chat(ChatRequest(text=text, origin=ORIGIN)) for text in ("two", "three", "four")]
         other = await core.chat(ChatRequest(text="other", origin=ELSEWHERE))
         await settle(core, lambda: turns.started == ["one", "other"])
-        await asyncio.sleep(0.3)  # three polls of the queue: the session's place is taken
+        await stays(  # three polls of the queue: the session's place is taken
+            lambda: turns.started == ["one", "other"], for_seconds=0.3, describe=lambda: f"started: {turns.started}"
+        )
         assert turns.started == ["one", "other"]
         assert [(await core.runs.get(run_id)).status for run_id in asked] == [RunStatus.QUEUED] * 3
 

@@ -11,7 +11,8 @@ from bot.core.errors import UserError
 from bot.core.people.schedule_control import ScheduleControl
 from bot.records import ScheduleSource, ScheduleSpec
 from storage.repositories import Repositories
-from tests.test_schedules import HOURLY, Clock, Researcher, at, core, cron_runs
+from tests.db_views import audit_entries, cron_runs
+from tests.test_schedules import HOURLY, Clock, Researcher, at, core
 
 CONFIG = HOURLY + "[agents.list.retired]\nenabled = false\n"
 GUILD, OTHER_GUILD, ADMIN = 1, 2, 77
@@ -58,8 +59,8 @@ async def test_add_list_and_remove_with_an_audit_row_each(control):
     removed = await schedules.remove("standup", guild_id=GUILD, actor_user_id=ADMIN, channel_ids=HERE)
     assert removed.id == added.schedule.id
     assert [v.schedule.spec.name for v in await schedules.listing(GUILD, HERE)] == ["digest"]
-    rows = await orchestrator._db.fetch_all("SELECT guild_id, actor_user_id, action, detail FROM audit_log ORDER BY id")
-    assert [tuple(row) for row in rows] == [
+    rows = await audit_entries(orchestrator)
+    assert [(row.guild_id, row.actor_user_id, row.action, row.detail) for row in rows] == [
         (GUILD, ADMIN, "schedule add", 'standup: cron "0 9 * * 1-5" UTC, agent main, channel 501'),
         (GUILD, ADMIN, "schedule remove", "standup"),
     ]
@@ -90,7 +91,7 @@ async def test_bad_input_is_refused_with_its_own_message_and_nothing_is_written(
         await schedules.add(spec(**overrides), guild_id=GUILD, actor_user_id=ADMIN, channel_ids=HERE)
     assert str(refused.value).startswith(message), str(refused.value)
     assert [v.schedule.spec.name for v in await schedules.listing(GUILD, HERE)] == ["digest"]
-    assert await orchestrator._db.fetch_all("SELECT id FROM audit_log") == []
+    assert await audit_entries(orchestrator) == []
 
 
 async def test_names_are_unique_per_server(control):

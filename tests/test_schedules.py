@@ -21,7 +21,8 @@ from bot.core.orchestrator import Orchestrator
 from bot.records import RunStatus, SessionKind, SessionRole, SpawnSite
 from storage.db import Database
 from tests import stores
-from tests.core_support import Gate, ScriptedModels, outbox_payloads, user_texts
+from tests.core_support import Gate, ScriptedModels, user_texts
+from tests.db_views import announcements, cron_runs, outbox_payloads, schedules
 from tests.test_spawn_subagent import Agent
 
 HOURLY = """
@@ -79,14 +80,6 @@ async def core(tmp_path, clock: Clock, model, config: str = HOURLY) -> AsyncIter
         await db.close()
 
 
-async def cron_runs(orchestrator: Orchestrator) -> list[tuple[str, str]]:
-    rows = await orchestrator._db.fetch_all(
-        "SELECT runs.task, runs.status FROM runs JOIN sessions ON sessions.key = runs.session_key "
-        "WHERE sessions.spawn_site = 'cron' ORDER BY runs.created_at"
-    )
-    return [(row[0], row[1]) for row in rows]
-
-
 def events(logs: list[dict], name: str) -> list[dict]:
     return [line for line in logs if line["event"] == name]
 
@@ -96,7 +89,7 @@ async def test_a_firing_is_a_top_level_run_in_a_fresh_main_session_announced_in_
     with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
         async with core(tmp_path, clock, researcher) as orchestrator:
             assert await cron_runs(orchestrator) == []  # added at 10:30: the 10:00 slot was before it existed
-            (schedule,) = await orchestrator._db.fetch_all("SELECT id FROM schedules")
+            (schedule,) = await schedules(orchestrator)
             clock.set("2024-01-01 11:00:02")
             run_id = await orchestrator.schedules.fire_due(schedule[0])
             assert run_id is not None
@@ -105,7 +98,7 @@ async def test_a_firing_is_a_top_level_run_in_a_fresh_main_session_announced_in_
             run = await orchestrator.runs.get(run_id)
             session = await orchestrator.sessions.get(run.session_key)
             payloads = await outbox_payloads(orchestrator)
-            (channel,) = await orchestrator._db.fetch_all("SELECT channel_id FROM outbox")
+            (announcement,) = await announcements(orchestrator)
 
     assert researcher.prompts == [f"[cron:{schedule[0]} digest] Summarise the hour"]
     assert (run.status, run.parent_run_id, run.requester_user_id, run.channel_id) == (
@@ -129,7 +122,7 @@ async def test_a_firing_is_a_top_level_run_in_a_fresh_main_session_announced_in_
         None,
         "digest",
     )
-    assert channel[0] == 500
+    assert announcement.channel_id == 500
     (fired,) = events(logs, "schedule_fired")
     assert (fired["schedule_id"], fired["name"], fired["agent_alias"], fired["run_id"], fired["spawn_site"]) == (
         schedule[0],
@@ -242,11 +235,11 @@ async def test_config_schedules_follow_the_file_across_restarts(tmp_path):
     clock.set("2024-01-01 12:45")
     async with core(tmp_path, clock, Researcher(), moved) as orchestrator:
         assert await cron_runs(orchestrator) == []  # a new time fires no slot from before the change
-        (row,) = await orchestrator._db.fetch_all("SELECT id, cron, prompt, claimed_through FROM schedules")
+        (row,) = await schedules(orchestrator)
         assert tuple(row) == (1, "30 * * * *", "Sum up", at("2024-01-01 12:45"))
     gone = HOURLY.split("[[schedules]]")[0]
     async with core(tmp_path, clock, Researcher(), gone) as orchestrator:
-        assert await orchestrator._db.fetch_all("SELECT id FROM schedules") == []
+        assert await schedules(orchestrator) == []
 
 
 async def test_a_slot_over_budget_is_skipped_with_the_reason_not_fired_later(tmp_path):
@@ -254,16 +247,16 @@ async def test_a_slot_over_budget_is_skipped_with_the_reason_not_fired_later(tmp
     clock, researcher = Clock("2024-01-01 10:30"), Researcher()
     with capture_logs() as logs:
         async with core(tmp_path, clock, researcher, config) as orchestrator:
-            (schedule,) = await orchestrator._db.fetch_all("SELECT id FROM schedules")
+            (schedule,) = await schedules(orchestrator)
             clock.set("2024-01-01 11:00:02")
             assert await orchestrator.schedules.fire_due(schedule[0]) is not None
             await orchestrator.wait_idle()
             clock.set("2024-01-01 12:00:02")
             assert await orchestrator.schedules.fire_due(schedule[0]) is None
             assert await orchestrator.schedules.fire_due(schedule[0]) is None
-            claimed = await orchestrator._db.fetch_one("SELECT claimed_through FROM schedules")
+            claimed = (await schedules(orchestrator))[0].claimed_through
     assert researcher.prompts == [f"[cron:{schedule[0]} digest] Summarise the hour"]
-    assert claimed[0] == at("2024-01-01 12:00")
+    assert claimed == at("2024-01-01 12:00")
     (skipped,) = events(logs, "schedule_skipped")
     assert skipped["slot"] == "2024-01-01T12:00:00+00:00"
     assert skipped["reason"].startswith("Over budget: agent researcher's tokens today: ")
@@ -274,7 +267,7 @@ async def test_a_firings_session_is_archived_after_it_ends_and_pruned_once_old(t
     """In 2030: the archive timer runs in real time, and must not fire (at once, for a past date) under the test."""
     clock, researcher = Clock("2030-01-01 10:30"), Researcher()
     async with core(tmp_path, clock, researcher) as orchestrator:
-        (schedule,) = await orchestrator._db.fetch_all("SELECT id FROM schedules")
+        (schedule,) = await schedules(orchestrator)
         clock.set("2030-01-01 11:00:02")
         run_id = await orchestrator.schedules.fire_due(schedule[0])
         await orchestrator.wait_idle()
@@ -299,7 +292,7 @@ async def test_a_firing_while_the_sub_agent_queue_is_full_is_skipped_not_queued(
     clock, stuck = Clock("2024-01-01 10:30"), Gate()
     with capture_logs() as logs:
         async with core(tmp_path, clock, stuck, config) as orchestrator:
-            (schedule,) = await orchestrator._db.fetch_all("SELECT id FROM schedules")
+            (schedule,) = await schedules(orchestrator)
             clock.set("2024-01-01 11:00:02")
             assert await orchestrator.schedules.fire_due(schedule[0]) is not None  # takes the one slot
             await stuck.entered.wait()
@@ -308,9 +301,9 @@ async def test_a_firing_while_the_sub_agent_queue_is_full_is_skipped_not_queued(
             clock.set("2024-01-01 13:00:02")
             assert await orchestrator.schedules.fire_due(schedule[0]) is None
             assert len(await cron_runs(orchestrator)) == 2
-            claimed = await orchestrator._db.fetch_one("SELECT claimed_through FROM schedules")
+            claimed = (await schedules(orchestrator))[0].claimed_through
             stuck.opened.set()
-    assert claimed[0] == at("2024-01-01 13:00")
+    assert claimed == at("2024-01-01 13:00")
     (skipped,) = events(logs, "schedule_skipped")
     assert skipped["slot"] == "2024-01-01T13:00:00+00:00"
     assert skipped["reason"].startswith("The sub-agent queue is full (1 runs waiting")

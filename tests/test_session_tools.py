@@ -15,13 +15,13 @@ from tests.core_support import (
     ScriptedModels,
     chat_and_wait,
     last_request,
-    outbox_payloads,
     running_core,
     settle,
     text,
     tool_returns,
     user_texts,
 )
+from tests.db_views import outbox_payloads, run_kinds, run_statuses, session_count, subagent_places
 
 CONFIG = """
 [agents.defaults]
@@ -47,7 +47,7 @@ async def test_main_agent_gets_every_session_tool_and_refusals_come_back_as_data
     config = CONFIG + "[agents.list.retired]\nenabled = false\n"  # not listed: it cannot be spawned
     async with running_core(tmp_path, ScriptedModels(main=script), config) as core:
         await chat_and_wait(core)
-        assert (await core._db.fetch_one("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'"))[0] == 0
+        assert await session_count(core, "subagent") == 0
 
     assert script.tools == [
         "agents_list",
@@ -92,12 +92,12 @@ async def test_leaf_is_offered_no_session_tools_and_calling_one_anyway_is_refuse
         await chat_and_wait(core)
 
         async def leaf_done():
-            rows = await core._db.fetch_all("SELECT status FROM runs WHERE kind = 'spawn'")
-            return rows and rows[0][0] == "completed"
+            statuses = await run_statuses(core, "spawn")
+            return statuses and statuses[0] == "completed"
 
         await settle(core, leaf_done)
-        assert (await core._db.fetch_one("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'"))[0] == 1
-        session = (await core._db.fetch_all("SELECT depth, role FROM sessions WHERE kind = 'subagent'"))[0]
+        assert await session_count(core, "subagent") == 1
+        session = (await subagent_places(core))[0]
         assert tuple(session) == (1, "leaf")
         payloads = await outbox_payloads(core)
 
@@ -181,7 +181,7 @@ async def test_tool_refusals_quote_long_input_cut_and_invisible_messages_are_emp
     async with running_core(tmp_path, ScriptedModels(main=main, worker=text("ok")), CONFIG) as core:
         await chat_and_wait(core)
         await settle(core, lambda: _any_completion(core))
-        kinds = [row[0] for row in await core._db.fetch_all("SELECT kind FROM runs ORDER BY created_at")]
+        kinds = await run_kinds(core)
 
     assert main.results[1:] == [
         {"status": "error", "error": "Unknown subagent id: " + "z" * 79 + "…"},
@@ -203,7 +203,7 @@ async def test_kill_through_the_tool_cascades_and_announces_nothing(tmp_path):
         result = await core.core.tools.tool_subagents(await _caller(core), "kill", "Slow", None)
         assert result == {"status": "ok", "result": "killed Slow."}
         await core.wait_idle()
-        statuses = [row[0] for row in await core._db.fetch_all("SELECT status FROM runs WHERE kind = 'spawn'")]
+        statuses = await run_statuses(core, "spawn")
         assert statuses == ["killed"]
         assert [p["kind"] for p in await outbox_payloads(core)] == ["reply"]
 
@@ -250,7 +250,7 @@ async def test_lane_never_runs_more_than_max_concurrent_and_announces_each_once(
         nonlocal running, peak
         running += 1
         peak = max(peak, running)
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # the model takes a moment: runs overlap if the lane lets them
         running -= 1
         return ModelResponse(parts=[TextPart("ok")])
 
@@ -323,7 +323,7 @@ async def test_a_risk_profile_narrows_the_tools_offered_and_a_call_to_an_exclude
     )
     async with running_core(tmp_path, ScriptedModels(main=main), config) as core:
         await chat_and_wait(core)
-        assert (await core._db.fetch_one("SELECT COUNT(*) FROM sessions WHERE kind = 'subagent'"))[0] == 0
+        assert await session_count(core, "subagent") == 0
         payloads = await outbox_payloads(core)
 
     assert offered[0] == ["agents_list", "sessions_list", "spawn_subagent"]  # spawn_subagent gates itself

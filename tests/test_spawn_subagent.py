@@ -19,10 +19,10 @@ from tests.core_support import (
     ScriptedModels,
     chat_and_wait,
     first_prompt,
-    outbox_payloads,
     running_core,
     settle,
 )
+from tests.db_views import outbox_payloads
 
 CONFIG = """
 [agents.defaults]

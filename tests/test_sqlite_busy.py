@@ -12,6 +12,7 @@ import pytest
 
 from storage import sqlite as sqlite_store
 from storage.db import Database
+from tests.polling import stays
 
 pytestmark = pytest.mark.sqlite_only("SQLite's file lock, taken by a second connection as another process would")
 
@@ -37,7 +38,7 @@ async def test_a_transaction_waits_for_another_process_lock_without_blocking_the
         other.execute("BEGIN IMMEDIATE")
         other.execute("INSERT INTO meta (key, value) VALUES ('other', 'first')")
         writing = asyncio.ensure_future(_write(db, "second"))
-        await asyncio.sleep(0.3)
+        await stays(lambda: not writing.done(), for_seconds=0.3, describe="the write waiting for the lock")
         assert not writing.done()  # still waiting for the lock
         asyncio.get_running_loop().call_later(0.2, other.execute, "COMMIT")
         ticks = await _ticks_while(writing)
@@ -80,9 +81,9 @@ async def test_a_transaction_cancelled_while_it_waits_for_another_process_lock_b
     try:
         other.execute("BEGIN IMMEDIATE")
         writing = asyncio.ensure_future(_write(db, "cancelled"))
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.1)  # its BEGIN is under way, waiting for the lock
         writing.cancel()  # while its BEGIN waits: the BEGIN goes on
-        await asyncio.sleep(0.1)
+        await stays(lambda: not writing.done(), for_seconds=0.1, describe="the cancelled BEGIN still waiting")
         assert not writing.done()
         other.execute("COMMIT")
         with pytest.raises(asyncio.CancelledError):

@@ -11,7 +11,7 @@ import structlog
 
 from bot.core.deadline_sweep import DeadlineSweep
 from bot.core.timers import Timers
-from tests.polling import eventually
+from tests.polling import eventually, stays
 
 current_run: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_run", default=None)
 
@@ -29,7 +29,7 @@ async def test_a_job_that_sets_itself_again_for_a_time_already_come_runs_again()
     try:
         timers.at("again", time.time(), again)
         await eventually(lambda: len(fired) == 3, timeout=5, describe="three runs of the job")
-        await asyncio.sleep(0.2)
+        await stays(lambda: len(fired) == 3, for_seconds=0.2, describe="no fourth run")
         assert len(fired) == 3
     finally:
         timers.shutdown()

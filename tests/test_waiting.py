@@ -19,7 +19,7 @@ async def test_a_loop_cancelled_as_its_event_is_set_stops():
             event.clear()
 
     task = asyncio.create_task(loop())
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0.01)  # the loop is in its wait when the event is set
     event.set()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import announcement_for
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for
 from tests.polling import eventually
 from tests.test_wire_control import command, member, run_id_full, spawn
 from tests.test_wire_delegate import AGENTS, ANALYST, BOSS

@@ -11,7 +11,7 @@ from pathlib import Path
 import discord
 
 from bot.agents.tool_gate import DENIED, TIMED_OUT
-from tests.conftest import API_KEY, QUICK_STATUS_EDITS, World, announcement_for
+from tests.harness import API_KEY, QUICK_STATUS_EDITS, World, announcement_for
 from tests.test_wire_control import command, member, run_id_full, spawn
 from tests.test_wire_mcp import with_mcp
 from tests.test_wire_status import buttons, click, status_for

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import announcement_for
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for
 from tests.test_wire_chat import replies_to
 from tests.test_wire_control import command, member, spawn
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import announcement_for, spawned_run_id
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for, spawned_run_id
 from tests.test_wire_control import command, member
 
 CAP_OF_TWO = "[agents.defaults.subagents]\nmax_children_per_agent = 2\n"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.conftest import API_KEY, announcement_for
 from tests.fakes.openai_server import Step
+from tests.harness import API_KEY, announcement_for
 from tests.test_wire_control import spawn
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import discord
 
-from tests.conftest import announcement_for, spawned_run_id
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for, spawned_run_id
 
 
 async def command(world, user, name, **options) -> str:

@@ -13,7 +13,7 @@ import discord
 import pytest
 from structlog.testing import capture_logs
 
-from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
+from tests.harness import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
 from tests.polling import eventually
 from tests.test_wire_control import command
 from tests.test_wire_persona import THREADS_ON, WEBHOOK_EXECUTE, thread_spawn

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.conftest import API_KEY, announcement_for
+from tests.harness import API_KEY, announcement_for
 from tests.test_wire_control import command, spawn
 from tests.test_wire_delegate import AGENTS, ask, tool_result
 

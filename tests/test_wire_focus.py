@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import answer_to
+from tests.harness import answer_to
 from tests.test_wire_control import command, member, spawn
 
 THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"

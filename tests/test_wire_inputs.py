@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 from structlog.testing import capture_logs
 
-from tests.conftest import answer_to
+from tests.harness import answer_to
 from tests.test_wire_control import spawn
 from tests.test_wire_focus import command_in, focused_thread
 

@@ -5,8 +5,8 @@ many conversations leave every lock table empty (a lock kept per key ever seen w
 from __future__ import annotations
 
 from bot.app import ThreadboundBot
-from tests.conftest import answer_to
 from tests.fakes.openai_server import Step
+from tests.harness import answer_to
 from tests.polling import eventually
 from tests.test_wire_control import command
 from tests.test_wire_threads import THREADS_ON

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from bot.agents.mcp_servers import LISTING_SECONDS
-from tests.conftest import announcement_for
+from tests.harness import announcement_for
 from tests.test_wire_control import command, member, spawn
 
 SERVER = Path(__file__).parent / "fakes" / "mcp_server.py"

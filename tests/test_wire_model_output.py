@@ -4,8 +4,8 @@ words a user can read."""
 
 from __future__ import annotations
 
-from tests.conftest import announcement_for, spawned_run_id
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for, spawned_run_id
 from tests.test_wire_control import command
 
 ORCHESTRATOR = "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"

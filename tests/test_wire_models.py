@@ -9,7 +9,7 @@ from bot import app
 from bot.agents import model_catalog
 from bot.agents import models as models_module
 from bot.agents.models import ModelFactory
-from tests.conftest import announcement_for, spawned_run_id
+from tests.harness import announcement_for, spawned_run_id
 from tests.test_wire_control import command
 
 SERVED = "gpt-4.1, gpt-4.1-mini, gpt-4o, gpt-4o-mini, local-llama, o3, o4-mini"

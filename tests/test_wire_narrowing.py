@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import announcement_for, spawned_run_id
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for, spawned_run_id
 
 NARROW = """
 [agents.defaults.subagents]

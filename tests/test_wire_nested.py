@@ -3,8 +3,8 @@ workers and synthesises; the channel sees the main agent's reply and exactly one
 
 from __future__ import annotations
 
-from tests.conftest import announcement_for
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for
 
 NESTED = """
 [agents.defaults.subagents]

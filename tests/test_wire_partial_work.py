@@ -4,8 +4,8 @@ had so far."""
 
 from __future__ import annotations
 
-from tests.conftest import QUICK_STATUS_EDITS, answer_to
 from tests.fakes.openai_server import Step
+from tests.harness import QUICK_STATUS_EDITS, answer_to
 from tests.test_wire_control import command, spawn
 from tests.test_wire_status import status_for
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import discord
 
-from tests.conftest import announcement_for
+from tests.harness import announcement_for
 from tests.test_wire_control import command
 
 THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"

@@ -17,9 +17,9 @@ import psycopg
 import pytest
 
 from tests import stores
-from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
 from tests.fakes.openai_server import Step
-from tests.polling import eventually
+from tests.harness import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
+from tests.polling import eventually, stays
 
 SPAWNS = 200
 RUNNING_HERE = "SELECT COUNT(*) FROM runs WHERE status = 'running' AND executor_id = 'shards-0-of-2'"
@@ -220,7 +220,9 @@ async def test_the_lane_holds_across_processes_and_a_kill_stops_a_run_executing_
         running = dict(rows("SELECT id, executor_id FROM runs WHERE status = 'running'"))
         assert sorted(running.values()) == ["shards-0-of-2", "shards-1-of-2"]  # one each: the lane is 2, 1 per process
         [queued] = [run_id for run_id in tasks if run_id not in running]
-        await asyncio.sleep(1)  # ten polls of the queues: the third stays queued
+        await stays(  # ten polls of the queues: the third stays queued
+            lambda: len(world.llm.requests) == 2, for_seconds=1, describe="no third run asking the model"
+        )
         assert len(world.llm.requests) == 2 and rows(f"SELECT status FROM runs WHERE id = '{queued}'") == [("queued",)]
 
         elsewhere = next(run_id for run_id, executor in running.items() if executor != f"shards-{shard_of(here)}-of-2")

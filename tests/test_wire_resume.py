@@ -9,8 +9,8 @@ import signal
 from collections import Counter
 from contextlib import asynccontextmanager
 
-from tests.conftest import announcement_for
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for
 from tests.polling import eventually
 from tests.test_wire_approvals import approval_request, decide, recorded
 from tests.test_wire_control import command, spawn

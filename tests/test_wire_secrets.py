@@ -16,8 +16,8 @@ from pydantic_ai.messages import ToolReturn
 from bot.logging_setup import configure_logging
 from bot.redaction import Redactor
 from tests import stores
-from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, answer_to
 from tests.fakes.openai_server import Step
+from tests.harness import API_KEY, BOT_TOKEN, announcement_for, answer_to
 from tests.test_wire_control import command, spawn
 from tests.test_wire_mcp import SERVER
 

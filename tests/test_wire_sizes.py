@@ -8,9 +8,9 @@ import sqlite3
 from contextlib import closing
 
 from tests import stores
-from tests.conftest import announcement_for, answer_to
 from tests.fakes.mcp_server import big
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for, answer_to
 from tests.test_wire_chat import replies_to
 from tests.test_wire_control import command, spawn
 from tests.test_wire_focus import focused_thread

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.conftest import API_KEY, announcement_for, spawned_run_id
+from tests.harness import API_KEY, announcement_for, spawned_run_id
 
 SPAWNED = re.compile(
     r"^Spawned subagent researcher \(session agent:researcher:subagent:[0-9a-f-]{36}, run [0-9a-f]{8}\)\.$"

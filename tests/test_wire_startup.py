@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import structlog
 
-from tests.conftest import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
+from tests.harness import API_KEY, BOT_TOKEN, announcement_for, spawned_run_id
 from tests.polling import eventually
 
 UNRESOLVABLE_API = "http://discord.invalid/api/v10"

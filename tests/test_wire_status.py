@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import QUICK_STATUS_EDITS, announcement_for
 from tests.fakes.openai_server import Step
+from tests.harness import QUICK_STATUS_EDITS, announcement_for
 from tests.test_wire_control import member, spawn
 
 

@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from tests.conftest import announcement_for
+from tests.harness import announcement_for
 from tests.polling import eventually
 from tests.test_wire_delivery import announcements, spawn_and_get_run_id
 from tests.test_wire_startup import BotProcess, assert_clean

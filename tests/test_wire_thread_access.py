@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 import time
 
-from tests.conftest import answer_to
 from tests.fakes.openai_server import Step
+from tests.harness import answer_to
 from tests.polling import eventually
 from tests.test_wire_control import command, member
 from tests.test_wire_threads import THREADS_ON, spawn_into_thread

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import discord
 
-from tests.conftest import announcement_for, answer_to
 from tests.fakes.openai_server import Step
+from tests.harness import announcement_for, answer_to
 from tests.test_wire_control import command
 from tests.test_wire_focus import command_in, focused_thread
 

@@ -3,7 +3,7 @@ caps, privately, with the chart attached; another member's usage only for modera
 
 from __future__ import annotations
 
-from tests.conftest import announcement_for
+from tests.harness import announcement_for
 from tests.test_usage_chart import PNG_MAGIC
 from tests.test_wire_control import member, spawn
 
