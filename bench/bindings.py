@@ -78,7 +78,7 @@ async def filled(url: str, bindings: int) -> None:
     core = Orchestrator(parse_config(CONFIG), db, InstantModels())
     await core.start()
     session_key = (await core.spawn(SpawnRequest(agent_id="main", task="bench", origin=ORIGIN))).session_key
-    await core.wait_idle()
+    await core.core.dispatch.wait_idle()
     await core.close()
     now = time.time()
     rows = [

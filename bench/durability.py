@@ -196,7 +196,7 @@ async def core_path(
 
     try:
         yield lifecycle
-        await core.wait_idle()  # a workflow still records its end after its announcement is out
+        await core.core.dispatch.wait_idle()  # a workflow still records its end after its announcement is out
     finally:
         heap.thaw()
         await sink.close()

@@ -62,7 +62,7 @@ async def orchestrated(runs: int) -> float:
         started = time.perf_counter()
         for i in range(runs):
             accepted = await core.spawn(SpawnRequest(agent_id="main", task=f"task {i}", origin=origin))
-            await core.wait_for(functools.partial(_done, core, accepted.run_id), timeout=10)
+            await core.core.ctx.signals.wait_for(functools.partial(_done, core, accepted.run_id), timeout=10)
         elapsed = (time.perf_counter() - started) / runs
         await core.close()
         await db.close()

@@ -114,12 +114,12 @@ async def worker(args: argparse.Namespace) -> None:
     sink.start()
     try:
         await asyncio.gather(*(lifecycle(f"warm-up {i}") for i in range(WARMUP)))
-        await core.wait_idle()
+        await core.core.dispatch.wait_idle()
         print("ready", flush=True)
         if await asyncio.to_thread(sys.stdin.readline):  # nothing: the bench went away
             cpu = time.process_time()
             delivered = await asyncio.gather(*(lifecycle(f"task {i}") for i in range(args.runs)))
-            await core.wait_idle()
+            await core.core.dispatch.wait_idle()
             report = {"runs": args.runs, "last_delivered": max(delivered), "cpu": time.process_time() - cpu}
             print(json.dumps(report), flush=True)
     finally:

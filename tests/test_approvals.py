@@ -141,7 +141,7 @@ async def test_killing_a_paused_run_settles_it_killed_and_cancels_its_call(tmp_p
     user = ToolUser(("calc__shout", {"text": "hi"}))
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING) as core:
         run_id = await paused_chat(core)
-        await core.kill(run_id)
+        await core.core.commands.kill(run_id)
         [approval] = await pending_of(core, run_id)
         assert (await core.runs.get(run_id)).status is RunStatus.KILLED
         with pytest.raises(UserError, match="already cancelled"):
@@ -161,7 +161,7 @@ async def test_a_read_only_agent_may_read_but_not_act(tmp_path, calls):
     )
     async with running_core(tmp_path, ScriptedModels(main=user), config) as core:
         await core.chat(ChatRequest(text="go", origin=ORIGIN))
-        await core.wait_idle()
+        await core.core.dispatch.wait_idle()
     assert user.results[0] == "3"
     assert user.results[1] == "Security policy: read-only mode, cannot perform 'calc__shout'"
     assert "read-only" not in user.results[2]
@@ -338,7 +338,7 @@ async def test_a_pause_replayed_after_its_decision_leaves_the_run_to_its_wake(tm
         await core.decide_approval(OWNER, approval.id, approve=True, where=HERE)
         decided.set()
         run = await finished(core, run_id)
-        await core.wait_idle()
+        await core.core.dispatch.wait_idle()
         approvals = await pending_of(core, run_id)
     assert (run.status, run.result_text) == (RunStatus.COMPLETED, "done")
     assert [(a.id, a.status) for a in approvals] == [(approval.id, ApprovalStatus.APPROVED)]

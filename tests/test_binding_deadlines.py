@@ -24,7 +24,7 @@ async def test_bindings_due_while_down_end_once_each_earliest_first_and_others_s
     async with running_core(tmp_path, MODELS, CONFIG) as core:
         session_key = (await spawned_and_done(core)).session_key
         for thread_id in range(1, DUE + 3):
-            await core.bind(Binding(thread_id, 1, 1, session_key, 7, now, now, HOUR, 0))
+            await core.core.bindings.bind(Binding(thread_id, 1, 1, session_key, 7, now, now, HOUR, 0))
     due_rows = "last_activity_at = ? - thread_id, deadline_at = ? - thread_id"  # thread 1 came due last
     stores.query(
         tmp_path / "core.sqlite3",

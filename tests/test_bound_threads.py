@@ -44,12 +44,12 @@ async def answers(core, thread_id: int, session_key: str | None) -> bool:
 async def test_a_binding_made_or_ended_in_another_process_routes_here_accordingly(tmp_path):
     async with running_core(tmp_path, MODELS, CONFIG) as here:
         session_key = (await spawned_and_done(here)).session_key
-        await here.bind(bound_to(session_key, 1))
+        await here.core.bindings.bind(bound_to(session_key, 1))
         async with running_core(tmp_path, MODELS, CONFIG) as elsewhere:
             await following(here)
             await following(elsewhere)
             assert await answers(elsewhere, 1, session_key)  # made before it started
-            await elsewhere.bind(bound_to(session_key, 2))
+            await elsewhere.core.bindings.bind(bound_to(session_key, 2))
             await eventually(lambda: answers(here, 2, session_key), timeout=10, describe="thread 2 bound here")
             await elsewhere.unbind(1)
             await eventually(lambda: answers(here, 1, None), timeout=10, describe="thread 1 unbound here")
@@ -72,7 +72,7 @@ async def test_while_its_connection_is_down_the_table_answers_and_then_the_map_f
             await stores.cut_listeners(here._db)
             await eventually(lambda: routes(here)._sessions is None, timeout=10, describe="the map given up")
             async with running_core(tmp_path, MODELS, CONFIG) as elsewhere:
-                await elsewhere.bind(bound_to(session_key, 3))
+                await elsewhere.core.bindings.bind(bound_to(session_key, 3))
                 assert routes(here)._sessions is None
                 assert await answers(here, 3, session_key)  # from the table, while not following
 

@@ -77,7 +77,7 @@ async def test_an_idle_binding_expiring_in_two_processes_says_farewell_and_archi
         accepted = await spawned_and_done(a)
         now = time.time()
         binding = Binding(thread.id, channel.id, guild.id, accepted.session_key, 7, now, now, 2.0, 0)
-        await a.bind(binding)  # idle in 2 s
+        await a.core.bindings.bind(binding)  # idle in 2 s
         async with running_core(tmp_path, MODELS, config, threads=DiscordThreads(client_b)) as b:
             assert await b.bindings.get(thread.id) == binding  # B rebuilt the same deadline from the database
             farewell = await fake_discord.wait_for_message(thread, lambda m: "Session ended" in m["content"])
@@ -146,7 +146,7 @@ async def test_a_schedule_slot_fired_by_two_processes_runs_once(tmp_path):
         clock.set("2024-01-01 11:00:00")
         fired = await asyncio.gather(a.schedules.fire_due(1), b.schedules.fire_due(1))
         assert len([run_id for run_id in fired if run_id is not None]) == 1
-        await asyncio.gather(a.wait_idle(), b.wait_idle())
+        await asyncio.gather(a.core.dispatch.wait_idle(), b.core.dispatch.wait_idle())
         assert await cron_runs(a) == [("[cron:1 digest] Summarise the hour", "completed")]
     assert researcher.prompts == ["[cron:1 digest] Summarise the hour"]
 

@@ -410,7 +410,7 @@ async def test_a_kill_from_outside_reads_as_cancelled_to_the_caller(tmp_path):
         await asyncio.wait_for(held.started.wait(), 10)
         run = (await core.core.queries.children(MAIN_KEY))[0].run
         assert (await core.runs.get(run.id)).status is RunStatus.RUNNING
-        assert [r.id for r in await core.kill(run.id)] == [run.id]
+        assert [r.id for r in await core.core.commands.kill(run.id)] == [run.id]
         caller.steps.append(after_kill)
         await chat_and_wait(core, "check it")
     record = json.loads(caller.results[-1]["output"])
@@ -475,7 +475,7 @@ async def test_a_task_resumed_after_a_restart_is_still_stopped_at_its_deadline(t
             task = (await delegate_tasks(core))[0]
             return (task.status, task.error, task.finished_at) if task.status != "running" else None
 
-        status, error, finished_at = await core.wait_for(ended, 10) or ("running", None, None)
+        status, error, finished_at = await core.core.ctx.signals.wait_for(ended, 10) or ("running", None, None)
         [child] = await core.core.queries.children(MAIN_KEY)
     assert (status, error) == ("timed_out", "Agent 'researcher' timed out after 120s")
     assert finished_at >= deadline

@@ -114,7 +114,7 @@ async def replayed(tmp_path, after: Script, run_id: str) -> tuple[Database, Orch
     """Start again with ``after`` (its first request is the journal's) until the run left behind has ended."""
     after.requests.append([])
     db, orchestrator = await start(tmp_path, after, durable=True)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, run_id), 10)
+    await orchestrator.core.ctx.signals.wait_for(lambda: orchestrator_run_ended(orchestrator, run_id), 10)
     return db, orchestrator
 
 
@@ -124,7 +124,7 @@ async def completed_at_next_start(tmp_path, run_id: str) -> tuple[Database, Orch
     after = Script(("sessions_list", {}))
     after.release.set()
     db, orchestrator = await start(tmp_path, after, durable=True)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, run_id), 10)
+    await orchestrator.core.ctx.signals.wait_for(lambda: orchestrator_run_ended(orchestrator, run_id), 10)
     run = await orchestrator.runs.get(run_id)
     assert run is not None
     return db, orchestrator, run, after
@@ -187,7 +187,7 @@ async def test_a_resumed_run_gets_back_the_child_it_spawned_before_the_stop_and_
     after.requests.append([])  # its first request is the journal's
     after.release.set()
     db, orchestrator = await start(tmp_path, after, durable=True)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+    await orchestrator.core.ctx.signals.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
 
     children = [run for run in await orchestrator.runs.list_live() if run.parent_run_id == accepted.run_id]
     spawned = await db.fetch_all("SELECT id FROM runs WHERE parent_run_id = ?", (accepted.run_id,))
@@ -236,7 +236,7 @@ async def test_a_steer_taken_before_the_stop_reaches_the_model_again_on_recovery
     db, orchestrator = await start(tmp_path, before, durable=True)
     accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
     await before.waiting.wait()
-    assert await orchestrator.steer(accepted.run_id, "mind the costs")
+    assert await orchestrator.core.commands.steer(accepted.run_id, "mind the costs")
     before.waiting.clear()
     before.release.set()
     await before.waiting.wait()
@@ -269,7 +269,7 @@ async def test_a_take_that_found_nothing_finds_nothing_on_replay_and_a_later_ste
     before.waiting.clear()
     before.release.set()
     await before.waiting.wait()  # request 2 in flight: its take found nothing
-    assert await orchestrator.steer(accepted.run_id, "mind the costs")
+    assert await orchestrator.core.commands.steer(accepted.run_id, "mind the costs")
     assert prompts(before.requests[1]) == ["find it"]
     await stop(db, orchestrator)
 
@@ -303,7 +303,7 @@ async def test_a_resumed_run_does_not_steer_its_child_again(tmp_path):
     after.requests += [[], []]  # its first two requests are the journal's
     after.release.set()
     db, orchestrator = await start(tmp_path, after, durable=True)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, run_id), 10)
+    await orchestrator.core.ctx.signals.wait_for(lambda: orchestrator_run_ended(orchestrator, run_id), 10)
 
     sent = "SELECT i.content FROM run_inbox i JOIN runs r ON r.id = i.run_id WHERE r.parent_run_id = ?"
     assert [row[0] for row in await db.fetch_all(sent, (run_id,))] == ["one more thing"]
@@ -318,7 +318,7 @@ async def test_retention_deletes_the_journal_of_workflows_that_ended_and_keeps_a
     script.release.set()
     db, orchestrator = await start(tmp_path, script, durable=True)
     done = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, done.run_id), 10)
+    await orchestrator.core.ctx.signals.wait_for(lambda: orchestrator_run_ended(orchestrator, done.run_id), 10)
     script.release.clear()
     script.waiting.clear()
     live = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find more", origin=ORIGIN))
@@ -353,8 +353,8 @@ async def test_a_kill_cancels_the_runs_workflow_and_its_request_in_flight(tmp_pa
     await script.waiting.wait()
 
     with capture_logs() as logs, caplog.at_level(logging.DEBUG, logger="dbos"):
-        stopped = await orchestrator.kill(accepted.run_id)
-        await asyncio.wait_for(orchestrator.wait_idle(), 10)
+        stopped = await orchestrator.core.commands.kill(accepted.run_id)
+        await asyncio.wait_for(orchestrator.core.dispatch.wait_idle(), 10)
     [workflow] = await DBOS.list_workflows_async(workflow_ids=[accepted.run_id])
     run = await orchestrator.runs.get(accepted.run_id)
 
@@ -417,8 +417,8 @@ async def test_a_workflow_cancelled_from_elsewhere_aborts_the_request_in_flight_
 
     await DBOS.cancel_workflow_async(accepted.run_id)
     await asyncio.wait_for(aborted.wait(), 5)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 5)
-    await asyncio.wait_for(orchestrator.wait_idle(), 5)
+    await orchestrator.core.ctx.signals.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 5)
+    await asyncio.wait_for(orchestrator.core.dispatch.wait_idle(), 5)
     run = await orchestrator.runs.get(accepted.run_id)
 
     assert run.status is RunStatus.KILLED and not script.release.is_set()
@@ -440,8 +440,8 @@ async def test_a_wake_committed_but_never_started_before_the_stop_is_made_at_the
         parent = await orchestrator.runs.get(accepted.run_id)
         return True if [row[0] for row in children] == ["completed"] and parent.status is RunStatus.RUNNING else None
 
-    assert await orchestrator.wait_for(woken_not_started, 10)
-    await asyncio.wait_for(orchestrator.wait_idle(), 10)
+    assert await orchestrator.core.ctx.signals.wait_for(woken_not_started, 10)
+    await asyncio.wait_for(orchestrator.core.dispatch.wait_idle(), 10)
     assert len(before.requests) == 2  # its first turn, then the wait: no request since
     await stop(db, orchestrator)
     monkeypatch.undo()
@@ -449,7 +449,7 @@ async def test_a_wake_committed_but_never_started_before_the_stop_is_made_at_the
     after = Script()
     after.release.set()
     db, orchestrator = await start(tmp_path, after, durable=True)
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
+    await orchestrator.core.ctx.signals.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 10)
     run = await orchestrator.runs.get(accepted.run_id)
 
     assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
@@ -487,8 +487,8 @@ async def test_a_cancellation_that_fails_leaves_the_run_killed_and_the_next_runs
 
     monkeypatch.setattr(DurableRuns, "cancel", unreachable)
     with capture_logs() as logs:
-        await orchestrator.kill(accepted.run_id)
-        await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 5)
+        await orchestrator.core.commands.kill(accepted.run_id)
+        await orchestrator.core.ctx.signals.wait_for(lambda: orchestrator_run_ended(orchestrator, accepted.run_id), 5)
         # the run ends at once here; the supervisor tries the cancellation after (a failed one is logged)
         await eventually(
             lambda: "run_workflow_not_cancelled" in [line["event"] for line in logs],
@@ -501,7 +501,7 @@ async def test_a_cancellation_that_fails_leaves_the_run_killed_and_the_next_runs
     script.requests.clear()
     script.calls = ()
     after = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="and this", origin=ORIGIN))
-    await orchestrator.wait_for(lambda: orchestrator_run_ended(orchestrator, after.run_id), 10)
+    await orchestrator.core.ctx.signals.wait_for(lambda: orchestrator_run_ended(orchestrator, after.run_id), 10)
     assert (await orchestrator.runs.get(after.run_id)).status is RunStatus.COMPLETED
     await stop(db, orchestrator)
 
@@ -527,7 +527,7 @@ async def test_a_workflow_handed_over_while_the_process_closes_is_left_pending_a
 
     db, orchestrator, run, after = await completed_at_next_start(tmp_path, accepted.run_id)
 
-    await asyncio.wait_for(orchestrator.wait_idle(), 10)
+    await asyncio.wait_for(orchestrator.core.dispatch.wait_idle(), 10)
     workflows = await DBOS.list_workflows_async(workflow_id_prefix=accepted.run_id)
 
     assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
@@ -601,7 +601,9 @@ async def test_a_process_keeps_nothing_per_run_it_queued_once_the_run_started(tm
         await orchestrator.spawn(SpawnRequest(agent_id="researcher", task=f"find {i}", origin=ORIGIN)) for i in range(3)
     ]
     for accepted in spawned:
-        await orchestrator.wait_for(lambda run_id=accepted.run_id: orchestrator_run_ended(orchestrator, run_id), 10)
+        await orchestrator.core.ctx.signals.wait_for(
+            lambda run_id=accepted.run_id: orchestrator_run_ended(orchestrator, run_id), 10
+        )
     assert orchestrator.core.dispatch._queued == set()
     await stop(db, orchestrator)
 
@@ -623,5 +625,7 @@ async def test_runs_waiting_to_be_queued_in_dbos_are_not_a_task_each(tmp_path):
     assert tasks < 50  # the runs in flight (a lane of 8) and the bot's own: none per run waiting to be queued
     script.release.set()
     for run in accepted:
-        await orchestrator.wait_for(lambda run_id=run.run_id: orchestrator_run_ended(orchestrator, run_id), 30)
+        await orchestrator.core.ctx.signals.wait_for(
+            lambda run_id=run.run_id: orchestrator_run_ended(orchestrator, run_id), 30
+        )
     await stop(db, orchestrator)

@@ -104,7 +104,7 @@ async def test_killing_a_queued_run_moves_the_runs_behind_it_up_at_once(tmp_path
         await settle(core, lambda: _place_known(core, "behind"))
         assert (await statuses(core))["behind"] == "queued, 2nd in line"
 
-        await core.kill(ahead)
+        await core.core.commands.kill(ahead)
         assert (await core.runs.get(ahead)).status is RunStatus.KILLED
         assert (await statuses(core))["behind"] == "queued, 1st in line"
         work.finish("busy0")
@@ -149,7 +149,7 @@ async def test_a_full_queue_refuses_spawns_and_follow_ups_before_anything_is_wri
         assert script.results == [{"status": "forbidden", "error": QUEUE_FULL}]
         finished_run = await core.runs.get(finished)
         with pytest.raises(SpawnRefused) as refused:  # a follow-up would wait in the same queue
-            await core.follow_up(await core.sessions.get(finished_run.session_key), "again", finished_run)
+            await core.core.commands.follow_up(await core.sessions.get(finished_run.session_key), "again", finished_run)
         assert str(refused.value) == QUEUE_FULL
         assert await spawn_footprint(core) == before
 
@@ -190,7 +190,7 @@ async def test_a_server_at_its_share_refuses_spawns_and_follow_ups_while_other_s
         assert script.results == [{"status": "forbidden", "error": SHARE_FULL}]
         finished_run = await core.runs.get(finished)
         with pytest.raises(SpawnRefused) as refused:
-            await core.follow_up(await core.sessions.get(finished_run.session_key), "again", finished_run)
+            await core.core.commands.follow_up(await core.sessions.get(finished_run.session_key), "again", finished_run)
         assert str(refused.value) == SHARE_FULL
         assert await spawn_footprint(core) == before
 
@@ -221,7 +221,7 @@ async def test_a_grandchild_waits_in_its_members_bucket_under_the_top_level_run_
     )
     async with running_core(tmp_path, ScriptedModels(fan=fan_out), config) as core:
         top = await chat_and_wait(core, "spawn spawn leaf")
-        await core.wait_idle()
+        await core.core.dispatch.wait_idle()
         rows = await run_requesters(core)
         assert [(task, member) for _, task, member in rows] == [
             ("spawn spawn leaf", ORIGIN.user_id),
@@ -274,7 +274,7 @@ async def test_with_durable_runs_killing_a_queued_run_takes_it_out_of_the_queue(
         await settle(core, lambda: _place_known(core, "behind"))
         assert (await statuses(core))["behind"] == "queued, 2nd in line"
 
-        await core.kill(ahead)
+        await core.core.commands.kill(ahead)
         await settle(core, lambda: _is(core, "behind", "queued, 1st in line"))
         work.finish("busy0")
         await settle(core, lambda: work.started[2:] == ["behind"])

@@ -264,6 +264,14 @@ def test_outside_the_core_the_orchestrator_is_only_called():
     assert reached  # the walk finds the calls at all
 
 
+def test_the_facade_keeps_only_what_the_outside_calls():
+    """Each public method of the orchestrator is called by the app, a cog or the Discord adapter."""
+    methods = {name for name, member in vars(Orchestrator).items() if inspect.isfunction(member)}
+    modules = [*_modules("cogs"), *(path for path in _modules("bot") if "core" not in path.parts)]
+    called = {name for path in modules for name in _orchestrator_reaches(path)}
+    assert {name for name in methods if not name.startswith("_")} - called == set()
+
+
 def test_the_walk_sees_imports_at_all():
     """Guards the checks above against passing because they found nothing to check."""
     assert "bot.records" in _imports(ROOT / "storage/runs.py")

@@ -227,10 +227,10 @@ async def test_child_of_killed_orchestrator_posts_nothing(tmp_path):
     async with running_core(tmp_path, models, NESTED) as core:
         await planner_waiting_on_its_worker(core, workers)
         planner_run = (await core.core.queries.children("agent:main:discord:channel:100"))[0].run
-        killed = await core.kill(planner_run.id)
+        killed = await core.core.commands.kill(planner_run.id)
         assert [r.session_key.split(":")[1] for r in killed] == ["worker", "planner"]  # children first
         workers.release.set()
-        await core.wait_idle()
+        await core.core.dispatch.wait_idle()
 
         assert await statuses(core) == {"main": ["completed"], "planner": ["killed"], "worker": ["killed"]}
         assert [p["kind"] for p in await outbox_payloads(core)] == ["reply"]

@@ -45,7 +45,7 @@ def spawn_request(**overrides):
 
 
 async def settled(orchestrator, run_id):
-    await orchestrator.wait_idle()
+    await orchestrator.core.dispatch.wait_idle()
     return await orchestrator.runs.get(run_id)
 
 
@@ -212,7 +212,7 @@ async def test_a_steer_that_arrives_after_the_run_ended_is_refused_not_left_unre
     accepted = await orchestrator.spawn(spawn_request())
     await settled(orchestrator, accepted.run_id)
 
-    assert await orchestrator.steer(accepted.run_id, "too late") is False
+    assert await orchestrator.core.commands.steer(accepted.run_id, "too late") is False
     assert await db.fetch_all("SELECT * FROM run_inbox") == []
     await orchestrator.close()
     await db.close()

@@ -145,6 +145,6 @@ max_cost_per_day_cents = 1000
 """
     )
     main, spender = envelope_of(config, "main"), envelope_of(config, "spender")
-    assert spender.escalation_beyond(main) is None  # main's spending has no cap of its own (docs/configuration.md, Budgets)
+    assert spender.escalation_beyond(main) is None  # main's spending has no cap of its own
     assert main.escalation_beyond(spender) is None  # nor is main's, under any parent
     assert main.narrowed(spender).max_cost_per_day_cents == 1000

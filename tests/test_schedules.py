@@ -74,7 +74,7 @@ async def core(tmp_path, clock: Clock, model, config: str = HOURLY) -> AsyncIter
     await orchestrator.start()
     try:
         yield orchestrator
-        await orchestrator.wait_idle()
+        await orchestrator.core.dispatch.wait_idle()
     finally:
         await orchestrator.close()
         await db.close()
@@ -93,7 +93,7 @@ async def test_a_firing_is_a_top_level_run_in_a_fresh_main_session_announced_in_
             clock.set("2024-01-01 11:00:02")
             run_id = await orchestrator.schedules.fire_due(schedule[0])
             assert run_id is not None
-            await orchestrator.wait_idle()
+            await orchestrator.core.dispatch.wait_idle()
             assert await orchestrator.schedules.fire_due(schedule[0]) is None
             run = await orchestrator.runs.get(run_id)
             session = await orchestrator.sessions.get(run.session_key)
@@ -147,7 +147,7 @@ async def test_two_timers_racing_for_a_slot_fire_it_once(tmp_path):
         clock.set("2024-01-01 11:00:00")
         fired = await asyncio.gather(*(orchestrator.schedules.fire_due(1) for _ in range(3)))
         assert len([run_id for run_id in fired if run_id is not None]) == 1
-        await orchestrator.wait_idle()
+        await orchestrator.core.dispatch.wait_idle()
         assert await cron_runs(orchestrator) == [("[cron:1 digest] Summarise the hour", "completed")]
 
 
@@ -158,7 +158,7 @@ async def test_slots_missed_while_down_fire_once_at_start_up_and_never_again(tmp
     clock.set("2024-01-01 13:20")  # 11:00, 12:00 and 13:00 were missed
     with capture_logs() as logs:
         async with core(tmp_path, clock, researcher) as orchestrator:
-            await orchestrator.wait_idle()
+            await orchestrator.core.dispatch.wait_idle()
             assert await cron_runs(orchestrator) == [("[cron:1 digest] Summarise the hour", "completed")]
         async with core(tmp_path, clock, researcher):
             pass
@@ -221,7 +221,7 @@ async def test_a_firing_may_spawn_one_level_like_a_top_level_run(tmp_path):
     async with core(tmp_path, clock, agent) as orchestrator:
         clock.set("2024-01-01 11:00:01")
         await orchestrator.schedules.fire_due(1)
-        await orchestrator.wait_idle()
+        await orchestrator.core.dispatch.wait_idle()
         payloads = await outbox_payloads(orchestrator)
     assert agent.results == [{"status": "completed", "output": "child answer"}]
     assert [p["body"] for p in payloads] == [f"main says: {agent.results[0]}"]
@@ -250,7 +250,7 @@ async def test_a_slot_over_budget_is_skipped_with_the_reason_not_fired_later(tmp
             (schedule,) = await schedules(orchestrator)
             clock.set("2024-01-01 11:00:02")
             assert await orchestrator.schedules.fire_due(schedule[0]) is not None
-            await orchestrator.wait_idle()
+            await orchestrator.core.dispatch.wait_idle()
             clock.set("2024-01-01 12:00:02")
             assert await orchestrator.schedules.fire_due(schedule[0]) is None
             assert await orchestrator.schedules.fire_due(schedule[0]) is None
@@ -270,7 +270,7 @@ async def test_a_firings_session_is_archived_after_it_ends_and_pruned_once_old(t
         (schedule,) = await schedules(orchestrator)
         clock.set("2030-01-01 11:00:02")
         run_id = await orchestrator.schedules.fire_due(schedule[0])
-        await orchestrator.wait_idle()
+        await orchestrator.core.dispatch.wait_idle()
         key = (await orchestrator.runs.get(run_id)).session_key
         assert (await orchestrator.sessions.get(key)).archive_at == at("2030-01-01 12:00:02")  # 60 min after it ended
         clock.set("2030-01-01 12:00:03")

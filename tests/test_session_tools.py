@@ -202,7 +202,7 @@ async def test_kill_through_the_tool_cascades_and_announces_nothing(tmp_path):
         await gate.entered.wait()
         result = await core.core.tools.tool_subagents(await _caller(core), "kill", "Slow", None)
         assert result == {"status": "ok", "result": "killed Slow."}
-        await core.wait_idle()
+        await core.core.dispatch.wait_idle()
         statuses = await run_statuses(core, "spawn")
         assert statuses == ["killed"]
         assert [p["kind"] for p in await outbox_payloads(core)] == ["reply"]
@@ -273,7 +273,7 @@ async def test_lane_never_runs_more_than_max_concurrent_and_announces_each_once(
             return len([p for p in await outbox_payloads(core) if p["kind"] == "completion"]) == 20
 
         await settle(core, all_announced, timeout=30)
-        await core.wait_idle()
+        await core.core.dispatch.wait_idle()
         payloads = await outbox_payloads(core)
 
     assert peak == 2

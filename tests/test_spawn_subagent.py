@@ -165,14 +165,14 @@ async def test_killing_the_caller_stops_the_child_and_announces_nothing(tmp_path
         await asyncio.wait_for(child_started.wait(), 10)
         child = (await core.core.queries.children(MAIN_KEY))[0].run
         assert child.status is RunStatus.RUNNING
-        stopped = await core.kill(main_run_id)
+        stopped = await core.core.commands.kill(main_run_id)
 
         async def both_killed():
             runs = [await core.runs.get(main_run_id), await core.runs.get(child.id)]
             return all(run.status is RunStatus.KILLED for run in runs)
 
         await settle(core, both_killed)
-        await core.wait_idle()
+        await core.core.dispatch.wait_idle()
         payloads = await outbox_payloads(core)
     assert {run.id for run in stopped} == {main_run_id, child.id}
     assert payloads == []
@@ -244,7 +244,7 @@ async def test_a_child_killed_while_its_caller_waits_fails_the_call_and_is_archi
         main_run_id = await core.chat(ChatRequest(text="go", origin=ORIGIN))
         await asyncio.wait_for(started.wait(), 10)
         child = (await core.core.queries.children(MAIN_KEY))[0]
-        assert [run.id for run in await core.kill(child.run.id)] == [child.run.id]
+        assert [run.id for run in await core.core.commands.kill(child.run.id)] == [child.run.id]
 
         async def caller_done():
             run = await core.runs.get(main_run_id)
@@ -279,7 +279,7 @@ async def test_a_child_takes_no_follow_up_from_anyone(tmp_path):
         await chat_and_wait(core)
         child = (await core.core.queries.children(MAIN_KEY))[0]
         with pytest.raises(EphemeralSession, match="is a spawn_subagent run: it answers only the agent"):
-            await core.follow_up(child.session, "and now?", child.run)
+            await core.core.commands.follow_up(child.session, "and now?", child.run)
         assert len(await core.runs.for_session(child.session.key)) == 1
 
 

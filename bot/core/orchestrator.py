@@ -10,7 +10,7 @@ commit asks for.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -30,7 +30,7 @@ from bot.core.people.usage_report import Period, UsageReport
 from bot.core.runs.requests import ChatRequest, SpawnAccepted, SpawnRequest
 from bot.core.threads.messages import Heard
 from bot.core.threads.port import ThreadPort
-from bot.records import Actor, Binding, Cleanup, Origin, Run, Session
+from bot.records import Actor, Cleanup, Origin
 from bot.redaction import Redactor
 from storage.db import Database
 from storage.repositories import Repositories
@@ -113,10 +113,6 @@ class Orchestrator:
         """Stop every task; runs still live stay live in the database and are settled at next start."""
         await self.core.close()
 
-    async def wait_idle(self) -> None:
-        """Wait until no run is queued or executing in this process."""
-        await self.core.dispatch.wait_idle()
-
     def people(self) -> People:
         """The rooms the Discord side hands its cogs."""
         core = self.core
@@ -132,29 +128,6 @@ class Orchestrator:
 
     async def chat(self, request: ChatRequest) -> str:
         return await self.core.spawning.chat(request)
-
-    async def follow_up(
-        self,
-        session: Session,
-        message: str,
-        previous: Run | None,
-        parent_run_id: str | None = None,
-        origin: Origin | None = None,
-    ) -> str:
-        return await self.core.commands.follow_up(session, message, previous, parent_run_id, origin)
-
-    async def kill(self, run_id: str) -> list[Run]:
-        """Stop a run and, cascading, every live run below it (deepest first). Killed runs announce nothing."""
-        return await self.core.commands.kill(run_id)
-
-    async def steer(self, run_id: str, message: str) -> bool:
-        return await self.core.commands.steer(run_id, message)
-
-    async def wait_for(self, check: Callable[[], Awaitable[T | None]], timeout: float) -> T | None:
-        return await self.core.ctx.signals.wait_for(check, timeout)
-
-    async def bind(self, binding: Binding) -> None:
-        await self.core.bindings.bind(binding)
 
     async def unbind(self, thread_id: int, *, farewell: str | None = None) -> bool:
         return await self.core.bindings.unbind(thread_id, farewell=farewell)
@@ -198,7 +171,3 @@ class Orchestrator:
     async def effective_settings(self, guild_id: int | None) -> EffectiveSettings:
         """A server's thread-binding settings as they apply now."""
         return await self.core.guild_settings.effective(guild_id)
-
-    @property
-    def default_agent(self) -> str:
-        return self._config.agents.default_agent
