@@ -17,10 +17,9 @@ from bot.core.budgets.meter import Budgets
 from bot.core.durable.executors import Executors
 from bot.core.errors import UserError
 from bot.core.runs.execution import Execution
-from bot.core.runs.ports import Loaded
 from bot.core.runs.requests import ChatRequest
 from bot.core.tools.approvals import Approvals, shown_arguments
-from bot.records import Actor, ApprovalStatus, RunStatus
+from bot.records import Actor, ApprovalStatus, Run, RunStatus, Session
 from bot.redaction import Redactor
 from storage.bindings import BindingRepository
 from storage.runs import RunRepository
@@ -325,11 +324,11 @@ async def test_a_pause_replayed_after_its_decision_leaves_the_run_to_its_wake(tm
     decided, replaying = asyncio.Event(), asyncio.Event()
     execute = Execution.execute
 
-    async def after_the_decision(self, executed: str, wake: bool, loaded: Loaded | None) -> None:
-        if executed == run_id and not wake:  # the replay of the pause's workflow
+    async def after_the_decision(self, run: Run, session: Session, wake: bool, durable: bool) -> None:
+        if run.id == run_id and not wake:  # the replay of the pause's workflow
             replaying.set()
             await decided.wait()
-        await execute(self, executed, wake, loaded)
+        await execute(self, run, session, wake, durable)
 
     monkeypatch.setattr(Execution, "execute", after_the_decision)
     async with running_core(tmp_path, ScriptedModels(main=user), ASKING, durable=True) as core:

@@ -83,12 +83,20 @@ class RunDispatch:
         store_steps.begin()
         self.track(run_id)
         await self._started.wait()
-        await self._execute(run_id, wake, functools.partial(self._loaded, wake=wake))
-
-    def _loaded(self, run: Run, session: Session, *, wake: bool) -> None:
-        """The workflow executing ``run`` here came from its queue, or started at once (no queue)."""
-        queue = queue_of(run, session, wake=wake)
+        found = await self._found(run_id)
+        if found is None:
+            return
+        run, session = found
+        queue = queue_of(run, session, wake=wake)  # where this workflow came from (None: it started at once)
         self._held[run.id] = () if queue is None else (queue,)
+        await self._execute(run, session, wake, True)
+
+    async def _execute_here(self, run_id: str, wake: bool) -> None:
+        """A run's body in a task of this process (durable runs off)."""
+        assert self._execute is not None, "launch() before start()"
+        found = await self._found(run_id)
+        if found is not None:
+            await self._execute(*found, wake, False)
 
     def queue(self, run_id: str) -> None:
         """Start a run that was just persisted as queued."""
@@ -170,8 +178,7 @@ class RunDispatch:
                     log.exception("run_workflow_not_cancelled", run_id=run_id)
                 continue
             if self.durable_runs is None:
-                assert self._execute is not None, "launch() before start()"
-                self._run_task(run_id, self._execute(run_id, action == "wake", None))
+                self._run_task(run_id, self._execute_here(run_id, action == "wake"))
                 continue
             self._to_place.append((run_id, action == "wake"))
             if not self._placers():

@@ -22,7 +22,7 @@ from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failur
 from bot.core.context import CoreContext
 from bot.core.runs import internal_context
 from bot.core.runs.effects import Effects
-from bot.core.runs.ports import Journal, Loaded, TurnSetup
+from bot.core.runs.ports import Journal, TurnSetup
 from bot.core.runs.prompts import subagent_context
 from bot.core.runs.run_lanes import RunLanes
 from bot.core.runs.settlement import Settlement, TurnEnd
@@ -86,19 +86,16 @@ class Execution:
         async with self._repos.db.transaction() as tx:
             await self._repos.runs.own(tx, run_id)
 
-    async def execute(self, run_id: str, wake: bool, loaded: Loaded | None) -> None:
-        """A run's body: its turns until it ends, waits or pauses. ``loaded``: it is a durable run's workflow."""
-        durable = loaded is not None
-        run = await self._repos.runs.get(run_id)
+    async def execute(self, run: Run, session: Session, wake: bool, durable: bool) -> None:
+        """A run's body: its turns until it ends, waits or pauses.
+
+        The launcher reads the run and its session just before; ``durable``: this is its workflow.
+        """
         queued = {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.QUEUED}  # a workflow may be resumed
-        if run is None or run.status not in ({RunStatus.RUNNING} if wake else queued):
+        if run.status not in ({RunStatus.RUNNING} if wake else queued):
             return
         if wake or durable:  # maybe a dead process's run resumed here, or woken by a child that settled here
-            await self._own(run_id)
-        session = await self._repos.sessions.get(run.session_key)
-        assert session is not None, f"run {run_id} has no session"
-        if loaded is not None:
-            loaded(run, session)
+            await self._own(run.id)
         spawned = {"spawn_site": session.spawn_site} if session.spawn_site else {}
         with structlog.contextvars.bound_contextvars(
             run_id=run.id,

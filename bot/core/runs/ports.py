@@ -25,8 +25,7 @@ from storage.db import Connection
 from storage.usage import Payer
 
 T = TypeVar("T")
-Loaded = Callable[[Run, Session], None]  # told a durable run's run and session once its body has read them
-RunBody = Callable[[str, bool, Loaded | None], Coroutine[object, object, None]]  # (run id, woken, durable's hook)
+RunBody = Callable[[Run, Session, bool, bool], Coroutine[object, object, None]]  # (run, its session, woken, durable)
 
 
 class Launcher(Protocol):
