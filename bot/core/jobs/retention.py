@@ -37,8 +37,9 @@ Batch = Callable[[float, int], Awaitable[Counter[str]]]
 
 @dataclass
 class PassReport:
-    """What one pass deleted (rows per table), in how many batches, the longest one (its wait for the write lock
-    included), and how long the pass took."""
+    """What one pass deleted, in how many batches, and how long it took.
+
+    Deleted rows are counted per table. The longest batch is kept too, its wait for the write lock included."""
 
     deleted: Counter[str] = field(default_factory=Counter)
     batches: int = 0
@@ -80,12 +81,16 @@ class Retention:
         self._timers.recurring("retention", trigger, self._launch)
 
     async def _launch(self) -> None:
-        """As background work, so closing the core stops a pass (the batch in progress rolls back)."""
+        """Start a pass as background work, so closing the core stops it.
+
+        The batch in progress then rolls back."""
         self._signals.background(self._pass())
 
     async def _pass(self) -> None:
-        """A pass, unless the last one still goes (a long first pass over a big backlog, a short interval): passes
-        at once would each queue a batch ahead of a live write, multiplying its wait."""
+        """A pass, unless the last one still goes.
+
+        The last one may still go after a long first pass over a big backlog, or with a short interval. Passes at once
+        would each queue a batch ahead of a live write, multiplying its wait."""
         if self._passing.locked():
             log.info("retention_pass_skipped")
             return
