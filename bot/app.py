@@ -61,7 +61,9 @@ LOGIN_RETRY_MAX_DELAY = 60.0
 
 
 def point_at_discord(config: Config) -> None:
-    """Send REST and gateway traffic where the config says (Discord, a compatible proxy, or a test fake)."""
+    """Send REST and gateway traffic where the config says.
+
+    That is Discord, a compatible proxy, or a test fake."""
     discord.http.Route.BASE = config.discord.api_base_url.rstrip("/")
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(config.discord.gateway_url)
 
@@ -150,7 +152,9 @@ class ThreadboundBot(commands.AutoShardedBot):
         return author_of(message, await self.moderator_roles(message.guild.id if message.guild else None))
 
     async def actor(self, interaction: discord.Interaction) -> Actor:
-        """Who is acting, and whether they moderate here (config roles plus this server's moderator role)."""
+        """Who is acting, and whether they moderate here.
+
+        Moderators have a config role or this server's moderator role."""
         return actor_of(interaction, await self.moderator_roles(interaction.guild_id))
 
     async def moderator_roles(self, guild_id: int | None) -> list[int]:
@@ -169,8 +173,10 @@ class ThreadboundBot(commands.AutoShardedBot):
         await self.connect(reconnect=reconnect)
 
     async def _log_in(self, token: str) -> None:
-        """Retry a log-in that failed transiently (DNS, refused connection, 5xx, 429) forever, with capped
-        exponential backoff and one line per attempt: a bot started before the network is up comes up by itself.
+        """Retry a log-in that failed transiently, forever, with capped exponential backoff.
+
+        Transient is DNS, a refused connection, 5xx or 429; each attempt logs one line. A bot started before the
+        network is up comes up by itself.
         A rejected token or any other answer is raised, as is any failure once ``setup_hook`` has begun (running
         it twice would start everything twice)."""
         attempt = 0
@@ -191,8 +197,9 @@ class ThreadboundBot(commands.AutoShardedBot):
                 await asyncio.sleep(delay)
 
     async def _discard_http_session(self) -> None:
-        """discord.py opens a fresh HTTP session at every log-in, on a connector the session owns: close the failed
-        attempt's session (and with it the connector) and let the next attempt create both anew."""
+        """Close the failed attempt's HTTP session and its connector; the next attempt creates both.
+
+        discord.py opens a fresh HTTP session at every log-in, on a connector the session owns."""
         await self.http.close()
         self.http.connector = discord.utils.MISSING
 

@@ -38,8 +38,10 @@ class ChatCog(commands.Cog):
         return message.guild is None or any(user.id == self._me.id for user in message.mentions)
 
     async def _route_to_bound_session(self, message: discord.Message) -> bool:
-        """Messages in a bound thread go to its session without a mention, from those who may talk to it there;
-        anyone else is told privately (once per thread) that it is someone else's."""
+        """Route a bound thread's messages to its session, no mention needed.
+
+        Only from those who may talk to it there; anyone else is told privately, once per thread, that it is someone
+        else's."""
         author = await self.bot.author(message)
         try:
             heard = await self.bot.orchestrator.thread_message(

@@ -121,8 +121,9 @@ async def _admin_only(interaction: discord.Interaction) -> int:
 
 
 def _decimal(key: str, value: float) -> Decimal:
-    """A Discord number as the exact value typed (cost caps keep six decimals), never in exponent form; a cap
-    too small to keep is refused rather than turned into 0 (no cap)."""
+    """A Discord number as the exact value typed, never in exponent form.
+
+    Cost caps keep six decimals; a cap too small to keep is refused rather than turned into 0 (no cap)."""
     typed = Decimal(str(value)).quantize(Decimal("0.000001"))
     if value and not typed:
         raise UserError(f"{key} must be 0 (no cap) or at least $0.000001; {value} would round to no cap.")

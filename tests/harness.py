@@ -33,7 +33,9 @@ QUICK_STATUS_EDITS = 0.05  # for tests that watch status messages change: the de
 
 @dataclass
 class World:
-    """A guild with one text channel and a member, Alice, plus helpers to run the bot against the fakes."""
+    """A fake guild with one text channel and one member, Alice.
+
+    Its helpers run the bot against the fakes."""
 
     discord: FakeDiscord
     llm: FakeOpenAI
@@ -145,7 +147,9 @@ api_key_env = "TB_TEST_API_KEY"
         )
 
     async def quiescent(self, timeout: float = 10.0) -> None:
-        """Wait until no run is live and no announcement is pending: nothing more can reach Discord."""
+        """Wait until no run is live and no announcement is pending.
+
+        Then nothing more can reach Discord."""
         live = "SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running', 'waiting_children')"
         pending = "SELECT COUNT(*) FROM outbox WHERE status = 'pending'"
         await eventually(
@@ -190,8 +194,9 @@ def task_stacks(tasks: set[asyncio.Task] | None = None) -> str:
 
 
 def awaited_chain(awaitable: object) -> list[str]:
-    """Where a suspended task waits, coroutine by coroutine down to what it awaits (its own stack shows only its
-    outermost frame)."""
+    """Where a suspended task waits, coroutine by coroutine down to what it awaits.
+
+    The task's own stack shows only its outermost frame."""
     chain = []
     while awaitable is not None:
         frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
@@ -209,8 +214,10 @@ def announcement_for(run_id_prefix: str):
 
 
 def answer_to(message: dict):
-    """Predicate: the bot's answer to ``message`` — a reply to it, or (in a bound thread, where the sub-agent
-    posts under its persona through a webhook, which cannot reply) the next post by a webhook."""
+    """Predicate for the bot's answer to ``message``: a reply, or a webhook's next post.
+
+    In a bound thread the sub-agent posts under its persona through a webhook, which cannot reply, so there the
+    answer is the next post by a webhook."""
 
     def matches(candidate: dict) -> bool:
         if (candidate.get("message_reference") or {}).get("message_id") == message["id"]:

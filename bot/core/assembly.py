@@ -97,7 +97,7 @@ class Core:
     schedule_control: ScheduleControl
 
     async def start(self) -> None:
-        """Resume or settle what a previous process left behind, rebuild timers, then start taking work."""
+        """Resume or settle what a previous process left, rebuild timers, then take work."""
         execute = self.execution.execute
         await self.executors.start(lambda: self.dispatch.launch(execute))
         self.ctx.timers.start()

@@ -17,7 +17,7 @@ from storage.repositories import Repositories
 
 @dataclass(frozen=True)
 class CoreContext:
-    """The config, the store's repositories, the clock, the process's signals and timers, and the redactor."""
+    """The config, the store's repositories, the clock, signals, timers and the redactor."""
 
     config: Config
     repos: Repositories

@@ -48,14 +48,18 @@ class EphemeralSession(UserError):
 
 
 class CallerEnded(UserError):
-    """A child whose caller's run ended (killed, say) while the child was being launched is not launched."""
+    """The caller's run ended (killed, say) while its child was being launched.
+
+    The child is not launched."""
 
     def __init__(self, run_id: str) -> None:
         super().__init__(f"Run {run_id} has ended; it can start nothing more.")
 
 
 class UnknownTarget(UserError, LookupError):
-    """A sub-agent target (index, label, run id prefix, session key) that names no one, or more than one."""
+    """A sub-agent target that names no one, or more than one.
+
+    A target is a list index, a label, a run id prefix or a session key."""
 
 
 class TextRefused(UserError):

@@ -1,4 +1,6 @@
-"""The one limit on text people and agents send (tasks, messages, steers) and its one checker.
+"""The one limit on text people and agents send, and its one checker.
+
+The text is tasks, messages and steers.
 
 What counts as visible is :mod:`bot.text`'s rule. Refusals keep the wording each path has always used: a task
 or a chat message is "too long (N characters; the limit is L)", a message into a run "too long (N chars, max L)".

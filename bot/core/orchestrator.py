@@ -90,7 +90,9 @@ class Orchestrator:
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     def add_run_listener(self, listener: Callable[[str], None]) -> None:
-        """Called with a run id whenever that run changes (queued, started, a step, settled, killed)."""
+        """Call ``listener`` with a run id whenever that run changes.
+
+        A change is queued, started, a step, settled or killed."""
         self.core.ctx.signals.add_run_listener(listener)
 
     def add_outbox_listener(self, listener: Callable[[], None]) -> None:
@@ -106,7 +108,7 @@ class Orchestrator:
         self.core.authority.moderation = moderation
 
     async def start(self) -> None:
-        """Resume or settle what a previous process left behind, rebuild timers, then start taking work."""
+        """Resume or settle what a previous process left, rebuild timers, then take work."""
         await self.core.start()
 
     async def close(self) -> None:
@@ -140,9 +142,10 @@ class Orchestrator:
         await self.core.bindings.reconcile()
 
     async def announcement_delivered(self, run_id: str) -> None:
-        """The delivery worker is done with a run's announcement (posted, or gave up and told the requester).
+        """The delivery worker is done with a run's announcement.
 
-        A run-mode thread's binding ends now, and then a ``cleanup: delete`` session is archived.
+        It posted it, or gave up and told the requester. A run-mode thread's binding ends now, and then a
+        ``cleanup: delete`` session is archived.
         """
         run = await self.runs.get(run_id)
         session = await self.sessions.get(run.session_key) if run else None

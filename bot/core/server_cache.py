@@ -1,7 +1,9 @@
-"""Per-server values read from the database on every request and written rarely (settings, budget caps), kept in
-memory. A read that overlaps a write never puts the old values back: what it read is kept only when no write to
-that server happened while it was reading. A value is kept ``max_age`` seconds at most: another process sharing the
-database may write it, and its writes reach this process within that time."""
+"""Per-server values read on every request and written rarely, kept in memory.
+
+The values are settings and budget caps, read from the database. A read that overlaps a write never puts the old values
+back: what it read is kept only when no write to that server happened while it was reading. A value is kept ``max_age``
+seconds at most: another process sharing the database may write it, and its writes reach this process within that
+time."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""What the core tells the rest of the process after a commit — a run changed, outbox rows were added,
-something progressed — and the follow-up work nobody awaits (kept referenced, its failure logged)."""
+"""What the core tells the process after a commit, and work nobody awaits.
+
+The core tells that a run changed, outbox rows were added, or something progressed. The follow-up work nobody awaits
+is kept referenced, and its failure logged."""
 
 from __future__ import annotations
 

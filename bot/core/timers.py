@@ -34,9 +34,11 @@ ANY_NUMBER = sys.maxsize  # of one deadline's job running at once (see Timers.at
 
 
 def instant(when: float) -> datetime:
-    """``when`` (epoch seconds) as a UTC datetime, or the nearest one a datetime can hold: a deadline past the
-    calendar's end (e.g. a row written before lifetimes were bounded) is never reached, one before its start has
-    passed. Neither raises, so one such row cannot stop a timer from being set or the bot from starting."""
+    """``when`` (epoch seconds) as a UTC datetime, clamped to the range a datetime holds.
+
+    A deadline past the calendar's end (e.g. a row written before lifetimes were bounded) is never reached, one before
+    its start has passed. Neither raises, so one such row cannot stop a timer from being set or the bot from
+    starting."""
     try:
         return datetime.fromtimestamp(when, UTC)
     except (OverflowError, ValueError, OSError):

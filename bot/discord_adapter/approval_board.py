@@ -37,8 +37,10 @@ ARGUMENTS_FILE = "arguments.json"  # a request's arguments when they do not fit 
 
 
 def request_message(approval: Approval, timeout_minutes: float) -> tuple[str, discord.File | None]:
-    """A request's text, and the arguments as a file when they do not fit in it: every character is shown either
-    way. Arguments with a backtick go to the file too (in the text they could close their code block)."""
+    """A request's text, with the arguments as a file when they do not fit.
+
+    Every character is shown either way. Arguments with a backtick go to the file too (in the text they could close
+    their code block)."""
     arguments = approval.arguments
     asks = f"✋ Run {short_run_id(approval.run_id)} wants to call `{approval.tool_name}` with"
     who = f"<@{approval.owner_user_id}> or a moderator" if approval.owner_user_id is not None else "A moderator"
@@ -92,7 +94,7 @@ class ApprovalBoard:
         self._rounds.wake()
 
     def start(self) -> None:
-        """Post what was not posted and finish edits a previous process missed, then follow changes."""
+        """Post what was not posted, finish edits a previous process missed, then follow changes."""
         self._rounds.start()
 
     async def close(self) -> None:

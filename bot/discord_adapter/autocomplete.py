@@ -12,7 +12,9 @@ AUTOCOMPLETE_BUDGET_SECONDS = 1.5
 
 
 async def target_choices(control: RunControl, conversation: str, current: str) -> list[app_commands.Choice[str]]:
-    """Bounded, so Discord always gets an answer in time (no choices rather than a failed interaction)."""
+    """Target choices, bounded in time so Discord always gets an answer.
+
+    No choices is better than a failed interaction."""
     try:
         pairs = await asyncio.wait_for(control.target_choices(conversation, current), AUTOCOMPLETE_BUDGET_SECONDS)
     except TimeoutError:

@@ -27,7 +27,7 @@ def channel_id_of(interaction: discord.Interaction) -> int:
 
 
 def channels_of(interaction: discord.Interaction) -> tuple[int, ...]:
-    """The channel an interaction came from and, when that is a thread, the channel the thread is in."""
+    """The channel an interaction came from and, for a thread, the thread's parent channel."""
     channel_id = channel_id_of(interaction)
     if isinstance(interaction.channel, discord.Thread):
         return (channel_id, interaction.channel.parent_id)
@@ -41,15 +41,18 @@ def conversation_of(interaction: discord.Interaction) -> str:
 
 
 def actor_of(interaction: discord.Interaction, moderator_role_ids: list[int]) -> Actor:
-    """The person acting, and whether they moderate here (checked per call, from the interaction's permissions)."""
+    """The person acting, and whether they moderate here.
+
+    It is checked per call, from the interaction's permissions."""
     roles = (role.id for role in getattr(interaction.user, "roles", []))
     moderator = moderates(interaction.permissions, roles, moderator_role_ids)
     return Actor(user_id=interaction.user.id, is_moderator=moderator, guild_id=interaction.guild_id)
 
 
 def author_of(message: discord.Message, moderator_role_ids: list[int]) -> Actor:
-    """A message's author, and whether they moderate in its channel by :func:`actor_of`'s rule (a thread has its
-    parent channel's permissions; in a DM nobody moderates)."""
+    """A message's author, and whether they moderate in its channel.
+
+    The rule is :func:`actor_of`'s: a thread has its parent channel's permissions; in a DM nobody moderates."""
     author, channel = message.author, message.channel
     guild_id = message.guild.id if message.guild else None
     if not isinstance(author, discord.Member) or not isinstance(channel, discord.abc.GuildChannel | discord.Thread):

@@ -97,8 +97,10 @@ class DeliveryWorker:
         self._wake.set()
 
     async def start(self) -> None:
-        """Retry what a previous process left undelivered right away — what this one's previous life (same executor
-        id) held when it stopped too, without waiting out its leases — then keep delivering."""
+        """Retry at once what a previous process left undelivered, then keep delivering.
+
+        That includes what this one's previous life (same executor id) held when it stopped, without waiting out its
+        leases."""
         async with self._db.transaction() as tx:
             await self._outbox.release_claims(tx, self._executor_id)
             await self._outbox.retry_pending_now(tx, self._clock())
@@ -118,8 +120,9 @@ class DeliveryWorker:
             log.info("delivery_claims_released", rows=released)
 
     async def stop(self) -> None:
-        """Stop delivering, the rows this process holds left claimed (as a process that dies leaves them: another
-        takes them over once their lease has run out)."""
+        """Stop delivering, leaving the rows this process holds claimed.
+
+        A process that dies leaves them so too: another takes them over once their lease has run out."""
         tasks = [task for task in (self._task, *self._channels.values()) if task is not None]
         for task in tasks:
             task.cancel()
@@ -161,8 +164,9 @@ class DeliveryWorker:
         self._wake.set()
 
     async def _drain(self, channel_id: int) -> None:
-        """Deliver the channel's rows oldest first, each once claimed, until none is left, the oldest must wait
-        (backoff), or another process holds it."""
+        """Deliver the channel's rows oldest first, each once claimed, until one stops it.
+
+        It stops when none is left, the oldest must wait (backoff), or another process holds it."""
         try:
             while (claimed := await self._claim(channel_id)) is not None:
                 await self._deliver_leased(*claimed)
@@ -252,8 +256,9 @@ class DeliveryWorker:
         bound.warning("delivery_retry_scheduled", attempts=attempts, delay=delay, error=reason)
 
     async def _post(self, row: OutboxRow, announcement: Announcement, message: OutgoingMessage, index: int) -> int:
-        """Post one part — unless it may already exist and the channel shows it does — as the sub-agent's
-        persona in a bound thread when possible, else as the bot."""
+        """Post one part, unless it may already exist and the channel shows it does.
+
+        It goes as the sub-agent's persona in a bound thread when possible, else as the bot."""
         may_exist = row.attempts > 0 or row.created_at < self._started_at or row.claimed_by is not None
         if may_exist:
             taken = await self._outbox.posted_in_channel(row.channel_id, since=row.created_at - CLOCK_SKEW_SECONDS)

@@ -1,5 +1,6 @@
-"""Posting into a bound thread under the sub-agent's own name (``🤖 <label>``) through one webhook per parent
-channel, falling back to the bot's identity when webhooks are not permitted.
+"""Posting into a bound thread under the sub-agent's own name, ``🤖 <label>``.
+
+It goes through one webhook per parent channel, falling back to the bot's identity when webhooks are not permitted.
 
 Webhook execution takes no nonce, so exactly-once is kept another way: the request is made without library
 retries (a lost answer is retried by the delivery worker, not blindly), and the worker reads the thread back
@@ -60,7 +61,9 @@ class WebhookPersona:
             await self._session.close()
 
     async def target(self, channel_id: int) -> PersonaTarget | None:
-        """Where to post as a persona, or ``None`` when ``channel_id`` is not a bound thread with a parent."""
+        """Where to post as a persona in ``channel_id``, or ``None``.
+
+        ``None`` is for a channel that is not a bound thread with a parent."""
         binding = await self._bindings.get(channel_id)
         if binding is None or binding.parent_channel_id is None:
             return None

@@ -32,7 +32,9 @@ def _ours(client: discord.Client, message: MessagePayload) -> bool:
 
 
 def _answers(message: MessagePayload, reply_to: int | None) -> bool:
-    """A reply the bot posts itself points at the message it answers (a webhook's post cannot)."""
+    """Whether ``message`` answers ``reply_to``, as far as it can tell.
+
+    A reply the bot posts itself points at the message it answers; a webhook's post cannot."""
     if reply_to is None or message.get("webhook_id") is not None:
         return True
     reference = message.get("message_reference")
@@ -48,8 +50,9 @@ async def find_posted(
     taken: set[int],
     reply_to: int | None = None,
 ) -> int | None:
-    """The id of the first message in ``channel_id`` posted by us after ``since`` (epoch seconds) with exactly
-    ``content`` — not one already recorded as another part or row (``taken``: the same words can be two
+    """The id of our first message in ``channel_id`` after ``since`` with exactly ``content``.
+
+    ``since`` is epoch seconds. Not one already recorded as another part or row (``taken``: the same words can be two
     answers), and, for a reply, answering ``reply_to`` — or ``None``. A channel whose history the bot may not
     read cannot tell: ``None``, and the caller posts (the nonce still guards its first minutes)."""
     after = discord.utils.time_snowflake(datetime.fromtimestamp(since - CLOCK_SKEW_SECONDS, UTC))

@@ -1,4 +1,6 @@
-"""A background task that does a round of Discord work each time it is woken (at most one round per ``interval``).
+"""A background task doing a round of Discord work each time it is woken.
+
+It does at most one round per ``interval``.
 
 Closing lets a round in progress finish, for a few seconds: a message it posted must be recorded, or a restart would
 post it again. A round that fails (its database unreachable for a while, say) is logged, and the next one tries

@@ -27,7 +27,7 @@ ActorOf = Callable[[discord.Interaction], Awaitable[Actor]]
 
 
 class RunCommands(Protocol):
-    """What the buttons do to a run, with the same checks as ``/subagents kill`` and ``steer``."""
+    """What the buttons do to a run, checked as ``/subagents kill`` and ``steer`` are."""
 
     async def kill(self, actor: Actor, conversation: str, target: str) -> str: ...
 

@@ -61,7 +61,9 @@ RESULT_PREVIEW_CHARS = 300
 
 
 def _preview(result: str | None) -> str:
-    """The start of a run's result (a killed or interrupted run's is its partial output); ``—`` while live."""
+    """The start of a run's result; ``—`` while live.
+
+    A killed or interrupted run's result is its partial output."""
     if result is None:
         return "—"
     return quoted(strip_internal_context(result) or "(internal context)", RESULT_PREVIEW_CHARS)

@@ -21,7 +21,9 @@ def channel_ids_of(guild: discord.Guild) -> set[int]:
 
 
 def missing_posting_permission(channel: discord.TextChannel | discord.Thread, me: discord.Member) -> str | None:
-    """The first permission the bot lacks to post in ``channel``, by its name in Discord, or ``None``."""
+    """The first permission the bot lacks to post in ``channel``, or ``None``.
+
+    It is named as Discord names it."""
     permissions = channel.permissions_for(me)
     needed = THREAD_POSTING_PERMISSIONS if isinstance(channel, discord.Thread) else POSTING_PERMISSIONS
     return next((label for flag, label in needed.items() if not getattr(permissions, flag)), None)

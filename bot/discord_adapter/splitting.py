@@ -1,5 +1,6 @@
-"""Split long text into Discord-sized messages on line boundaries, keeping code fences balanced
-(in the spirit of Red's ``pagify``): a fence open at a cut is closed there and reopened in the next part."""
+"""Split long text into Discord-sized messages on line boundaries, keeping code fences balanced.
+
+It is in the spirit of Red's ``pagify``: a fence open at a cut is closed there and reopened in the next part."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _opener(line: str) -> str:
 
 
 def _explode(text: str, width: int) -> list[str]:
-    """Lines of ``text``, with any line longer than ``width`` cut at its last space before the width."""
+    """Lines of ``text``, any longer than ``width`` cut at its last space before it."""
     lines: list[str] = []
     for line in text.split("\n"):
         while len(line) > width:

@@ -56,7 +56,7 @@ class StatusBoard:
         self._rounds.wake()
 
     async def start(self) -> None:
-        """Finalise messages of runs that ended while the bot was down, then follow live runs."""
+        """Finalise messages of runs that ended while the bot was down; follow live runs."""
         self._dirty.update(await self._messages.unfinished())
         self._rounds.start()
 

@@ -24,7 +24,9 @@ async def defer_privately(interaction: discord.Interaction) -> None:
 def thinks_privately(
     callback: Callable[Concatenate[CogT, discord.Interaction, P], Coroutine[Any, Any, None]],
 ) -> Callable[Concatenate[CogT, discord.Interaction, P], Coroutine[Any, Any, None]]:
-    """A command's callback that defers privately before its body runs (put it right above ``async def``).
+    """A command's callback that defers privately before its body runs.
+
+    Put it right above ``async def``.
 
     discord.py reads a command's options from its callback's signature, resolving string annotations in the
     callback's module: the wrapper carries the callback's signature with its annotations already resolved

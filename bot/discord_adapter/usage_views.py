@@ -49,7 +49,9 @@ def _cap_line(cap: Cap, now: float) -> str:
 
 
 def render_usage(report: UsageReport, viewer_id: int) -> str:
-    """The report as ``viewer_id`` reads it (the caps are worded for the member they limit)."""
+    """The report as ``viewer_id`` reads it.
+
+    The caps are worded for the member they limit."""
     first, last = report.days[0][0], report.days[-1][0]
     span = last if first == last else f"{first} to {last}"
     lines = [f"**Usage of <@{report.user_id}>, {PERIOD_WORDS[report.period]}** ({span}, UTC)"]
@@ -74,8 +76,9 @@ def render_usage(report: UsageReport, viewer_id: int) -> str:
 
 
 async def usage_chart(report: UsageReport) -> discord.File | None:
-    """The runs-and-cost chart of a week or a month that had any use, as an attachment; none when drawing it
-    failed (the text says everything the chart does)."""
+    """The runs-and-cost chart of a week or month with any use, as an attachment.
+
+    None when drawing it failed: the text says everything the chart does."""
     if report.period is Period.DAY or report.total.empty:
         return None
     try:

@@ -36,7 +36,7 @@ class Cap:
     used: Decimal
     window: Window
     frees_at: float | None = None  # an hourly cap: when the oldest run it counts leaves the window
-    zeroclaw: bool = False  # a runtime profile's max_cost_per_day_cents: worded as ZeroClaw words it
+    zeroclaw: bool = False  # a runtime profile's max_cost_per_day_cents: its refusal keeps the profile's own words
 
     @property
     def reached(self) -> bool:
@@ -92,7 +92,7 @@ def frees_up(cap: Cap, now: float) -> str:
 
 
 def zeroclaw_refusal(cap: Cap) -> str:
-    """ZeroClaw's own words when a cost budget is spent (``enforce_tool_loop_budget``)."""
+    """The runtime profile's own words when its cost budget is spent (``enforce_tool_loop_budget``)."""
     return (
         f"Budget exceeded: ${cap.used:.4f} of ${cap.limit:.2f} Day limit. "
         "Cannot make further API calls until the budget resets."

@@ -47,7 +47,9 @@ class BudgetLimits:
     async def update(
         self, guild_id: int, changes: dict[str, Decimal], *, clear: str | None = None, actor_user_id: int
     ) -> None:
-        """Set this server's own values (and drop ``clear``'s, so it inherits again), audited in one transaction."""
+        """Set this server's own values, audited in one transaction.
+
+        ``clear``'s own value is dropped, so it inherits again."""
         if not changes and clear is None:
             return
         try:

@@ -5,8 +5,8 @@ launch): over any cap it is refused, naming the cap, its use and when it frees u
 every model request of a run the daily caps are checked again; a run that reached one fails at that request with
 ``budget exhausted (<cap>)`` and keeps its partial output. A step's responses are added to the ledger in the
 transaction that appends them to the transcript, and a member hears once a day (in the run's channel) when a daily
-cap of theirs is 80% used. A runtime profile's ``max_cost_per_day_cents`` (ZeroClaw's) caps its agent's daily
-spending, in ZeroClaw's words.
+cap of theirs is 80% used. A runtime profile's ``max_cost_per_day_cents`` caps its agent's daily
+spending, in the runtime profile's own words (:mod:`bot.profiles`).
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ class Budgets:
         self._clock = clock
 
     async def check(self, payer: Payer, *, top_level: bool) -> None:
-        """Refuse early (before a thread is opened for it) a run the admission would refuse."""
+        """Refuse early a run the admission would refuse.
+
+        Early is before a thread is opened for it."""
         await self._refuse_over(await self._admission_caps(None, payer, top_level))
 
     async def admit(self, tx: Connection, run: Run) -> None:
@@ -125,7 +127,9 @@ class Budgets:
         return caps + await self._daily_caps(payer, limits)
 
     async def _run_caps(self, tx: Connection | None, payer: Payer, limits: Limits, top_level: bool) -> list[Cap]:
-        """The hourly run caps, and (for a run a member starts themselves) the cap on their runs in progress."""
+        """The hourly run caps, and the cap on a member's runs in progress.
+
+        The second counts only for a run a member starts themselves."""
         usage, values, since = self._repos.usage, limits.values, self._clock() - HOUR
         caps = []
         hourly: list[tuple[str, str, int | None]] = []

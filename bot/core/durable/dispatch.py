@@ -9,8 +9,9 @@ a second, :mod:`bot.agents.journal`; in this process the run's cancellation toke
 Every start, wake and kill goes through one supervisor task, so none runs in its caller's context: a run started from
 a tool call never inherits the caller's deadline, cancellation or DBOS workflow (a DBOS call made in a workflow's
 context would be journaled as one of that workflow's steps). Durable runs are placed in their queues by one task, one
-after another in the order dispatched: a run waiting to be placed is an entry in a deque, not a task of its own
-(10,000 spawned at once were 10,000 tasks waiting on a lock, walked by every full garbage collection).
+after another in the order dispatched: a run waiting to be placed is an entry in a deque, not a task of its own.
+A task each would turn a burst of spawns into as many tasks waiting on a lock, all walked by every full garbage
+collection.
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ class RunDispatch:
         self._actions.put_nowait((run_id, "wake"))
 
     def kill(self, run_id: str) -> None:
-        """Take a killed run out of the lane's queue (the runs behind it move up at once), and cancel its workflows."""
+        """Take a killed run out of the lane's queue, and cancel its workflows.
+
+        The runs behind it move up at once."""
         if self._lane.withdraw(run_id):
             self._tasks[run_id].cancel()
         if self.durable_runs is not None:
@@ -136,12 +139,16 @@ class RunDispatch:
         self._queues.wake_after(self._held.pop(run_id, (SUBAGENTS, CHAT)))
 
     async def lane_places(self) -> dict[str, int]:
-        """Run id → place in the sub-agent lane's queue (1 starts next), in the lane's order."""
+        """Run id → place in the sub-agent lane's queue, in the lane's order.
+
+        Place 1 starts next."""
         order = await self._queues.lane_order() if self.durable_runs is not None else self._lane.order()
         return {run_of(workflow_id): place for place, workflow_id in enumerate(order, start=1)}
 
     async def wait_idle(self) -> None:
-        """Wait until nothing this process started or queued is queued or executing (here, or anywhere)."""
+        """Wait until nothing this process started or queued is still queued or executing.
+
+        That holds here and in any other process."""
         while True:
             await asyncio.gather(*self._tasks.values(), *self._placers(), return_exceptions=True)
             await self._forget_ended()
@@ -152,8 +159,8 @@ class RunDispatch:
     async def close(self) -> None:
         """Stop the supervisor and every run task; runs still live stay live in the database. A task that ends in an
         error as it is stopped does not stop the close: DBOS's execution of a killed run, parked over the
-        cancellation, can end so ("awaited workflow was cancelled"), and that used to leave the rest of the bot
-        open."""
+        cancellation, can end so ("awaited workflow was cancelled"), and the rest of the bot must close all the
+        same."""
         if self.durable_runs is not None:  # first: a workflow starting while its siblings are stopped would go on
             self.durable_runs.stop_taking()
         tasks = [t for t in (self._supervisor, self._placer, *self._tasks.values()) if t is not None]
@@ -223,8 +230,9 @@ class RunDispatch:
         return None if run is None or session is None else (run, session)
 
     async def _start(self, run_id: str, wake: bool, place: Placement | None) -> str | None:
-        """Queue a run (or its wake) where ``place`` says, or execute it here and now; the workflow queued, if one was
-        (none, too, when DBOS failed: logged)."""
+        """Queue a run or its wake where ``place`` says, or execute it here.
+
+        Returns the workflow queued, if one was; none, too, when DBOS failed (that is logged)."""
         assert self.durable_runs is not None
         try:
             return await self.durable_runs.start(run_id, wake=wake, place=place)

@@ -108,7 +108,9 @@ def run_of(workflow_id: str) -> str:
 
 
 async def step(name: str, fn: Callable[P, Coroutine[Any, Any, R]], *args: P.args, **kwargs: P.kwargs) -> R:
-    """``fn`` as a DBOS step in a run's workflow (on recovery its recorded result comes back), else a plain call."""
+    """``fn`` as a DBOS step in a run's workflow, else a plain call.
+
+    On recovery the step's recorded result comes back instead of a second call."""
     if not in_workflow():
         return await fn(*args, **kwargs)
     return await DBOS.run_step_async({"name": name}, fn, *args, **kwargs)
@@ -131,8 +133,10 @@ class DurableRuns:
         return f"{self._config.application_version}+journal{JOURNAL_LAYOUT}"
 
     async def launch(self, body: RunBody, queues: RunQueues) -> set[str]:
-        """Launch DBOS on the running loop, with ``body`` as every run's workflow and ``queues`` declared; the ids of
-        the runs it leaves live (their workflows are recovered here, or queued for any process)."""
+        """Launch DBOS on the running loop, with ``body`` as every run's workflow.
+
+        ``queues`` are declared first. Returns the ids of the runs it leaves live: their workflows are recovered here,
+        or queued for any process."""
         global _body, _home
         recovering = await self._prepare_journal(queues)
         _body, _home = body, asyncio.get_running_loop()
@@ -173,17 +177,21 @@ class DurableRuns:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def pending_of(self, executor_id: str) -> list[tuple[str, str | None]]:
-        """The workflows (runs' and wakes') the dead process ``executor_id`` left pending, of this app version, with
-        the queue each came from."""
+        """The workflows the dead process ``executor_id`` left pending, with the queue each came from.
+
+        Runs' and wakes' workflows both count, of this app version."""
         return [(w.workflow_id, w.queue_name) for w in await self._workflows(DBOS, "PENDING", executor_id)]
 
     async def unfinished_runs(self, source: type[DBOS] | DBOSClient = DBOS) -> set[str]:
-        """The runs whose workflow (their own, or a wake) of this application version is queued or executing, in
-        any process."""
+        """The runs with a workflow queued or executing, in any process.
+
+        A run's own workflow and its wakes' count, of this application version."""
         return {run_of(workflow.workflow_id) for workflow in await self._workflows(source, UNFINISHED)}
 
     async def statuses(self, run_id: str) -> list[str]:
-        """The statuses of every workflow of a run (its own and its wakes', of any application version)."""
+        """The statuses of every workflow of a run: its own and its wakes'.
+
+        Workflows of any application version count."""
         found = await DBOS.list_workflows_async(
             workflow_id_prefix=run_id, name=NAMES, load_input=False, load_output=False
         )
@@ -236,9 +244,10 @@ class DurableRuns:
         return None
 
     async def _next_wake(self, run_id: str) -> str:
-        """A run's wakes come one after another (only a waiting run is woken, and a wake ends when the run waits
-        again), so the next wake's number is one more than the highest recorded (retention deletes the oldest first:
-        a number is never used again while its workflow exists)."""
+        """The next wake's number: one more than the highest recorded.
+
+        A run's wakes come one after another: only a waiting run is woken, and a wake ends when the run waits again.
+        Retention deletes the oldest first, so a number is never used again while its workflow exists."""
         wakes = await DBOS.list_workflows_async(
             workflow_id_prefix=f"{run_id}{WAKE}", name=WAKE_WORKFLOW, load_input=False, load_output=False
         )

@@ -1,9 +1,9 @@
 """Executors: the bot processes sharing one store, each under a stable executor id, and the janitor that hands a dead
 one's runs on.
 
-Open-source DBOS recovers at launch only the workflows of its own executor id, has no heartbeats and no leases, and
-two live processes on one id take each other's workflows (reference/durable-execution.md, Q4). So each process
-holds a ``processes`` row under its executor id and beats it every ``heartbeat_seconds``:
+Open-source DBOS recovers at launch only the workflows of its own executor id, has no heartbeats and no leases, and two
+live processes on one id take each other's workflows. So each process holds a ``processes`` row under its executor id
+and beats it every ``heartbeat_seconds``:
 
 - at start a process refuses an executor id whose holder is alive (heartbeat younger than ``lease_seconds``; on this
   host, a pid that still runs), waits while a janitor is recovering it, and otherwise takes the row over and settles
@@ -112,8 +112,10 @@ class Executors:
         log.info("executor_registered", executor_id=self.executor_id, pid=me.pid, host=me.host, shards=me.shards)
 
     async def start(self, launch: Callable[[], Awaitable[set[str]]]) -> None:
-        """Hold this process's executor id, ``launch`` the runs it resumes, settle the rest of what its previous life
-        left (and runs no process owns), then beat and watch for dead processes."""
+        """Hold this process's executor id, take over what its previous life left, then beat.
+
+        The runs it resumes go to ``launch``; the rest of what its previous life left, and runs no process owns, are
+        settled. Then it beats and watches for dead processes."""
         await self.register()
         await self._settle(self.executor_id, await launch(), or_nobody=True)
         self._beating = asyncio.create_task(self._beat_forever(), name="executor-heartbeat")

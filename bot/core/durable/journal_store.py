@@ -1,6 +1,7 @@
-"""Where DBOS keeps the journal of durable runs (``durable.durable_runs``), and how that database is set up: with
-PostgreSQL the store's own database (DBOS's tables in its ``dbos`` schema), with SQLite a file next to the store's, in
-WAL mode and committing as the store does."""
+"""Where DBOS keeps the durable runs' journal, and how that database is set up.
+
+The journal is ``durable.durable_runs``'s. With PostgreSQL it is the store's own database (DBOS's tables in its
+``dbos`` schema); with SQLite a file next to the store's, in WAL mode and committing as the store does."""
 
 from __future__ import annotations
 
@@ -22,16 +23,19 @@ NOTICE_POLL_SECONDS = 0.1  # how often DBOS looks for notifications in a SQLite 
 
 @event.listens_for(Engine, "connect")
 def _commit_like_the_store(connection: Any, record: Any) -> None:
-    """DBOS's journal in a SQLite file commits as the store does (WAL, ``synchronous = NORMAL``): a commit does not
-    wait for the disk, about 10 ms a run at six steps. A killed process loses nothing; a power cut may lose the last
-    commits of both files, as it would the store's alone. (Only DBOS uses SQLAlchemy here.)"""
+    """Make DBOS's journal in a SQLite file commit as the store does.
+
+    That is WAL with ``synchronous = NORMAL``: a commit does not wait for the disk, so a run's steps add no waits for
+    it. A killed process loses nothing; a power cut may lose the last commits of both files, as it would the store's
+    alone. (Only DBOS uses SQLAlchemy here.)"""
     if isinstance(connection, sqlite3.Connection):
         connection.execute("PRAGMA synchronous = NORMAL")
 
 
 def _prepare(path: Path) -> None:
-    """Put the file in WAL mode before DBOS creates its tables in it (about half the time per checkpoint of SQLite's
-    rollback journal)."""
+    """Put the file in WAL mode before DBOS creates its tables in it.
+
+    A checkpoint takes less time in WAL mode than in SQLite's rollback journal."""
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path)
     try:

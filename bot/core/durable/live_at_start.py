@@ -1,11 +1,12 @@
-"""Which live runs are left live when a process settles what a dead process left (its own previous life at start-up,
-or one the janitor claimed): those whose workflow (their own, or one of their wakes') DBOS recovers or a queue holds,
-those paused for an approval (a decision wakes them), those another live process owns, and those waiting on children
-that are, transitively, among them (the children's results wake them). With durable runs, a run whose start the dead
-process committed but never made (queued with no workflow, or woken with none after its last one ended: it died
-between the commit and the start) is started again. Every other run the dead process owned was cut off for good and
-is settled ``interrupted``; a child's end still reaches a waiting parent that stays live, so it is woken once all
-have ended."""
+"""Which live runs stay live when a process settles what a dead process left.
+
+The dead process is its own previous life at start-up, or one the janitor claimed. Left live are those whose workflow
+(their own, or one of their wakes') DBOS recovers or a queue holds, those paused for an approval (a decision wakes
+them), those another live process owns, and those waiting on children that are, transitively, among them (the children's
+results wake them). With durable runs, a run whose start the dead process committed but never made (queued with no
+workflow, or woken with none after its last one ended: it died between the commit and the start) is started again. Every
+other run the dead process owned was cut off for good and is settled ``interrupted``; a child's end still reaches a
+waiting parent that stays live, so it is woken once all have ended."""
 
 from __future__ import annotations
 

@@ -25,8 +25,10 @@ _current: QueueWakes | None = None  # DBOS is one instance per process: the wake
 
 
 class QueueWakes:
-    """A count of wakes per queue, which each worker compares with the last it saw (a wake during a poll is not lost:
-    the worker polls again at once), and whether the workers should stop."""
+    """A count of wakes per queue, and whether the workers should stop.
+
+    Each worker compares a queue's count with the last it saw, so a wake during a poll is not lost: the worker polls
+    again at once."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()

@@ -71,8 +71,10 @@ class RunQueues:
         self._wakes = QueueWakes()
 
     async def register(self, client: DBOSClient) -> None:
-        """Declare both queues in DBOS's tables before the launch (its queue workers then poll them from their first
-        round, not a second later); the last process started sets their limits."""
+        """Declare both queues in DBOS's tables before the launch.
+
+        DBOS's queue workers then poll them from their first round, not a second later. The last process started sets
+        their limits."""
         await client.register_queue_async(
             SUBAGENTS,
             global_concurrency=self._lane.max_concurrent,

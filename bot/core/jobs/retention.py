@@ -1,15 +1,14 @@
 """Retention: passes that delete what ``[retention]`` lets go, so the database does not grow without bound.
 
-A pass prunes, for each kind whose days are not 0: sessions archived before the cutoff with everything hanging
-off them (leaves first: a tree goes over successive batches); transcript rows of runs that ended before the cutoff,
-of any session — a main session's history then starts later, at a run's first message — and, by the same days,
-a conversation's old turns themselves (its main session lives on); finished outbox rows; and, with durable runs,
-the journal of workflows that ended (``journal_days``). It
-deletes ``batch_size`` rows per transaction, each of which queues for the write lock (first come, first served)
-behind the writes of live runs that wait for it, so those take their turn between batches. On SQLite a batch runs
-on the event loop's thread (``storage/sqlite.py``): a batch of 500 stalls the loop tens of milliseconds at most
-(``bench/retention_stall.py``). Usage totals live elsewhere (``usage_daily``) and are never pruned; the audit log
-keeps pruned run ids.
+A pass prunes, for each kind whose days are not 0: sessions archived before the cutoff with everything hanging off them
+(leaves first: a tree goes over successive batches); transcript rows of runs that ended before the cutoff, of any
+session — a main session's history then starts later, at a run's first message — and, by the same days, a conversation's
+old turns themselves (its main session lives on); finished outbox rows; and, with durable runs, the journal of workflows
+that ended (``journal_days``). It deletes ``batch_size`` rows per transaction, each of which queues for the write lock
+(first come, first served) behind the writes of live runs that wait for it, so those take their turn between batches. On
+SQLite a batch runs on the event loop's thread (``storage/sqlite.py``): a batch stalls the loop briefly, and
+``bench/retention_stall.py`` measures how long. Usage totals live elsewhere (``usage_daily``) and are never pruned; the
+audit log keeps pruned run ids.
 """
 
 from __future__ import annotations
@@ -37,8 +36,9 @@ Batch = Callable[[float, int], Awaitable[Counter[str]]]
 
 @dataclass
 class PassReport:
-    """What one pass deleted (rows per table), in how many batches, the longest one (its wait for the write lock
-    included), and how long the pass took."""
+    """What one pass deleted, in how many batches, and how long it took.
+
+    Deleted rows are counted per table. The longest batch is kept too, its wait for the write lock included."""
 
     deleted: Counter[str] = field(default_factory=Counter)
     batches: int = 0
@@ -80,12 +80,16 @@ class Retention:
         self._timers.recurring("retention", trigger, self._launch)
 
     async def _launch(self) -> None:
-        """As background work, so closing the core stops a pass (the batch in progress rolls back)."""
+        """Start a pass as background work, so closing the core stops it.
+
+        The batch in progress then rolls back."""
         self._signals.background(self._pass())
 
     async def _pass(self) -> None:
-        """A pass, unless the last one still goes (a long first pass over a big backlog, a short interval): passes
-        at once would each queue a batch ahead of a live write, multiplying its wait."""
+        """A pass, unless the last one still goes.
+
+        The last one may still go after a long first pass over a big backlog, or with a short interval. Passes at once
+        would each queue a batch ahead of a live write, multiplying its wait."""
         if self._passing.locked():
             log.info("retention_pass_skipped")
             return

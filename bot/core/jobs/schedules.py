@@ -1,4 +1,4 @@
-"""Scheduled agent jobs (ZeroClaw's cron spawn site): a schedule fires its agent on a crontab schedule, each firing
+"""Scheduled agent jobs, the ``cron`` spawn site: a schedule fires its agent on a crontab schedule, each firing
 a top-level run in a fresh main session of its own (``agent:<agent>:cron:<uuid>``, depth 0, so it may spawn one
 level), its prompt headed ``[cron:<id> <name>]``, its answer announced in the schedule's channel through the
 outbox like any run's result.
@@ -95,7 +95,7 @@ class Schedules:
         self._clock = clock
 
     async def start(self) -> None:
-        """Sync config.toml's schedules, arm their timers, and fire what was missed while the bot was down."""
+        """Sync config.toml's schedules, arm their timers, fire what the bot missed while down."""
         await self._sync_config()
         for schedule in await self._repos.schedules.all():
             with skipped_if_bad("schedule", schedule_id=schedule.id, name=schedule.spec.name):
@@ -188,7 +188,9 @@ class Schedules:
         return run
 
     def _cannot_run(self, spec: ScheduleSpec) -> str | None:
-        """Why the schedule cannot fire now (its agent or model is gone from the config), or ``None``."""
+        """Why the schedule cannot fire now, or ``None``.
+
+        It cannot when its agent or model is gone from the config."""
         if (refusal := self.agent_refusal(spec.agent_id)) is not None:
             return refusal
         try:
@@ -216,8 +218,9 @@ class Schedules:
         return self._spawning.main_session(origin, now)
 
     def _firing(self, schedule: Schedule, now: float, conversation_key: str | None) -> tuple[Session, Run]:
-        """A fresh main session of the schedule's agent and its queued run, answering to the schedule's creator
-        (nobody, for one from config.toml) in the schedule's channel."""
+        """A fresh main session of the schedule's agent, and its queued run.
+
+        The run answers to the schedule's creator (nobody, for one from config.toml) in the schedule's channel."""
         spec = schedule.spec
         agent = self._config.agents.list[spec.agent_id]
         session = Session(

@@ -1,5 +1,7 @@
-"""The checks a person's command and an agent's tool both go through before killing or steering a run. Each
-caller words the outcome in its own vocabulary; the kill itself is one (``Orchestrator.kill``, a subtree)."""
+"""The checks before killing or steering a run, for people's commands and agents' tools.
+
+Both go through them. Each caller words the outcome in its own vocabulary; the kill itself is one
+(``Orchestrator.kill``, a subtree)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,9 @@ log = structlog.get_logger(__name__)
 
 
 class Moderation(Protocol):
-    """Whether a person moderates in a channel right now (roles and permissions change between turns)."""
+    """Whether a person moderates in a channel right now.
+
+    Roles and permissions change between turns."""
 
     async def is_moderator(self, user_id: int, guild_id: int | None, channel_id: int | None) -> bool: ...
 

@@ -44,8 +44,10 @@ class ChildRow:
 
     @property
     def kind(self) -> str | None:
-        """``subagent`` or ``delegate`` for a child an agent's tool started for itself, ``scheduled`` for a
-        schedule's firing; else ``None``."""
+        """What kind of session this is, for lists; ``None`` for any other.
+
+        ``subagent`` or ``delegate`` is a child an agent's tool started for itself, ``scheduled`` a schedule's
+        firing."""
         if self.session.delegation:
             return self.session.delegation.kind
         return "scheduled" if self.session.spawn_site is SpawnSite.CRON else None
@@ -122,9 +124,10 @@ class SessionQueries:
         return active + recent
 
     async def any_child(self, requester_key: str, token: str) -> ChildRow | None:
-        """A child of any age, named by its full session key or a unique prefix of one of its run ids (the
-        numbered list only covers the last 30 minutes; ids do not expire) — by a run id, a descendant further down
-        too (a Kill button names its run by id). An archived one is found too: it can still be read, and refuses
+        """A child of any age, by full session key or unique run id prefix.
+
+        The numbered list only covers the last 30 minutes; ids do not expire. By a run id, a descendant further down is
+        found too (a Kill button names its run by id). An archived one is found too: it can still be read, and refuses
         new messages itself."""
         token = token.strip()
         if ":" in token:

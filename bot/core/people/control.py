@@ -196,7 +196,9 @@ class RunControl:
         return f"⚠️ Subagent error: {run.error or run.status.value} (run {short_run_id(run_id)})."
 
     async def stop(self, actor: Actor, conversation: str) -> str:
-        """Abort the conversation's main-agent turn and every sub-agent (cascading), as far as the actor may."""
+        """Abort the conversation's main-agent turn and every sub-agent, as far as the actor may.
+
+        The abort cascades down each run's children."""
         main_key = self._main_key(conversation)
         turns = [
             run

@@ -1,5 +1,6 @@
-"""What a member spent over a period, read back from the usage ledger for ``/usage``: totals, by agent, by day, and
-the caps a run of theirs counts against now.
+"""What a member spent over a period, read back from the usage ledger.
+
+``/usage`` shows it: totals, by agent, by day, and the caps a run of theirs counts against now.
 
 The ledger counts UTC days, so a period is whole UTC days ending today. Every day of the period is listed, a quiet
 one as zeros, so a chart of it has no gaps that read as missing data. Caps are those of the default agent

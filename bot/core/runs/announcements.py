@@ -48,8 +48,9 @@ def idempotency_key(run: Run) -> str:
 
 
 def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announcement:
-    """Build the announcement for a run that just reached a terminal state (``run`` carries the outcome). A
-    scheduled job's run speaks to its channel, so it mentions nobody."""
+    """Build the announcement for a run that just reached a terminal state.
+
+    ``run`` carries the outcome. A scheduled job's run speaks to its channel, so it mentions nobody."""
     scheduled = session.spawn_site is SpawnSite.CRON
     started = run.started_at if run.started_at is not None else ended_at
     conversational = run.kind is RunKind.CHAT or (run.kind is RunKind.FOLLOWUP and run.source_message_id is not None)

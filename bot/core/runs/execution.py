@@ -36,12 +36,16 @@ Prompt = str | DeferredToolResults  # a turn starts from a prompt, or from peopl
 
 
 def _taken(recorded: str) -> list[tuple[str | None, str]]:
-    """An inbox take's items as its step recorded them (JSON turns the pairs into lists)."""
+    """An inbox take's items as its step recorded them.
+
+    JSON turns the pairs into lists, so they are pairs again here."""
     return [(source, content) for source, content in json.loads(recorded)]
 
 
 class Execution:
-    """A run's turns, from its first prompt to its end, in whichever process executes it."""
+    """A run's turns, from its first prompt to its end.
+
+    They run in whichever process executes the run."""
 
     def __init__(
         self,
@@ -67,8 +71,10 @@ class Execution:
         self._lanes = lanes
 
     async def take_inbox(self, run_id: str, *, wake: bool) -> str | None:
-        """Consume the run's pending inbox as one prompt (steers as they are, completions in one internal block): a
-        step journaled in the store, so a replay takes what the first execution took, nothing included."""
+        """Consume the run's pending inbox as one prompt.
+
+        Steers go in as they are, completions in one internal block. The take is a step journaled in the store, so a
+        replay takes what the first execution took, nothing included."""
 
         async def take(tx: Connection) -> list[tuple[str | None, str]]:
             return await self._repos.inbox.take_pending(tx, run_id, self._clock())
@@ -101,7 +107,7 @@ class Execution:
             run_id=run.id,
             session_key=session.key,
             agent_id=session.agent_id,
-            agent_alias=session.agent_id,  # ZeroClaw's name for it
+            agent_alias=session.agent_id,  # the same id under the field name delegation's logs use (bot/profiles.py)
             depth=session.depth,
             **spawned,
         ):

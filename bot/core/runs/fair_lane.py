@@ -29,7 +29,9 @@ Buckets = dict[Member, dict[str, deque[_Waiter]]]
 
 
 def _take(buckets: Buckets) -> _Waiter:
-    """Pop the next waiter in fair order, moving its member and its top-level run to the back of their rotations."""
+    """Pop the next waiter in fair order.
+
+    Its member and its top-level run move to the back of their rotations."""
     member, roots = next(iter(buckets.items()))
     root, waiters = next(iter(roots.items()))
     waiter = waiters.popleft()
@@ -56,13 +58,17 @@ class FairLane:
             self._release()
 
     def order(self) -> list[str]:
-        """The waiting tickets in the order slots will go to them (the first starts next)."""
+        """The waiting tickets in the order slots will go to them.
+
+        The first starts next."""
         buckets = {member: {root: deque(w) for root, w in roots.items()} for member, roots in self._buckets.items()}
         return [_take(buckets).ticket for _ in range(sum(len(w) for r in buckets.values() for w in r.values()))]
 
     def withdraw(self, ticket: str) -> bool:
-        """Take a waiter out of the queue (its run was killed) without touching anyone's turn; ``False`` if it
-        is not waiting (it has a slot already, or never asked). Its caller then cancels the waiting task."""
+        """Take a waiter whose run was killed out of the queue, touching nobody's turn.
+
+        ``False`` if it is not waiting (it has a slot already, or never asked). Its caller then cancels the waiting
+        task."""
         for member, roots in self._buckets.items():
             for root, waiters in roots.items():
                 for waiter in waiters:
@@ -87,7 +93,9 @@ class FairLane:
             raise
 
     def _release(self) -> None:
-        """Hand the freed slot straight to the next waiter (skipping one cancelled meanwhile), else keep it."""
+        """Hand the freed slot straight to the next waiter, else keep it.
+
+        A waiter cancelled meanwhile is skipped."""
         while self._buckets:
             waiter = _take(self._buckets)
             if not waiter.granted.done():

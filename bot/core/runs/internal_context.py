@@ -71,7 +71,9 @@ def completion_event(completion: ChildCompletion) -> str:
 
 
 def wrap(events: Sequence[str], *, wake: bool = False) -> str:
-    """One internal block holding one or more completion events (a batch is one block, one model turn)."""
+    """One internal block holding one or more completion events.
+
+    A batch is one block, and so one model turn."""
     parts = [BEGIN, HEADER, ""]
     if wake:
         parts += [WAKE_NOTE, ""]

@@ -1,6 +1,7 @@
-"""The caps on what one member and one server may put in the sub-agent queue: a member's live sub-agents on a
-server (``max_active_runs_per_member``), the whole queue's (``max_queued``) and each server's share of it
-(``max_queued_per_server``; DMs together count as one server).
+"""The caps on a member's and a server's share of the sub-agent queue.
+
+They are a member's live sub-agents on a server (``max_active_runs_per_member``), the whole queue's (``max_queued``) and
+each server's share of it (``max_queued_per_server``; DMs together count as one server).
 
 A server with no run waiting always gets one in, even into a full queue, so one server's backlog never refuses
 another server's first run: the queue may hold one run more per server than ``max_queued``.
@@ -26,9 +27,10 @@ def member_key(guild_id: int | None, user_id: int | None) -> str:
 
 
 def check_member(limit: int, active: int, guild_id: int | None, member: int | None) -> None:
-    """Refuse (:class:`SpawnRefused`) one more live sub-agent for a member who has ``active`` of ``limit`` (0: no
-    cap): ``member`` ``None`` for their own command, 0 for a main agent's spawn in their turn, else the member a
-    follow-up answers to."""
+    """Refuse one more live sub-agent for a member who has ``active`` of ``limit``.
+
+    The refusal is a :class:`SpawnRefused`; a ``limit`` of 0 is no cap. ``member`` is ``None`` for their own command,
+    0 for a main agent's spawn in their turn, else the member a follow-up answers to."""
     if limit and active >= limit:
         whose = {None: "You already have", 0: "The member whose turn this is already has"}.get(
             member, f"<@{member}> already has"

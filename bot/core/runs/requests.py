@@ -1,4 +1,4 @@
-"""What callers ask the core for and what it answers, and how sessions are named."""
+"""What callers ask the core for, what it answers, and how sessions are named."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def subagent_session_key(agent_id: str) -> str:
 
 
 def cron_session_key(agent_id: str) -> str:
-    """A scheduled job's own session, fresh at every firing (ZeroClaw's ``cron-<uuid>``)."""
+    """A scheduled job's own session, fresh at every firing (``cron`` and a new uuid)."""
     return f"agent:{agent_id}:cron:{uuid.uuid4()}"
 
 
@@ -102,8 +102,10 @@ def delegated_session(
 
 
 def origin_of(run: Run) -> Origin:
-    """Work done on behalf of a run answers to the same person (nobody, for a scheduled job from config.toml)
-    and place (the conversation key is only needed to name a main session, which a child never creates)."""
+    """Where work done on behalf of a run answers: the same person and place.
+
+    The person is nobody for a scheduled job from config.toml. The conversation key is only needed to name a main
+    session, which a child never creates, so it stays empty."""
     return Origin(user_id=run.requester_user_id, channel_id=run.channel_id, guild_id=run.guild_id, conversation="")
 
 

@@ -36,8 +36,9 @@ class Results:
     async def announce(
         self, tx: Connection, run: Run, session: Session, requester: Session | None, ended: float
     ) -> Announcement:
-        """The announcement, with the conversation's own channel to fall back on when the run answers in a
-        thread (should the thread be gone by then)."""
+        """The announcement, with the conversation's own channel to fall back on.
+
+        The fallback is for a run that answers in a thread, should the thread be gone by then."""
         announcement = announcement_for(run, session, ended_at=ended)
         if requester is not None and requester.channel_id != run.channel_id:
             announcement.fallback_channel_id = requester.channel_id
@@ -52,7 +53,9 @@ class Results:
         return announcement
 
     async def tell_run(self, tx: Connection, target: Run, run: Run, session: Session, now: float) -> None:
-        """A child's result for the live run that requested it, read at its next step or when it wakes."""
+        """A child's result for the live run that requested it.
+
+        The run reads it at its next step or when it wakes."""
         await self._repos.inbox.add(
             tx, run_id=target.id, source_run_id=run.id, content=self.completion_event(run, session, now), now=now
         )
@@ -60,10 +63,11 @@ class Results:
     async def tell_main_agent(
         self, tx: Connection, run: Run, session: Session, requester: Session | None, now: float
     ) -> None:
-        """A sub-agent's result that was posted for people also becomes context of the conversation's main
-        agent, for its next turn, without starting one: it joins the main session's history now, or — while a
-        main turn is in progress, so as not to split that turn's messages — as that turn ends. (Replies in a
-        focused thread are that thread's conversation, not results: they stay out.)"""
+        """A posted sub-agent result also becomes context of the conversation's main agent.
+
+        It is there for the agent's next turn, without starting one: it joins the main session's history now, or — while
+        a main turn is in progress, so as not to split that turn's messages — as that turn ends. (Replies in a focused
+        thread are that thread's conversation, not results: they stay out.)"""
         if session.kind != SessionKind.SUBAGENT or requester is None or requester.kind != SessionKind.MAIN:
             return
         event = self.completion_event(run, session, now, posted=True)
@@ -74,8 +78,9 @@ class Results:
             await self._remember(tx, requester.key, [event])
 
     async def keep_unread(self, tx: Connection, run_id: str, session_key: str, now: float) -> None:
-        """Results that arrived while a main turn ran are added to the session's history after that turn, however
-        it ends (settled, killed, or interrupted by a restart)."""
+        """Add results that arrived during a main turn to the session's history after it.
+
+        That holds however the turn ends: settled, killed, or interrupted by a restart."""
         events = [content for source, content in await self._repos.inbox.take_pending(tx, run_id, now) if source]
         if events:
             await self._remember(tx, session_key, events)

@@ -26,10 +26,12 @@ class RunLanes:
         self._session_locks: KeyedLocks[str] = KeyedLocks()
 
     async def lane(self, run: Run, session: Session, *, queued: bool) -> contextlib.AbstractAsyncContextManager[Any]:
-        """A delegated child (``spawn_subagent``, ``delegate``) runs for its caller's turn, which holds the caller's
-        place already (a blocking child waiting for a slot its caller holds could wait forever). ``queued``: a durable
-        run, whose DBOS queue gave it its place (``durable.run_queues``); a main-agent turn still waits for the
-        session's earlier turns paused for approval."""
+        """What a run waits for before its turns: a slot, earlier turns, or nothing.
+
+        A delegated child (``spawn_subagent``, ``delegate``) waits for nothing: it runs for its caller's turn, which
+        holds the caller's place already (a blocking child waiting for a slot its caller holds could wait forever).
+        ``queued``: a durable run, whose DBOS queue gave it its place (``durable.run_queues``); a main-agent turn still
+        waits for the session's earlier turns paused for approval."""
         if session.delegation is not None:
             return contextlib.nullcontext()
         if run.kind is RunKind.CHAT:

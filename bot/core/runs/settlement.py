@@ -200,8 +200,8 @@ class Settlement:
         return after
 
     async def crashed(self, run: Run, session: Session, error: str) -> AfterCommit:
-        """A run whose task died on an unexpected error ends ``failed`` and is routed like any other end, so nobody
-        waits on it for ever (a ``spawn_subagent`` or ``delegate`` caller would)."""
+        """End ``failed`` a run whose task died on an unexpected error. It is routed like any other end, so
+        nobody waits on it for ever, as a ``spawn_subagent`` or ``delegate`` caller would."""
         after, now = AfterCommit(), self._clock()
         partial = partial_result(await self._repos.transcripts.for_run(run.id))
         async with self._repos.db.transaction() as tx:
@@ -215,9 +215,9 @@ class Settlement:
         return after
 
     async def _stop_abandoned(self, tx: Connection, run_id: str, now: float, after: AfterCommit) -> None:
-        """A turn that ended while a blocking child (``spawn_subagent``, a synchronous ``delegate``) still ran (its
-        tool call was cancelled by a timeout or a failing sibling) leaves nobody waiting for that child: it is
-        stopped and archived."""
+        """Stop and archive the blocking children a turn left running when it ended. Such a child (a
+        ``spawn_subagent``, a synchronous ``delegate``) lost its tool call to a timeout or a failing sibling: nobody
+        waits for it any more."""
         for child in await self._repos.runs.live_delegated_children(tx, run_id):
             partial = partial_result(await self._repos.transcripts.for_run(child.id), stopped_by=KILLED_BEFORE)
             await self._repos.runs.finish(tx, child.id, RunStatus.KILLED, now, result_text=partial, error="killed")
@@ -233,7 +233,7 @@ class Settlement:
         return [session_key] if session is not None and session.delegation is not None else []
 
     async def _route(self, tx: Connection, run: Run, session: Session, now: float, after: AfterCommit) -> None:
-        """Deliver a finished run's result to its direct requester, exactly once (inside the caller's transaction)."""
+        """Deliver a run's result to its direct requester, exactly once, in the caller's transaction."""
         if session.delegation is not None:  # its caller reads the result from the run or its task record
             after.archive_now.append(session.key)
             after.ended.append(run.id)

@@ -1,6 +1,6 @@
 """Deciding whether a spawn may happen, and with what: the validation chain of ``sessions_spawn``.
 
-The order and wording follow OpenClaw's (reference/openclaw.md §1.2), so agents trained on its messages
+The order and wording are the ``sessions_spawn`` contract's (:mod:`bot.profiles`), so agents trained on its messages
 recover the same way. Every refusal happens before anything is written: no run starts on a refused spawn.
 ``plan`` decides from the config alone; ``checked_plan`` adds the one check that asks the provider.
 """
@@ -95,7 +95,7 @@ class SpawnPolicy:
         return self._planned(args, context, before)
 
     def plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
-        """The validation chain, in OpenClaw's order: the request's own shape, the limits on the requester, the
+        """The validation chain, in the contract's order: the request's own shape, the limits on the requester, the
         target agent, then what the child runs with. The first refusal wins."""
         return self._planned(args, context, self._before_model(args, context))
 
@@ -127,7 +127,7 @@ class SpawnPolicy:
         return task, label, mode, cleanup, self._target(args, context)
 
     def _shape(self, args: SpawnArgs, context: SpawnContext) -> tuple[str, str | None, SessionMode, Cleanup]:
-        """Task, label, agent id syntax, mode / cleanup / sandbox values, and whether a thread may be bound."""
+        """Check the request's shape: task, label, agent id, mode, cleanup, sandbox, thread binding."""
         try:
             task = checked_text(args.task, what="Task")
         except TextRefused as refused:
@@ -146,7 +146,8 @@ class SpawnPolicy:
         return task, label, mode, cleanup
 
     def _check_limits(self, context: SpawnContext) -> None:
-        """Depth, then a person's own live sub-agents, then an agent's live children, then the lane's queue."""
+        """Check the limits on the requester, in order: depth, then a person's own live sub-agents, then an agent's
+        live children, then the lane's queue."""
         defaults = self._config.agents.defaults.subagents
         depth, max_depth = context.requester.depth, defaults.max_spawn_depth
         if depth >= max_depth:

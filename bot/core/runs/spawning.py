@@ -138,7 +138,7 @@ class Spawning:
         parent_run_id: str | None = None,
         origin: Origin | None = None,
     ) -> str:
-        """Start a new run in an existing sub-agent session (it announces again when it ends), answering to
+        """Start a new run in an existing sub-agent session; it announces again when it ends. It answers to
         ``origin`` (default: the session's owner, where the previous run answered). An archived session takes no
         more runs, and none while the sub-agent queue is full."""
         if session.delegation is not None:

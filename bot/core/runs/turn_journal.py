@@ -1,5 +1,7 @@
-"""Where a turn starts and what it has stored, so that a turn replayed by a recovered workflow (``durable_runs``)
-starts from the same history and usage and stores each of its messages, and their spending, once.
+"""Where a turn starts and what it stored, so a replay stores nothing twice.
+
+A turn replayed by a recovered workflow (``durable_runs``) starts from the same history and usage, and stores each of
+its messages, and their spending, once.
 
 Where a turn starts is a step journaled in the store (``durable.store_steps``), as JSON. A turn's messages are
 stored in order as the runner produces them: the ``k``-th message of the turn is the run's transcript row
@@ -48,7 +50,9 @@ async def turn_start(repos: Repositories, run_id: str, session_key: str, usage: 
 
 
 class TurnMessages:
-    """The messages of one turn, handed over in order, less those a replayed turn stored already."""
+    """The messages of one turn, handed over in order.
+
+    Those a replayed turn stored already are left out."""
 
     def __init__(self, repos: Repositories, run_id: str, start: TurnStart) -> None:
         self._repos = repos

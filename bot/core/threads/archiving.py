@@ -22,8 +22,9 @@ log = structlog.get_logger(__name__)
 
 
 def _archivable(session: Session) -> bool:
-    """A sub-agent's session, or a scheduled firing's (a main session of its own that nobody writes to again); a
-    conversation's main session lives on."""
+    """Whether a session is archived once finished: a sub-agent's, or a scheduled firing's.
+
+    A firing's is a main session of its own that nobody writes to again; a conversation's main session lives on."""
     return session.kind == SessionKind.SUBAGENT or session.spawn_site is SpawnSite.CRON
 
 
@@ -38,8 +39,10 @@ class Archiving:
         await self._deadlines.start()
 
     async def mark_deadline(self, tx: Connection, session: Session, now: float) -> float | None:
-        """Write the deadline of a sub-agent session whose run just ended (inside the caller's transaction); a
-        session bound to a thread gets its deadline only when the binding ends."""
+        """Write the deadline of a sub-agent session whose run just ended.
+
+        It is written inside the caller's transaction. A session bound to a thread gets its deadline only when the
+        binding ends."""
         if not _archivable(session) or session.cleanup != Cleanup.KEEP or self._minutes <= 0:
             return None
         if await self._repos.bindings.for_session(session.key):
@@ -54,7 +57,9 @@ class Archiving:
         self._deadlines.moved(when)
 
     async def after_unbinding(self, session_key: str) -> None:
-        """A session left with no thread is archived in due course, like any other that has finished."""
+        """Archive a session left with no thread in due course.
+
+        It goes like any other that has finished."""
         session = await self._repos.sessions.get(session_key)
         latest = await self._repos.runs.latest_for_session(session_key)
         if session is None or latest is None or not latest.status.is_terminal or session.archived_at is not None:

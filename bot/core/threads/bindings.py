@@ -56,8 +56,9 @@ class ThreadBindings:
         self.routes = BoundThreads(repos)
 
     async def start(self) -> None:
-        """Follow the bindings in memory, wake for the earliest deadline, and end run-mode bindings whose run ended
-        while the bot was down."""
+        """Follow the bindings in memory, wake for the earliest deadline, end bindings left behind.
+
+        The bindings left behind are run-mode ones whose run ended while the bot was down."""
         self.routes.start()
         await self._deadlines.start()
         for binding in await self._repos.bindings.run_mode():
@@ -99,8 +100,10 @@ class ThreadBindings:
 
     @contextlib.asynccontextmanager
     async def archived_if_refused(self, binding: Binding | None) -> AsyncIterator[None]:
-        """Archive the thread opened for a spawn that its admission then refuses (a run admitted since the early
-        check spent the budget): nothing is bound to it, and it is not left open and empty."""
+        """Archive the thread opened for a spawn that its admission then refuses.
+
+        That happens when a run admitted since the early check spent the budget. Nothing is bound to the thread, and it
+        is not left open and empty."""
         try:
             yield
         except UserError:
@@ -121,8 +124,10 @@ class ThreadBindings:
             log.warning("thread_intro_failed", thread_id=binding.thread_id, error=str(unavailable))
 
     async def reconcile(self) -> None:
-        """Unbind threads that people deleted, locked or archived while the bot was down (no farewell): asked server
-        by server, so a server's open threads are one request to Discord, not one per binding."""
+        """Unbind threads people deleted, locked or archived while the bot was down.
+
+        No farewell is posted. Discord is asked server by server, so a server's open threads are one request, not one
+        per binding."""
         if self._threads is None:
             return
         by_guild: dict[int, list[int]] = defaultdict(list)
@@ -150,8 +155,10 @@ class ThreadBindings:
     async def unbind(
         self, thread_id: int, *, farewell: str | None = None, unless_changed_from: Binding | None = None
     ) -> bool:
-        """End a binding (the thread itself is left alone) — with ``unless_changed_from``, only if it is still that
-        one (so of processes racing to end it, one does); ``farewell`` is posted into it when given. A session left
+        """End a binding; the thread itself is left alone.
+
+        With ``unless_changed_from``, only if it is still that one, so of processes racing to end it, one does.
+        ``farewell`` is posted into it when given. A session left
         with no thread is archived in due course, like any other that has finished."""
         async with self._repos.db.transaction() as tx:
             removed = await self._repos.bindings.remove(tx, thread_id, unless_changed_from=unless_changed_from)

@@ -1,4 +1,4 @@
-"""What becomes of a message someone posts in a bound thread, and who may talk to a session there.
+"""Where a message posted in a bound thread goes, and who may talk there.
 
 A message reaches the session only from the thread's binder, the session's owner or a moderator; it is steered
 into the session's live run, or starts a follow-up run, and either way the run stays the owner's (a moderator's
@@ -62,7 +62,7 @@ class Heard:
 
 
 def not_yours(thread_id: int, whose: int | None) -> str:
-    """The notice for a member whose message in someone else's bound thread was not routed."""
+    """The notice for a member whose message was not routed: the thread is someone else's."""
     if whose is None:
         return (
             f"🔒 <#{thread_id}> is bound to a sub-agent session nobody owns; only a moderator can talk to it there. "

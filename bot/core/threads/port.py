@@ -25,7 +25,9 @@ class ThreadRef:
 
 class ThreadPort(Protocol):
     async def create_thread(self, channel_id: int, name: str, auto_archive_minutes: int) -> ThreadRef:
-        """A new thread in ``channel_id`` (in its parent channel, when ``channel_id`` is itself a thread)."""
+        """A new thread in ``channel_id``.
+
+        When ``channel_id`` is itself a thread, the new one goes in its parent channel."""
         ...
 
     async def post(self, thread_id: int, text: str) -> None: ...
@@ -33,9 +35,11 @@ class ThreadPort(Protocol):
     async def archive(self, thread_id: int) -> None: ...
 
     async def closed_among(self, guild_id: int, channel_ids: Collection[int]) -> dict[int, bool | None]:
-        """For each bound thread (or channel) of a server, whether people closed it — deleted, locked, or archived it
-        (Discord's own archiving of an idle thread does not count: the next message reopens it); ``None`` if that
-        cannot be told. Asked per server, so the port can answer most from one request."""
+        """For each bound thread or channel of a server, whether people closed it.
+
+        Closed means deleted, locked, or archived by people (Discord's own archiving of an idle thread does not count:
+        the next message reopens it); ``None`` if that cannot be told. Asked per server, so the port can answer most
+        from one request."""
         ...
 
 

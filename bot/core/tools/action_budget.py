@@ -1,4 +1,4 @@
-"""The action budget (ZeroClaw's ``max_actions_per_hour``): every ``spawn_subagent`` and ``delegate`` launch is
+"""The action budget, ``max_actions_per_hour``: every ``spawn_subagent`` and ``delegate`` launch is
 one action, charged to the calling session's budget. A ``spawn_subagent`` child and a bounded delegate spend their
 caller's budget (the same tracker); an independent delegate has its own. The count is the launches recorded in the
 last hour (each launched session stores the budget it was charged to), so a refused call costs nothing and the

@@ -126,7 +126,9 @@ class AgentTools:
         return {"status": "accepted", "runId": run_id, "delivered": "started a follow-up run"}
 
     async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]:
-        """The main agent's own session runs on ``model`` from its next turn (a configured model only)."""
+        """Switch the main agent's own session to ``model`` from its next turn.
+
+        Only a configured model is taken."""
         configured = self._config.configured_models()
         reference = model.strip()
         if reference not in configured:
@@ -171,7 +173,9 @@ class AgentTools:
     async def _forbidden(
         self, caller: Caller, run: Run | None, label: str, action: str, detail: str | None
     ) -> dict[str, Any] | None:
-        """The person whose turn calls the tool must be allowed to ``action`` the run, as by slash command."""
+        """Refuse unless the person whose turn calls the tool may ``action`` the run.
+
+        The check is the one their slash command would pass."""
         if run is None:
             return None
         try:

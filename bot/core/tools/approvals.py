@@ -37,7 +37,9 @@ log = structlog.get_logger(__name__)
 
 
 def _escaped(char: str) -> str:
-    """A character as a JSON escape (a pair of surrogates beyond the Basic Multilingual Plane)."""
+    """A character as a JSON escape.
+
+    Beyond the Basic Multilingual Plane it is a pair of surrogates."""
     code = ord(char)
     if code <= 0xFFFF:
         return f"\\u{code:04x}"
@@ -83,7 +85,9 @@ class Approvals:
         return self._config.agents.defaults.approval_timeout_minutes
 
     def add_listener(self, listener: Callable[[], None]) -> None:
-        """Called whenever an approval is asked for or settled (the Discord side posts or edits its message)."""
+        """Call ``listener`` whenever an approval is asked for or settled.
+
+        The Discord side then posts or edits its message."""
         self._listeners.append(listener)
 
     def _changed(self) -> None:
@@ -91,7 +95,9 @@ class Approvals:
             listener()
 
     async def start(self) -> None:
-        """Rebuild the deadline of every call still waiting (runs awaiting approval stay paused over a restart)."""
+        """Rebuild the deadline of every call still waiting.
+
+        Runs awaiting approval stay paused over a restart."""
         for approval in await self._repos.approvals.pending():
             with skipped_if_bad("approval_deadline", approval_id=approval.id, deadline=approval.deadline):
                 self._timers.at(f"approval:{approval.id}", approval.deadline, self.expire, approval.id)
@@ -140,9 +146,11 @@ class Approvals:
         return AfterCommit(changed=[run.id])
 
     async def decide(self, actor: Actor, approval_id: str, approve: bool, *, where: Collection[int]) -> str:
-        """A person's Approve or Deny from the channels ``where`` (the channel clicked in and, in a thread, the
-        channel it is in): it counts only from the request's own channel (or a thread of it), and only for the run's
-        owner or a moderator of the run's server (audited under that server when the run is someone else's)."""
+        """A person's Approve or Deny, from the channels ``where``.
+
+        ``where`` is the channel clicked in and, in a thread, the channel it is in. It counts only from the request's
+        own channel (or a thread of it), and only for the run's owner or a moderator of the run's server (audited under
+        that server when the run is someone else's)."""
         approval = await self._repos.approvals.get(approval_id)
         if approval is None:
             raise UserError("That approval request is unknown.")

@@ -1,9 +1,10 @@
-"""Who may ``delegate`` to whom (ZeroClaw's ``policy_for_target`` and reachable set, reference/zeroclaw.md §2).
+"""Who may ``delegate`` to whom: each caller's reachable agents and its policy per target.
 
 An agent reaches every other enabled agent with the same risk profile as a bounded delegate (unless its
 ``delegate_same_risk_profile`` is off), and each agent its ``delegates`` list names, in the mode listed (an explicit
-entry overrides the implicit one). The caller's risk profile must allow delegation at all, and an independent
-delegate whose profile asks for approvals is refused: nobody could give them. Refusals use ZeroClaw's words.
+entry overrides the implicit one). The caller's risk profile must allow delegation at all, and an independent delegate
+whose profile asks for approvals is refused: nobody could give them. Refusals keep the ``delegate`` tool's contract
+words (:mod:`bot.profiles`).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _unreachable(config: Config, caller: str, target: str) -> str:
             f"{prefix}: delegate_same_risk_profile is disabled and the target is not listed in "
             f"[agents.{caller}].delegates"
         )
-    # Same-profile reach is on, so the profiles differ (ZeroClaw's catch-all wording is unreachable here).
+    # Same-profile reach is on, so the profiles differ (the contract's catch-all wording is unreachable here).
     return (
         f'{prefix}: different risk profile (caller uses "{_profile_name(config, caller)}", target uses '
         f'"{_profile_name(config, target)}"). delegate_same_risk_profile only reaches agents with the same risk '

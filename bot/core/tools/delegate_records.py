@@ -1,9 +1,10 @@
-"""A delegate task's record, settled in the transaction that ends its run — so a task can be neither left
-``running`` nor settled twice. The run's end is worded as ZeroClaw words a delegation's result (reference/zeroclaw.md
-§2): the header and the answer, or ``Agent '<a>' failed: …``, ``… timed out after <N>s``, a cancellation, and
-``lost`` for a task whose process died (``timed_out`` when its deadline had passed by then). An answer a later
-candidate of the target's fallback chain gave carries ZeroClaw's ``requested: …; served: …`` header and warning
-(§6), so the asking agent knows, without the provider's failure details.
+"""A delegate task's record, settled in the transaction that ends its run.
+
+So a task can be neither left ``running`` nor settled twice. The run's end is worded in the ``delegate`` tool's contract
+words for a delegation's result (:mod:`bot.profiles`): the header and the answer, or ``Agent '<a>' failed: …``,
+``… timed out after <N>s``, a cancellation, and ``lost`` for a task whose process died (``timed_out`` when its deadline
+had passed by then). An answer a later candidate of the target's fallback chain gave carries the contract's
+``requested: …; served: …`` header and warning, so the asking agent knows, without the provider's failure details.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def agent_header(agent: str, model: str, *, agentic: bool) -> str:
 
 
 def answer(task: DelegateTask, run: Run, text: str) -> str:
-    """The delegate's answer under its header; when a fallback served it, ZeroClaw's header naming both models
+    """The delegate's answer under its header; when a fallback served it, the contract's header naming both models
     (agentic as the task's own header says) and the warning after it."""
     served = run.fallback_model
     if served is None:
@@ -95,8 +96,9 @@ class DelegateRecords:
     async def settle(
         self, tx: Connection, run: Run, now: float, *, killed_directly: bool = False
     ) -> DelegateTask | None:
-        """Record how ``run`` ended on its task (nothing if it is no delegation or its task has settled); returns
-        the task it settled."""
+        """Record how ``run`` ended on its task; returns the task it settled.
+
+        Nothing is recorded if it is no delegation or its task has settled."""
         task = await self._repos.delegate_tasks.for_run(run.id, tx)
         if task is None or task.status is not TaskStatus.RUNNING:
             return None
@@ -120,8 +122,9 @@ class DelegateRecords:
         return task
 
     async def expire(self, task_id: str, timeout_seconds: int) -> DelegateTask | None:
-        """A task still running at its deadline is recorded as timed out (its run is then stopped by the caller);
-        ``None`` if it had settled."""
+        """Record a task still running at its deadline as timed out; ``None`` if it had settled.
+
+        The caller then stops its run."""
         async with self._repos.db.transaction() as tx:
             task = await self._repos.delegate_tasks.get(task_id, tx)
             if task is None or task.status is not TaskStatus.RUNNING:

@@ -1,9 +1,10 @@
 """The background side of ``delegate``: ``check_result``, ``list_results``, ``cancel_task`` and ``await_sessions`` over
 the caller's task records, and the deadline that stops a task still running past it.
 
-Every answer is ZeroClaw's ``ToolResult`` (``success``, ``output``, ``error``) with its words (reference/zeroclaw.md
-§2). Unlike ZeroClaw's per-workspace files, a session sees only the tasks it started: one Discord server's agent
-cannot read another conversation's delegations. ``cancel_task`` really stops the task's run and everything below it.
+Every answer is the ``delegate`` tool's result (``success``, ``output``, ``error``), in its contract words
+(:mod:`bot.profiles`). Unlike per-workspace task files, a session sees only the tasks it started: one Discord server's
+agent cannot read another conversation's delegations. ``cancel_task`` really stops the task's run and everything below
+it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ log = structlog.get_logger(__name__)
 
 
 def tool_result(success: bool, output: str = "", error: str | None = None) -> dict[str, Any]:
-    """What every ``delegate`` action answers (ZeroClaw's ``ToolResult``)."""
+    """What every ``delegate`` action answers: its contract's result shape."""
     return {"success": success, "output": output, "error": error}
 
 
@@ -44,7 +45,7 @@ def _pretty(value: object) -> str:
 
 
 def _bad_task_id(value: str) -> str | None:
-    """Task ids are UUIDs (ZeroClaw's guard; ours are never paths, but the wording is the contract)."""
+    """Task ids are UUIDs (a path guard; ours are never paths, but the wording is the contract)."""
     try:
         uuid.UUID(value)
     except ValueError:
@@ -89,8 +90,9 @@ class DelegateTasks:
                     self.watch(task, run.timeout_seconds)
 
     def watch(self, task: DelegateTask, timeout_seconds: int) -> None:
-        """Stop the task at its deadline if it is still running then (a run waiting on children has no timeout of
-        its own)."""
+        """Stop the task at its deadline if it is still running then.
+
+        A run waiting on children has no timeout of its own, so this is the task's."""
         self._timers.at(f"delegate-deadline:{task.task_id}", task.deadline, self._expire, task.task_id, timeout_seconds)
 
     async def _expire(self, task_id: str, timeout_seconds: int) -> None:
@@ -186,7 +188,7 @@ class DelegateTasks:
 
 
 def _await_refusal(task_ids: object, timeout_ms: object) -> str | None:
-    """``await_sessions``' argument rules, in ZeroClaw's order and words."""
+    """``await_sessions``' argument rules, in the contract's order and words."""
     if not isinstance(task_ids, list):
         return "Missing 'task_ids' parameter for await_sessions"
     if len(task_ids) > MAX_AWAITED:

@@ -1,9 +1,9 @@
-"""``delegate`` (ZeroClaw): hand a prompt to a different configured agent — and wait for its answer, start it in
+"""The ``delegate`` tool: hand a prompt to a different configured agent — and wait for its answer, start it in
 the background (a durable task record), or fan it out to several agents at once.
 
 A delegation is a run with its own session (kind ``delegate`` in lists): ``/subagents`` shows, inspects and kills
 it like any sub-agent, a kill of its caller cascades into it, and its result goes to the agent that asked, never
-straight to the channel. Checks run in ZeroClaw's order with its words (reference/zeroclaw.md §2): the action, the
+straight to the channel. Checks run in the tool's contract order, with its words (:mod:`bot.profiles`): the action, the
 arguments, an unknown target, the depth (the target's ``max_delegation_depth`` against the caller's depth), the
 read-only level, the shared action budget, the caller's delegation policy and reach
 (:mod:`bot.core.tools.delegate_reach`), then an independent target that asks for approvals.
@@ -127,8 +127,8 @@ class Delegating:
     async def _checked_launch(
         self, caller: Caller, target: str, prompt: str, *, background: bool
     ) -> DelegateTask | str:
-        """Every check in ZeroClaw's order, then the launch: the task, or the first refusal's words. A step of a durable
-        run: a run resumed after a crash gets the same task back (and waits for it), and launches no other."""
+        """Every check in the contract's order, then the launch: the task, or the first refusal's words. A step of a
+        durable run: a run resumed after a crash gets the same task back (and waits for it), and launches no other."""
         if refusal := self._precheck(caller.session, target, full_stop=not background):
             return refusal
         try:
@@ -261,7 +261,7 @@ class Delegating:
 
 
 def _prompt(raw: dict[str, Any]) -> str | None:
-    """The prompt, with the optional context ahead of it (ZeroClaw's composition)."""
+    """The prompt, with the optional context ahead of it, as the contract composes them."""
     prompt, context = raw.get("prompt"), raw.get("context")
     if not isinstance(prompt, str):
         return None

@@ -1,14 +1,13 @@
 """The policy envelope: what a session may do, as one small record — its agent's risk and runtime profile, its MCP
 servers and its run's time limit — narrowed by its parent's for every child an agent starts, so a prompt-injected
-child can never hold more than the agent that started it (ZeroClaw's ``SubAgentSpawn::build`` and
-``ensure_no_escalation_beyond``, reference/zeroclaw.md §1 and §3).
+child can never hold more than the agent that started it.
 
 A child's policy is its parent's narrowed: a ``sessions_spawn`` child of another agent is refused when that agent's
-policy is wider than the spawning session's (first failing axis wins, in ZeroClaw's words); a ``spawn_subagent``
+policy is wider than the spawning session's (first failing axis wins, in the contract's words); a ``spawn_subagent``
 child is the same agent (equal); a bounded delegate is narrowed by its caller's tools where it runs
-(:mod:`bot.core.tools.tool_policy`, :mod:`bot.core.tools.mcp_tools`). An independent delegate is exempt, as in ZeroClaw
-("independent skips it entirely"): it runs on its target's own profile, by the operator's choice in ``delegates``.
-A person's ``/subagents spawn`` and a scheduled job are top-level: nothing of an agent narrows them.
+(:mod:`bot.core.tools.tool_policy`, :mod:`bot.core.tools.mcp_tools`). An independent delegate is exempt (independent
+skips the narrowing entirely): it runs on its target's own profile, by the operator's choice in ``delegates``. A
+person's ``/subagents spawn`` and a scheduled job are top-level: nothing of an agent narrows them.
 ``max_cost_per_day_cents`` is an axis too; it is enforced as its agent's daily spending (:mod:`bot.core.budgets.meter`).
 """
 
@@ -23,7 +22,7 @@ from bot.records import Delegation, Run, Session, SpawnSite
 from bot.text import quoted
 from storage.repositories import Repositories
 
-LEVELS = ("readonly", "supervised", "full")  # ZeroClaw's AutonomyLevel order
+LEVELS = ("readonly", "supervised", "full")  # the autonomy levels, from least to most allowed
 ESCALATES = "subagent policy override escalates beyond parent: {}"
 
 
@@ -69,7 +68,7 @@ class Envelope:
         )
 
     def escalation_beyond(self, parent: Envelope) -> str | None:
-        """ZeroClaw's ``ensure_no_escalation_beyond`` on the axes that exist here: the first violation, or None."""
+        """The first axis on which this envelope escalates beyond ``parent``'s, or None."""
         if LEVELS.index(self.level) > LEVELS.index(parent.level):
             return f"subagent autonomy={self.level} exceeds parent's {parent.level}"
         if parent.allowed_tools is not None and self.allowed_tools is None:
@@ -101,7 +100,7 @@ NOTHING = Envelope("readonly", frozenset(), frozenset(), frozenset(), frozenset(
 
 
 def envelope_of(config: Config, agent_id: str, run_timeout_seconds: int = 0) -> Envelope:
-    """An agent's own envelope; no risk profile means no constraint (ZeroClaw's ``full``)."""
+    """An agent's own envelope; no risk profile means no constraint (level ``full``)."""
     risk = config.risk_profile_of(agent_id)
     return Envelope(
         level=risk.level if risk else "full",

@@ -17,7 +17,7 @@ from bot.core.tools.subagent_spawn import SubagentSpawn
 
 
 class ToolControl:
-    """What agents ask of the core through their session tools, each handed to its room."""
+    """What agents ask of the core through session tools, each handed to its room."""
 
     def __init__(
         self, config: Config, tools: AgentTools, subagent_spawn: SubagentSpawn, delegating: Delegating

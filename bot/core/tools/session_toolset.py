@@ -90,8 +90,9 @@ def _error(message: str) -> dict[str, Any]:
 
 
 def _asks_for_more(tool: str, raw: dict[str, Any], *, model: bool = False) -> str | None:
-    """A child's argument asking for more than its policy envelope (or, with ``model``, another model than the one
-    the config gives it), refused naming the rule rather than ignored."""
+    """Refuse a child's argument asking for more than its policy envelope, naming the rule.
+
+    With ``model``, asking for another model than the one the config gives it is refused too. Refused, not ignored."""
     key = next((key for key in (*POLICY_KEYS, *(("model",) if model else ())) if key in raw), None)
     if key is None:
         return None
@@ -105,7 +106,7 @@ def _validation_message(tool: str, error: ValidationError) -> str:
 
 
 def _message_error(message: str) -> dict[str, Any] | None:
-    """What an agent sends or steers with follows the same text rule as people's messages."""
+    """Check what an agent sends or steers with by people's messages' text rule."""
     try:
         checked_text(message, terse=True)
     except TextRefused as refused:
@@ -184,14 +185,16 @@ async def model_switch(ctx: RunContext[ToolDeps], model: str) -> dict[str, Any]:
 
 
 async def spawn_subagent(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
-    """The prompt is checked by the core, after the depth cap and the risk gate (ZeroClaw's order)."""
+    """The core checks the prompt, after the depth cap and the risk gate.
+
+    That is the tool's contract order."""
     if refusal := _asks_for_more("spawn_subagent", raw, model=True):
         return _error(refusal)
     return await ctx.deps.control.tool_spawn_subagent(ctx.deps.caller, raw.get("prompt"))
 
 
 async def delegate(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
-    """Every argument is checked by the core, in ZeroClaw's order."""
+    """Every argument is checked by the core, in the tool's contract order."""
     if refusal := _asks_for_more("delegate", raw, model=True):
         return tool_result(False, error=refusal)
     return await ctx.deps.control.tool_delegate(ctx.deps.caller, raw)

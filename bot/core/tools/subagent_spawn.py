@@ -1,8 +1,8 @@
-"""``spawn_subagent`` (ZeroClaw): an ephemeral run of the calling agent itself — same identity, model and risk
+"""The ``spawn_subagent`` tool: an ephemeral run of the calling agent itself — same identity, model and risk
 profile, its own session (so its turns never enter the caller's history) — that the caller's tool call waits
 for and whose final text is that call's result. Nothing is announced; the channel sees the caller's answer.
 
-Guards run in ZeroClaw's order with its words (reference/zeroclaw.md §1): the depth-1 cap, the risk profile,
+Guards run in the tool's contract order, with its words (:mod:`bot.profiles`): the depth-1 cap, the risk profile,
 the prompt, the read-only level, then the action budget (:mod:`bot.core.tools.action_budget`, shared with the caller's
 own caller when the caller is itself a bounded delegate).
 """
@@ -66,8 +66,9 @@ class SubagentSpawn:
         self._clock = clock
 
     async def spawn(self, caller: Caller, prompt: object) -> dict[str, Any]:
-        """The guards and the launch are one step of a durable run (a run resumed after a crash waits for the child
-        it launched before, and launches no other); then the wait for the child."""
+        """Guard and launch the child in one durable step, then wait for it.
+
+        A run resumed after a crash waits for the child it launched before, and launches no other."""
         started = await step("spawn_subagent", self._start, caller, prompt)
         if isinstance(started, dict):
             return started

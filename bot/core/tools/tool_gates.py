@@ -1,9 +1,11 @@
-"""Which calls a session's tools must get past at call time (:class:`bot.agents.tool_gate.ToolGate`), from its
-policy envelope (its agent's risk profile narrowed up its chain of agent parents, ``tools.policy_envelope``):
-the calls named in ``always_ask`` wait for a person's approval — a bounded delegate's also those its callers must
-ask for — and, at ``level = "readonly"``, every call with side effects is refused. A session tool acts
-unless it only reads; an MCP tool acts unless its server's ``read_only_tools`` lists it, or (no list configured)
-its server marks it ``readOnlyHint`` (pydantic-ai keeps a tool's MCP annotations in ``ToolDefinition.metadata``)."""
+"""The gates on a session's tool calls, from its policy envelope.
+
+They apply at call time; the gate is a :class:`bot.agents.tool_gate.ToolGate`; the envelope is its agent's risk profile
+narrowed up its chain of agent parents (``tools.policy_envelope``). The calls named in ``always_ask`` wait for a
+person's approval — a bounded delegate's also those its callers must ask for — and, at ``level = "readonly"``, every
+call with side effects is refused. A session tool acts unless it only reads; an MCP tool acts unless its server's
+``read_only_tools`` lists it, or (no list configured) its server marks it ``readOnlyHint`` (pydantic-ai keeps a tool's
+MCP annotations in ``ToolDefinition.metadata``)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from bot.core.tools.tool_policy import (
 
 ACTING_SESSION_TOOLS = frozenset({SESSIONS_SPAWN, SESSIONS_SEND, MODEL_SWITCH})
 ACTING_SUBAGENTS_ACTIONS = frozenset({"kill", "steer"})
-REFUSE_READ_ONLY_THEMSELVES = frozenset({SPAWN_SUBAGENT, DELEGATE})  # in ZeroClaw's words and result shape
+REFUSE_READ_ONLY_THEMSELVES = frozenset({SPAWN_SUBAGENT, DELEGATE})  # in their contract's words and result shape
 
 
 def mcp_tool_only_reads(config: Config, name: str, tool: ToolDefinition) -> bool:

@@ -1,8 +1,8 @@
 """Which tools a session is offered: the one resolver. Its depth role's tools, narrowed for sub-agents by
 ``[tools.subagents.tools]``, then by the agent's risk profile (``allowed_tools`` / ``excluded_tools``); a delegate
 child is offered nothing unless its agent is agentic, never ``delegate`` itself, and — bounded — nothing its caller
-was not offered. ``delegate`` is offered to agents configured the ZeroClaw way (with a risk profile) when there is
-another agent; its delegation policy is enforced by the tool, in ZeroClaw's words. A tool not offered cannot run:
+was not offered. ``delegate`` is offered to agents with a risk profile when there is
+another agent; its delegation policy is enforced by the tool, in its contract words. A tool not offered cannot run:
 the runtime answers a call to it with a refusal the model reads."""
 
 from __future__ import annotations
@@ -58,9 +58,11 @@ def allowed_tools(
 
 
 def admits_mcp_tool(config: Config, session: Session, tool: str) -> bool:
-    """Whether ``session`` may call the MCP tool ``tool`` (``<server>__<tool>``) of a server its agent lists: not
-    for a delegate that is not agentic, not when its risk profile excludes it, not when ``[tools.subagents.tools]``
-    denies it to a sub-agent (an allow list there, like ``allowed_tools``, admits MCP tools automatically)."""
+    """Whether ``session`` may call the MCP tool ``tool``, named ``<server>__<tool>``.
+
+    The server must be one its agent lists. Not for a delegate that is not agentic, not when its risk profile excludes
+    it, not when ``[tools.subagents.tools]`` denies it to a sub-agent (an allow list there, like ``allowed_tools``,
+    admits MCP tools automatically)."""
     delegated = session.delegation in (Delegation.BOUNDED, Delegation.INDEPENDENT)
     if delegated and not config.runtime_profile_of(session.agent_id).agentic:
         return False
@@ -79,7 +81,7 @@ def offered_tools(config: Config, session: Session, ceiling: frozenset[str] | No
         session.role, config.tools.subagents.tools, config.risk_profile_of(session.agent_id), session.delegation
     )
     if delegated or len(config.agents.list) < 2 or config.agents.list[session.agent_id].risk_profile is None:
-        tools -= {DELEGATE}  # a delegate never delegates again; nobody to delegate to; configured the OpenClaw way
+        tools -= {DELEGATE}  # a delegate never delegates again; nobody to delegate to; no risk profile
     return tools & ceiling if ceiling is not None else tools
 
 

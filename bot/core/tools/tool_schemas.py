@@ -1,5 +1,7 @@
-"""The JSON schemas and descriptions the model sees for the tools whose arguments the core checks itself
-(``sessions_spawn``, ``spawn_subagent``, ``delegate``); words follow OpenClaw's and ZeroClaw's tools."""
+"""The schemas and descriptions the model sees for tools the core checks itself.
+
+They are ``sessions_spawn``, ``spawn_subagent`` and ``delegate``; the words are the tools' contract words
+(:mod:`bot.profiles` says whose)."""
 
 from __future__ import annotations
 
