@@ -80,7 +80,6 @@ class Orchestrator:
             shards=shards,
             redact=redact,
         )
-        self._config = config
         self._db = repos.db
         # The repositories, for tests and tools that inspect state; the bot's own objects get theirs from app.py.
         self.sessions, self.runs, self.transcripts = repos.sessions, repos.runs, repos.transcripts
@@ -201,4 +200,4 @@ class Orchestrator:
 
     @property
     def default_agent(self) -> str:
-        return self._config.agents.default_agent
+        return self.core.ctx.config.agents.default_agent
