@@ -106,7 +106,7 @@ def user_texts(message: ModelRequest) -> list[str]:
 
 
 def context(repos: Repositories, config: Config | None = None, clock: Callable[[], float] = time.time) -> CoreContext:
-    """What a room built on its own takes: ``config`` (the defaults if none), fresh signals and timers."""
+    """A room's context for tests: fresh signals and timers, the default config unless given."""
     config = config or parse_config("")
     return CoreContext(config, repos, clock, Signals(clock), Timers(), Redactor.of(config))
 
