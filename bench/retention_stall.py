@@ -17,12 +17,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.config import RetentionConfig
+from bot.config import parse_config
+from bot.core.context import CoreContext
 from bot.core.jobs.retention import PassReport, Retention
 from bot.core.signals import Signals
 from bot.core.timers import Timers
+from bot.redaction import Redactor
 from storage.db import Database
-from storage.retention import RetentionRepository
+from storage.repositories import Repositories
 from tests.retention_data import NOW, busy
 
 GOAL = 0.100
@@ -63,7 +65,9 @@ async def main(trees: int, history: int) -> None:
         db = await Database.open(str(Path(folder) / "bench.sqlite3"))
         rows = busy(trees, history)
         await rows.write(db)
-        retention = Retention(RetentionConfig(), RetentionRepository(db), Timers(), Signals(time.time), lambda: NOW)
+        config = parse_config("")
+        ctx = CoreContext(config, Repositories.over(db), lambda: NOW, Signals(time.time), Timers(), Redactor.of(config))
+        retention = Retention(ctx)
         stalls, report = await measured(asyncio.ensure_future(retention.prune()))
         baseline, _ = await measured(report.seconds if report else 1.0)
         await db.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,13 +21,18 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
-from bot.config import StorageConfig, parse_config
+from bot.config import Config, StorageConfig, parse_config
+from bot.core.context import CoreContext
 from bot.core.durable.durable_runs import DurableRuns
 from bot.core.orchestrator import Orchestrator
 from bot.core.runs.requests import ChatRequest, SpawnAccepted, SpawnRequest
+from bot.core.signals import Signals
 from bot.core.threads.port import ThreadPort
+from bot.core.timers import Timers
 from bot.records import Origin
+from bot.redaction import Redactor
 from storage.db import Database
+from storage.repositories import Repositories
 from tests import stores
 from tests.polling import eventually
 
@@ -97,6 +103,12 @@ def tool_returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
 
 def user_texts(message: ModelRequest) -> list[str]:
     return [p.content for p in message.parts if isinstance(p, UserPromptPart) and isinstance(p.content, str)]
+
+
+def context(repos: Repositories, config: Config | None = None, clock: Callable[[], float] = time.time) -> CoreContext:
+    """A room's context for tests: fresh signals and timers, the default config unless given."""
+    config = config or parse_config("")
+    return CoreContext(config, repos, clock, Signals(clock), Timers(), Redactor.of(config))
 
 
 @asynccontextmanager

@@ -48,7 +48,7 @@ async def paused_chat(core) -> str:
 
 
 async def pending_of(core, run_id: str):
-    return [await core.core.approvals._repos.approvals.get(row.id) for row in await approval_requests(core, run_id)]
+    return [await core.core.ctx.repos.approvals.get(row.id) for row in await approval_requests(core, run_id)]
 
 
 async def finished(core, run_id: str):
@@ -126,7 +126,7 @@ async def test_only_the_owner_or_a_moderator_decides_and_a_moderator_is_audited(
             await core.decide_approval(Actor(user_id=42, is_moderator=True, guild_id=2), approval.id, True, where=HERE)
         with pytest.raises(UserError, match="only be decided in the channel where it was posted"):
             await core.decide_approval(OWNER, approval.id, True, where=(ORIGIN.channel_id + 1,))
-        assert (await core.core.approvals._repos.approvals.get(approval.id)).status is ApprovalStatus.PENDING
+        assert (await core.core.ctx.repos.approvals.get(approval.id)).status is ApprovalStatus.PENDING
         await core.decide_approval(Actor(user_id=42, is_moderator=True, guild_id=1), approval.id, True, where=HERE)
         await finished(core, run_id)
         audit = await audit_entries(core)

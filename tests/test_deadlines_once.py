@@ -15,6 +15,7 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable
+from dataclasses import replace
 from typing import TypeVar
 
 import discord
@@ -229,7 +230,10 @@ async def test_a_delegate_task_expired_by_two_processes_at_once_is_timed_out_and
         other = await Database.open(stores.database(tmp_path / "core.sqlite3"))
         try:
             expired = await asyncio.gather(
-                *(DelegateRecords(Repositories.over(db), time.time).expire(task_id, 30) for db in (a._db, other))
+                *(
+                    DelegateRecords(replace(a.core.ctx, repos=Repositories.over(db))).expire(task_id, 30)
+                    for db in (a._db, other)
+                )
             )
         finally:
             await other.close()

@@ -7,18 +7,18 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections import Counter
+from dataclasses import replace
 
 from structlog.testing import capture_logs
 
 from bot.config import RetentionConfig, parse_config
 from bot.core.jobs.retention import Retention
 from bot.core.orchestrator import Orchestrator
-from bot.core.signals import Signals
-from bot.core.timers import Timers
 from storage.db import Database
+from storage.repositories import Repositories
 from storage.retention import RetentionRepository
 from tests import stores
-from tests.core_support import ScriptedModels
+from tests.core_support import ScriptedModels, context
 from tests.polling import eventually, stays
 from tests.retention_data import DAY, KEY_COLUMNS, NOW, OLD, RECENT, Rows, busy
 
@@ -32,8 +32,9 @@ async def filled(tmp_path, rows: Rows) -> Database:
 
 
 def retention(db: Database, repository: RetentionRepository | None = None, **settings: int) -> Retention:
-    repository = repository or RetentionRepository(db)
-    return Retention(RetentionConfig(**settings), repository, Timers(), Signals(lambda: NOW), lambda: NOW)
+    repos = replace(Repositories.over(db), retention=repository or RetentionRepository(db))
+    config = parse_config("").model_copy(update={"retention": RetentionConfig(**settings)})
+    return Retention(context(repos, config, lambda: NOW))
 
 
 async def keys(db: Database, table: str) -> set[object]:
@@ -258,7 +259,7 @@ async def test_a_timer_firing_while_a_pass_still_goes_starts_no_second_pass(tmp_
     rows.outbox(None, OLD, keep=False)
     db = await filled(tmp_path, rows)
     slow = Slow(db)
-    pruning = Retention(RetentionConfig(), slow, Timers(), Signals(lambda: NOW), lambda: NOW)
+    pruning = retention(db, slow)
     try:
         await pruning._launch()  # the timer, while the pass it started waits on its outbox batch
         await eventually(lambda: slow.passes == 1, timeout=10, describe="a first pass under way")

@@ -10,7 +10,6 @@ from structlog.testing import capture_logs
 from bot.core.errors import UserError
 from bot.core.people.schedule_control import ScheduleControl
 from bot.records import ScheduleSource, ScheduleSpec
-from storage.repositories import Repositories
 from tests.db_views import audit_entries, cron_runs
 from tests.test_schedules import HOURLY, Clock, Researcher, at, core
 
@@ -31,7 +30,7 @@ async def control(tmp_path):
     clock = Clock("2024-01-05 10:30")  # a Friday
     async with core(tmp_path, clock, Researcher(), CONFIG) as orchestrator:
         yield (
-            ScheduleControl(Repositories.over(orchestrator._db), orchestrator.schedules, clock=clock),
+            ScheduleControl(orchestrator.core.ctx, orchestrator.schedules),
             orchestrator,
             clock,
         )
@@ -140,7 +139,7 @@ async def test_a_servers_schedule_fires_on_behalf_of_whoever_added_it(control):
 async def test_a_schedule_whose_agent_left_the_config_is_skipped_with_a_log_line(tmp_path):
     clock = Clock("2024-01-05 10:30")
     async with core(tmp_path, clock, Researcher(), CONFIG) as orchestrator:
-        control = ScheduleControl(Repositories.over(orchestrator._db), orchestrator.schedules, clock=clock)
+        control = ScheduleControl(orchestrator.core.ctx, orchestrator.schedules)
         await control.add(spec(agent_id="researcher"), guild_id=GUILD, actor_user_id=ADMIN, channel_ids=HERE)
     without_researcher = '[agents.defaults]\nmodel = "test/main"\n[agents.list.main]\n'
     clock.set("2024-01-08 09:00:30")

@@ -3,8 +3,6 @@ the log view built on it shows the last entries however many messages held none.
 
 from __future__ import annotations
 
-import time
-
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
 from bot.core.oversight.session_queries import SessionQueries
@@ -12,6 +10,7 @@ from bot.records import Session, SessionKind, SessionRole
 from storage.db import Database
 from storage.repositories import Repositories
 from tests import stores
+from tests.core_support import context
 
 KEY = "agent:main:discord:channel:1"
 
@@ -57,7 +56,7 @@ async def test_history_finds_the_last_entries_behind_messages_that_hold_none(tmp
     messages = [said("first"), ModelResponse(parts=[TextPart("answer")]), *tool_work, said("last")]
     repos = await _transcript(tmp_path, messages)
     try:
-        queries = SessionQueries(repos.sessions, repos.runs, repos.transcripts, repos.delegate_tasks, time.time, _none)
+        queries = SessionQueries(context(repos), _none)
         assert await queries.history(KEY, 3, include_tools=False) == [
             {"role": "user", "text": "first"},
             {"role": "assistant", "text": "answer"},

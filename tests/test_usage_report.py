@@ -17,6 +17,7 @@ from storage.db import Database
 from storage.repositories import Repositories
 from storage.usage import Payer, Spend
 from tests import stores
+from tests.core_support import context
 
 NOW = datetime(2026, 12, 1, 15, 30, tzinfo=UTC).timestamp()
 GUILD, ALICE, BOB = 10, 7, 8
@@ -41,7 +42,8 @@ async def ledger(tmp_path):
     repos = Repositories.over(db)
     config = parse_config(CONFIG)
     clock = lambda: NOW  # noqa: E731
-    reports = UsageReports(config, repos, Budgets(config, repos, BudgetLimits(config, repos, clock), clock), clock)
+    ctx = context(repos, config, clock)
+    reports = UsageReports(ctx, Budgets(ctx, BudgetLimits(ctx)))
 
     async def spend(day: str, spend: Spend, *, agent="main", user=ALICE, guild=GUILD) -> None:
         async with db.transaction() as tx:

@@ -131,44 +131,42 @@ def build(
     redact = redact or Redactor.of(config)  # the secrets the config names, read from the environment now
     ctx = CoreContext(config, repos, clock, Signals(clock), Timers(), redact)
     mcp_servers = mcp_servers or McpServers(config.mcp.servers, clock=clock)
-    settings = GuildSettings(config, repos.db, repos.guild_settings, repos.audit, clock=clock)
+    settings = GuildSettings(ctx)
     policy = SpawnPolicy(config, models)
-    envelopes = PolicyEnvelopes(config, repos)
+    envelopes = PolicyEnvelopes(ctx)
     # the engine's end of a run: settlement, and what its commits ask for
-    archiving = Archiving(config, repos, ctx.timers, clock)
-    records = DelegateRecords(repos, clock)
-    settlement = Settlement(repos, archiving, Results(repos, config.tools.result_max_bytes), records, clock)
-    lanes = RunLanes(config, repos, ctx.signals)
+    archiving = Archiving(ctx)
+    records = DelegateRecords(ctx)
+    settlement = Settlement(ctx, archiving, Results(repos, config.tools.result_max_bytes), records)
+    lanes = RunLanes(ctx)
     queues = RunQueues(config.agents.defaults.subagents, config.durability.queue_poll_seconds)
     dispatch = RunDispatch(repos, lanes.subagents, durable, queues)
-    bindings = ThreadBindings(repos, threads, settings, archiving, ctx.timers, clock)
+    bindings = ThreadBindings(ctx, threads, settings, archiving)
     effects = Effects(ctx.signals, dispatch, Cancellations(), archiving, bindings)
     # budgets, approvals, and the start of runs
-    budget_limits = BudgetLimits(config, repos, clock)
-    budgets = Budgets(config, repos, budget_limits, clock)
-    approvals = Approvals(config, repos, ctx.timers, effects.apply, clock, redact)
+    budget_limits = BudgetLimits(ctx)
+    budgets = Budgets(ctx, budget_limits)
+    approvals = Approvals(ctx, effects.apply)
     spawning = Spawning(ctx, models, policy, settings, bindings, dispatch, budgets, envelopes)
     commands = RunCommands(ctx, settlement, effects, spawning, approvals)
     steer_limit = SteerLimit(clock)  # thread messages to a live run count as steers
-    messages = ThreadMessages(repos, bindings.routes, commands, steer_limit, clock)
+    messages = ThreadMessages(ctx, bindings.routes, commands, steer_limit)
     # what agents call
-    queries = SessionQueries(
-        repos.sessions, repos.runs, repos.transcripts, repos.delegate_tasks, clock, dispatch.lane_places
-    )
-    authority = RunAuthority(repos, clock)
-    agent_tools = AgentTools(config, repos, queries, policy, spawning, commands, authority)
-    budget = ActionBudget(config, repos, clock)
-    subagent_spawn = SubagentSpawn(config, repos, spawning, ctx.signals, budget, clock)
-    tasks = DelegateTasks(repos, records, ctx.timers, ctx.signals, commands.kill, clock, authority)
-    delegating = Delegating(config, repos, spawning, tasks, ctx.signals, budget, clock)
+    queries = SessionQueries(ctx, dispatch.lane_places)
+    authority = RunAuthority(ctx)
+    agent_tools = AgentTools(ctx, queries, policy, spawning, commands, authority)
+    budget = ActionBudget(ctx)
+    subagent_spawn = SubagentSpawn(ctx, spawning, budget)
+    tasks = DelegateTasks(ctx, records, commands.kill, authority)
+    delegating = Delegating(ctx, spawning, tasks, budget)
     control = ToolControl(config, agent_tools, subagent_spawn, delegating)
-    mcp = McpTools(config, repos, mcp_servers, redact)
-    turns = TurnSetups(config, repos, control, mcp, envelopes, approvals, budgets)
+    mcp = McpTools(ctx, mcp_servers)
+    turns = TurnSetups(ctx, control, mcp, envelopes, approvals, budgets)
     # the engine's run body, and the processes sharing the store
     execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes)
-    executors = Executors(config.durability, repos, settlement, effects.apply, clock, shards, dispatch)
-    schedules = Schedules(config, repos, models, ctx.timers, spawning, clock, channel_conversation=channel_conversation)
-    retention = Retention(config.retention, repos.retention, ctx.timers, ctx.signals, clock, durable)
+    executors = Executors(ctx, settlement, effects.apply, shards, dispatch)
+    schedules = Schedules(ctx, models, spawning, channel_conversation=channel_conversation)
+    retention = Retention(ctx, durable)
     # what people do
     run_control = RunControl(ctx, commands, queries, authority, steer_limit)
     return Core(
@@ -184,7 +182,7 @@ def build(
         approvals=approvals,
         budget_limits=budget_limits,
         budgets=budgets,
-        usage_reports=UsageReports(config, repos, budgets, clock),
+        usage_reports=UsageReports(ctx, budgets),
         tool_reports=ToolReports(config, mcp_servers),
         spawning=spawning,
         commands=commands,
@@ -198,5 +196,5 @@ def build(
         retention=retention,
         control=run_control,
         binding_control=BindingControl(ctx, run_control, settings, bindings, threads),
-        schedule_control=ScheduleControl(repos, schedules, clock=clock),
+        schedule_control=ScheduleControl(ctx, schedules),
     )

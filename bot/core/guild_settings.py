@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.config import Config, ThreadBindingSettings
+from bot.config import ThreadBindingSettings
+from bot.core.context import CoreContext
 from bot.core.server_cache import ServerCache
-from storage.audit import AuditEntry, AuditRepository
-from storage.db import Database
-from storage.guild_settings import GuildSettingsRepository
+from storage.audit import AuditEntry
 
 BINDING_KEYS = ("enabled", "idle_hours", "max_age_hours", "spawn_subagent_sessions", "auto_archive_minutes")
 
@@ -25,27 +22,15 @@ class EffectiveSettings:
 
 
 class GuildSettings:
-    def __init__(
-        self,
-        config: Config,
-        db: Database,
-        repository: GuildSettingsRepository,
-        audit: AuditRepository,
-        *,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._config = config
-        self._db = db
-        self._repository = repository
-        self._audit = audit
-        self._clock = clock
-        self._cache = ServerCache(repository.get)
+    def __init__(self, ctx: CoreContext) -> None:
+        self._ctx = ctx
+        self._cache = ServerCache(ctx.repos.guild_settings.get)
 
     async def effective(self, guild_id: int | None) -> EffectiveSettings:
         server = await self._cache.get(guild_id) if guild_id is not None else {}
-        discord_overrides = self._config.channels.discord.thread_bindings.model_dump(exclude_none=True)
-        global_set = self._config.session.thread_bindings.model_fields_set
-        values = self._config.thread_bindings().model_dump()
+        discord_overrides = self._ctx.config.channels.discord.thread_bindings.model_dump(exclude_none=True)
+        global_set = self._ctx.config.session.thread_bindings.model_fields_set
+        values = self._ctx.config.thread_bindings().model_dump()
         sources = {}
         for key in BINDING_KEYS:
             if key in server:
@@ -63,13 +48,18 @@ class GuildSettings:
         if not changes:
             return
         ThreadBindingSettings(
-            **{**self._config.thread_bindings().model_dump(), **{k: v for k, v in changes.items() if k in BINDING_KEYS}}
+            **{
+                **self._ctx.config.thread_bindings().model_dump(),
+                **{k: v for k, v in changes.items() if k in BINDING_KEYS},
+            }
         )
-        now = self._clock()
+        now = self._ctx.clock()
         detail = ", ".join(f"{key}={value}" for key, value in changes.items())
-        async with self._db.transaction() as tx:
-            await self._repository.update(tx, guild_id, changes, by=actor_user_id, now=now)
-            await self._audit.record(tx, AuditEntry(guild_id, actor_user_id, None, "settings", None, detail, now))
+        async with self._ctx.repos.db.transaction() as tx:
+            await self._ctx.repos.guild_settings.update(tx, guild_id, changes, by=actor_user_id, now=now)
+            await self._ctx.repos.audit.record(
+                tx, AuditEntry(guild_id, actor_user_id, None, "settings", None, detail, now)
+            )
         self._cache.written(guild_id)
 
 

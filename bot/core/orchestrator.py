@@ -80,7 +80,6 @@ class Orchestrator:
             shards=shards,
             redact=redact,
         )
-        self._config = config
         self._db = repos.db
         # The repositories, for tests and tools that inspect state; the bot's own objects get theirs from app.py.
         self.sessions, self.runs, self.transcripts = repos.sessions, repos.runs, repos.transcripts

@@ -3,17 +3,16 @@ Cached in memory (:mod:`bot.core.server_cache`); every write is audited."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
 from pydantic import ValidationError
 
-from bot.config import BudgetsConfig, Config
+from bot.config import BudgetsConfig
+from bot.core.context import CoreContext
 from bot.core.errors import UserError
 from bot.core.server_cache import ServerCache
 from storage.audit import AuditEntry
-from storage.repositories import Repositories
 
 BUDGET_KEYS = tuple(BudgetsConfig.model_fields)
 
@@ -25,15 +24,13 @@ class Limits:
 
 
 class BudgetLimits:
-    def __init__(self, config: Config, repos: Repositories, clock: Callable[[], float]) -> None:
-        self._config = config
-        self._repos = repos
-        self._clock = clock
-        self._cache = ServerCache(repos.guild_budgets.get)
+    def __init__(self, ctx: CoreContext) -> None:
+        self._ctx = ctx
+        self._cache = ServerCache(ctx.repos.guild_budgets.get)
 
     async def effective(self, guild_id: int | None) -> Limits:
         server = await self._cache.get(guild_id) if guild_id is not None else {}
-        configured = self._config.budgets
+        configured = self._ctx.config.budgets
         values: dict[str, Decimal] = {}
         sources: dict[str, str] = {}
         for key in BUDGET_KEYS:
@@ -53,15 +50,17 @@ class BudgetLimits:
         if not changes and clear is None:
             return
         try:
-            BudgetsConfig(**{**self._config.budgets.model_dump(), **changes})  # the config file's own checks
+            BudgetsConfig(**{**self._ctx.config.budgets.model_dump(), **changes})  # the config file's own checks
         except ValidationError as invalid:
             raise UserError(invalid.errors()[0]["msg"]) from None
-        now = self._clock()
+        now = self._ctx.clock()
         detail = ", ".join([f"{key}={value}" for key, value in changes.items()] + ([f"{clear}=inherit"] * bool(clear)))
-        async with self._repos.db.transaction() as tx:
+        async with self._ctx.repos.db.transaction() as tx:
             if clear is not None:
-                await self._repos.guild_budgets.clear(tx, guild_id, clear)
+                await self._ctx.repos.guild_budgets.clear(tx, guild_id, clear)
             if changes:
-                await self._repos.guild_budgets.set(tx, guild_id, changes, by=actor_user_id, now=now)
-            await self._repos.audit.record(tx, AuditEntry(guild_id, actor_user_id, None, "budgets", None, detail, now))
+                await self._ctx.repos.guild_budgets.set(tx, guild_id, changes, by=actor_user_id, now=now)
+            await self._ctx.repos.audit.record(
+                tx, AuditEntry(guild_id, actor_user_id, None, "budgets", None, detail, now)
+            )
         self._cache.written(guild_id)

@@ -11,20 +11,19 @@ spending, in the runtime profile's own words (:mod:`bot.profiles`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from decimal import Decimal
 
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from bot.agents.metering import SpendCheck
-from bot.config import Config
 from bot.core.budgets.caps import HOUR, Cap, Unit, Window, day_of, exhausted, first_reached, refusal, warning
 from bot.core.budgets.limits import BudgetLimits, Limits
+from bot.core.context import CoreContext
 from bot.core.errors import UserError
 from bot.core.runs.announcements import Announcement
 from bot.records import Run, Session
 from storage.db import Connection
-from storage.repositories import Repositories
 from storage.usage import DaySpent, Payer, Spend, Spent
 
 
@@ -49,11 +48,9 @@ def _plus(spent: Spent, spend: Spend) -> Spent:
 
 
 class Budgets:
-    def __init__(self, config: Config, repos: Repositories, limits: BudgetLimits, clock: Callable[[], float]) -> None:
-        self._config = config
-        self._repos = repos
+    def __init__(self, ctx: CoreContext, limits: BudgetLimits) -> None:
+        self._ctx = ctx
         self._limits = limits
-        self._clock = clock
 
     async def check(self, payer: Payer, *, top_level: bool) -> None:
         """Refuse early a run the admission would refuse.
@@ -64,9 +61,9 @@ class Budgets:
     async def admit(self, tx: Connection, run: Run) -> None:
         """Refuse ``run`` over any cap (:class:`OverBudget`), else count it in today's usage; inside the
         transaction that persists it, so runs that arrive together cannot all pass a cap."""
-        payer = Payer(run.guild_id, run.requester_user_id, await self._repos.usage.agent_of(tx, run.session_key))
+        payer = Payer(run.guild_id, run.requester_user_id, await self._ctx.repos.usage.agent_of(tx, run.session_key))
         await self._refuse_over(await self._admission_caps(tx, payer, run.parent_run_id is None))
-        await self._repos.usage.add(tx, day_of(self._clock()), payer, Spend(runs=1))
+        await self._ctx.repos.usage.add(tx, day_of(self._ctx.clock()), payer, Spend(runs=1))
 
     def meter(self, run: Run, session: Session) -> SpendCheck:
         """The check before each of the run's model requests: the daily caps its spending counts against."""
@@ -85,9 +82,9 @@ class Budgets:
         if spend.requests == 0:
             return False
         payer = Payer(run.guild_id, run.requester_user_id, session.agent_id)
-        now = self._clock()
+        now = self._ctx.clock()
         day = day_of(now)
-        usage = self._repos.usage
+        usage = self._ctx.repos.usage
         await usage.add(tx, day, payer, spend)
         if payer.user_id is None:
             return False
@@ -99,7 +96,7 @@ class Budgets:
                 tx, day=day, guild_id=payer.guild_id, user_id=payer.user_id, cap=cap.key, now=now
             ):
                 text = warning(cap, payer.user_id, now)
-                await self._repos.outbox.enqueue(
+                await self._ctx.repos.outbox.enqueue(
                     tx,
                     key=f"budget-warning:{day}:{payer.guild_id or 0}:{payer.user_id}:{cap.key}",
                     run_id=None,
@@ -116,10 +113,10 @@ class Budgets:
 
     async def _refuse_over(self, caps: list[Cap]) -> None:
         if (cap := first_reached(caps)) is not None:
-            raise OverBudget(refusal(cap, self._clock()))
+            raise OverBudget(refusal(cap, self._ctx.clock()))
 
     async def _spent(self, payer: Payer) -> DaySpent:
-        return await self._repos.usage.day_spent(day_of(self._clock()), payer)
+        return await self._ctx.repos.usage.day_spent(day_of(self._ctx.clock()), payer)
 
     async def _admission_caps(self, tx: Connection | None, payer: Payer, top_level: bool) -> list[Cap]:
         limits = await self._limits.effective(payer.guild_id)
@@ -130,7 +127,7 @@ class Budgets:
         """The hourly run caps, and the cap on a member's runs in progress.
 
         The second counts only for a run a member starts themselves."""
-        usage, values, since = self._repos.usage, limits.values, self._clock() - HOUR
+        usage, values, since = self._ctx.repos.usage, limits.values, self._ctx.clock() - HOUR
         caps = []
         hourly: list[tuple[str, str, int | None]] = []
         if payer.user_id is not None:
@@ -155,7 +152,7 @@ class Budgets:
         caps = self._member_daily(limits, spent.member) if payer.user_id is not None else []
         if payer.guild_id is not None:
             caps += _tokens_and_cost(limits.values, "server", "this server's {} today", spent.server)
-        agent = self._config.agents.list.get(payer.agent_id)
+        agent = self._ctx.config.agents.list.get(payer.agent_id)
         if agent is None:
             return caps
         own: list[tuple[str, Unit, str, Decimal, Decimal]] = [
@@ -167,7 +164,7 @@ class Budgets:
                 what = f"agent {payer.agent_id}'s {noun} today"
                 caps.append(Cap(f"agents.list.{payer.agent_id}.{key}", what, unit, limit, used, Window.DAY))
         if agent.runtime_profile is not None:
-            cents = self._config.runtime_profiles[agent.runtime_profile].max_cost_per_day_cents
+            cents = self._ctx.config.runtime_profiles[agent.runtime_profile].max_cost_per_day_cents
             key = f"runtime_profiles.{agent.runtime_profile}.max_cost_per_day_cents"
             what = f"agent {payer.agent_id}'s spending today"
             caps.append(Cap(key, what, "usd", Decimal(cents) / 100, spent.agent.cost, Window.DAY, zeroclaw=True))

@@ -33,13 +33,12 @@ from dataclasses import replace
 
 import structlog
 
-from bot.config import DurabilityConfig
+from bot.core.context import CoreContext
 from bot.core.durable.dispatch import RunDispatch
 from bot.core.durable.durable_runs import run_of
 from bot.core.durable.live_at_start import left_live, lost_starts
 from bot.core.runs.settlement import AfterCommit, Settlement
 from storage.processes import ProcessRow
-from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 
@@ -62,22 +61,18 @@ def runs_here(pid: int) -> bool:
 class Executors:
     def __init__(
         self,
-        config: DurabilityConfig,
-        repos: Repositories,
+        ctx: CoreContext,
         settlement: Settlement,
         apply: Callable[[AfterCommit], None],
-        clock: Callable[[], float],
         shards: str | None,
         dispatch: RunDispatch,
     ) -> None:
         """``shards``: the Discord shards this process runs (shown in its row); ``dispatch``: where its runs execute
         (with DBOS, if runs are workflows: a dead process's are then resumed, not settled)."""
-        self.executor_id = config.executor_id
-        self._config = config
-        self._repos = repos
+        self.executor_id = ctx.config.durability.executor_id
+        self._ctx = ctx
         self._settlement = settlement
         self._apply = apply
-        self._clock = clock
         self._dispatch = dispatch
         self._durable = dispatch.durable_runs
         self._me = ProcessRow(self.executor_id, os.getpid(), socket.gethostname(), shards, 0.0, 0.0, None)
@@ -85,12 +80,12 @@ class Executors:
 
     async def register(self) -> None:
         """Hold this process's executor id, or raise :class:`ExecutorTaken` if a live process holds it."""
-        processes, lease = self._repos.processes, self._config.lease_seconds
+        processes, lease = self._ctx.repos.processes, self._ctx.config.durability.lease_seconds
         while True:
-            now = self._clock()
+            now = self._ctx.clock()
             me = replace(self._me, started_at=now, heartbeat_at=now)
             seen = await processes.get(self.executor_id)
-            async with self._repos.db.transaction() as tx:
+            async with self._ctx.repos.db.transaction() as tx:
                 if seen is None and await processes.insert(tx, me):
                     break
                 if seen is None:
@@ -108,7 +103,7 @@ class Executors:
                         f"heartbeat {now - seen.heartbeat_at:.0f}s ago): give each process its own [durability] "
                         "executor_id or --shards"
                     )
-            await asyncio.sleep(self._config.heartbeat_seconds)
+            await asyncio.sleep(self._ctx.config.durability.heartbeat_seconds)
         log.info("executor_registered", executor_id=self.executor_id, pid=me.pid, host=me.host, shards=me.shards)
 
     async def start(self, launch: Callable[[], Awaitable[set[str]]]) -> None:
@@ -122,11 +117,11 @@ class Executors:
 
     async def _settle(self, executor_id: str, resuming: set[str], *, or_nobody: bool) -> None:
         """Settle what ``executor_id`` left live, but the runs ``resuming`` and those they keep live."""
-        kept = await left_live(self._repos, resuming, executor_id, or_nobody=or_nobody)
+        kept = await left_live(self._ctx.repos, resuming, executor_id, or_nobody=or_nobody)
         if self._durable is not None:
-            again = await lost_starts(self._repos, self._durable, kept, executor_id, or_nobody=or_nobody)
+            again = await lost_starts(self._ctx.repos, self._durable, kept, executor_id, or_nobody=or_nobody)
             restarting = {*resuming, *again.queue, *again.wake}
-            kept = await left_live(self._repos, restarting, executor_id, or_nobody=or_nobody)
+            kept = await left_live(self._ctx.repos, restarting, executor_id, or_nobody=or_nobody)
             self._apply(again)
         self._apply(await self._settlement.interrupt_leftovers(executor_id, kept, or_nobody=or_nobody))
 
@@ -138,17 +133,17 @@ class Executors:
                 await self._beating
             self._beating = None
         try:  # bounded: with the database gone, the heartbeat just expires after the lease
-            await asyncio.wait_for(self._stop(), timeout=self._config.heartbeat_seconds)
+            await asyncio.wait_for(self._stop(), timeout=self._ctx.config.durability.heartbeat_seconds)
         except Exception as error:
             log.warning("executor_stop_not_recorded", executor_id=self.executor_id, error=repr(error))
 
     async def _stop(self) -> None:
-        async with self._repos.db.transaction() as tx:
-            await self._repos.processes.stop(tx, self.executor_id, self._me.pid)
+        async with self._ctx.repos.db.transaction() as tx:
+            await self._ctx.repos.processes.stop(tx, self.executor_id, self._me.pid)
 
     async def _beat_forever(self) -> None:
         while True:
-            await asyncio.sleep(self._config.heartbeat_seconds)
+            await asyncio.sleep(self._ctx.config.durability.heartbeat_seconds)
             try:
                 await self.beat()
                 await self.sweep()
@@ -156,13 +151,14 @@ class Executors:
                 log.exception("executor_heartbeat_failed", executor_id=self.executor_id)
 
     async def beat(self) -> None:
-        async with self._repos.db.transaction() as tx:
-            alive = await self._repos.processes.beat(tx, self.executor_id, self._me.pid, self._clock())
+        async with self._ctx.repos.db.transaction() as tx:
+            alive = await self._ctx.repos.processes.beat(tx, self.executor_id, self._me.pid, self._ctx.clock())
         if not alive:
+            lease = self._ctx.config.durability.lease_seconds
             log.error(
                 "executor_claimed_while_alive",
                 executor_id=self.executor_id,
-                hint=f"a heartbeat came later than lease_seconds ({self._config.lease_seconds:g}); raise it",
+                hint=f"a heartbeat came later than lease_seconds ({lease:g}); raise it",
             )
             self._dispatch.abandon()
             await self.register()
@@ -173,12 +169,14 @@ class Executors:
 
     async def expired(self) -> list[ProcessRow]:
         """The other processes whose heartbeat (or whose claimer's) is older than the lease."""
-        return await self._repos.processes.expired(self._clock() - self._config.lease_seconds, but=self.executor_id)
+        return await self._ctx.repos.processes.expired(
+            self._ctx.clock() - self._ctx.config.durability.lease_seconds, but=self.executor_id
+        )
 
     async def take(self, dead: ProcessRow) -> bool:
         """Claim a process seen dead and recover it; False if another process claimed it first or it came back."""
-        async with self._repos.db.transaction() as tx:
-            if not await self._repos.processes.claim(tx, dead, self.executor_id, self._clock()):
+        async with self._ctx.repos.db.transaction() as tx:
+            if not await self._ctx.repos.processes.claim(tx, dead, self.executor_id, self._ctx.clock()):
                 return False
         await self._recover(dead)
         return True
@@ -192,13 +190,13 @@ class Executors:
                 await self._durable.resume(workflow_id, queue)
             live = await self._durable.unfinished_runs()
         await self._settle(dead.executor_id, {run_of(w) for w, _ in resuming} | live, or_nobody=False)
-        async with self._repos.db.transaction() as tx:
-            await self._repos.processes.release(tx, dead.executor_id, self.executor_id)
+        async with self._ctx.repos.db.transaction() as tx:
+            await self._ctx.repos.processes.release(tx, dead.executor_id, self.executor_id)
         log.warning(
             "dead_executor_recovered",
             executor_id=dead.executor_id,
             pid=dead.pid,
             host=dead.host,
             resumed=len(resuming),
-            silent_for=round(self._clock() - dead.heartbeat_at, 1),
+            silent_for=round(self._ctx.clock() - dead.heartbeat_at, 1),
         )

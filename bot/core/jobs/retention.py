@@ -22,11 +22,8 @@ from dataclasses import dataclass, field
 import structlog
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.config import RetentionConfig
+from bot.core.context import CoreContext
 from bot.core.durable.durable_runs import DurableRuns
-from bot.core.signals import Signals
-from bot.core.timers import Timers
-from storage.retention import RetentionRepository
 
 log = structlog.get_logger(__name__)
 DAY = 86_400.0
@@ -47,19 +44,9 @@ class PassReport:
 
 
 class Retention:
-    def __init__(
-        self,
-        config: RetentionConfig,
-        repository: RetentionRepository,
-        timers: Timers,
-        signals: Signals,
-        clock: Callable[[], float],
-        durable: DurableRuns | None = None,
-    ) -> None:
-        self._config = config
-        self._timers = timers
-        self._signals = signals
-        self._clock = clock
+    def __init__(self, ctx: CoreContext, durable: DurableRuns | None = None) -> None:
+        self._ctx = ctx
+        config, repository = ctx.config.retention, ctx.repos.retention
         self._passing = asyncio.Lock()
         self._kinds: list[tuple[int, Batch]] = [
             (config.archived_sessions_days, repository.prune_sessions),
@@ -75,15 +62,15 @@ class Retention:
         if not any(days for days, _ in self._kinds):
             log.info("retention_off")
             return
-        self._signals.background(self._pass())
-        trigger = IntervalTrigger(minutes=self._config.interval_minutes)
-        self._timers.recurring("retention", trigger, self._launch)
+        self._ctx.signals.background(self._pass())
+        trigger = IntervalTrigger(minutes=self._ctx.config.retention.interval_minutes)
+        self._ctx.timers.recurring("retention", trigger, self._launch)
 
     async def _launch(self) -> None:
         """Start a pass as background work, so closing the core stops it.
 
         The batch in progress then rolls back."""
-        self._signals.background(self._pass())
+        self._ctx.signals.background(self._pass())
 
     async def _pass(self) -> None:
         """A pass, unless the last one still goes.
@@ -101,7 +88,7 @@ class Retention:
         later with a foreign key this pass does not know stops sessions, not transcripts)."""
         report = PassReport()
         started = time.perf_counter()
-        now = self._clock()
+        now = self._ctx.clock()
         for days, batch in self._kinds:
             if days == 0:
                 continue
@@ -122,7 +109,7 @@ class Retention:
     async def _prune_kind(self, batch: Batch, cutoff: float, report: PassReport) -> None:
         while True:
             batch_started = time.perf_counter()
-            deleted = +await batch(cutoff, self._config.batch_size)  # + drops tables with 0 rows
+            deleted = +await batch(cutoff, self._ctx.config.retention.batch_size)  # + drops tables with 0 rows
             report.longest_batch = max(report.longest_batch, time.perf_counter() - batch_started)
             if not deleted:
                 return

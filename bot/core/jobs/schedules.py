@@ -21,12 +21,13 @@ from datetime import UTC, datetime
 import structlog
 
 from bot.agents.models import ModelFactory, UnknownModelError
-from bot.config import Config, ScheduleConfig
+from bot.config import ScheduleConfig
 from bot.core.budgets.meter import OverBudget
+from bot.core.context import CoreContext
 from bot.core.errors import SpawnRefused
 from bot.core.runs.requests import cron_session_key, new_run
 from bot.core.runs.spawning import Spawning
-from bot.core.timers import Timers, skipped_if_bad
+from bot.core.timers import skipped_if_bad
 from bot.cron import cron_trigger, due, next_slot
 from bot.records import (
     ControlScope,
@@ -43,7 +44,6 @@ from bot.records import (
 )
 from bot.text import quoted
 from storage.db import Connection
-from storage.repositories import Repositories
 
 MISSED_SLOT_GRACE_SECONDS = 24 * 3600  # a slot missed for longer than this is skipped, not fired
 LATE_SECONDS = 60  # a firing this long after its slot was missed (the bot was down, or busy)
@@ -77,46 +77,40 @@ def spec_of(entry: ScheduleConfig) -> ScheduleSpec:
 class Schedules:
     def __init__(
         self,
-        config: Config,
-        repos: Repositories,
+        ctx: CoreContext,
         models: ModelFactory,
-        timers: Timers,
         spawning: Spawning,
-        clock: Callable[[], float],
         *,
         channel_conversation: Callable[[int], str] | None = None,
     ) -> None:
-        self._config = config
+        self._ctx = ctx
         self._channel_conversation = channel_conversation
-        self._repos = repos
         self._models = models
-        self._timers = timers
         self._spawning = spawning
-        self._clock = clock
 
     async def start(self) -> None:
         """Sync config.toml's schedules, arm their timers, fire what the bot missed while down."""
         await self._sync_config()
-        for schedule in await self._repos.schedules.all():
+        for schedule in await self._ctx.repos.schedules.all():
             with skipped_if_bad("schedule", schedule_id=schedule.id, name=schedule.spec.name):
                 self.arm(schedule)
                 await self.fire_due(schedule.id)
 
     def arm(self, schedule: Schedule) -> None:
         trigger = cron_trigger(schedule.spec.cron, schedule.spec.timezone)
-        self._timers.recurring(_job_id(schedule.id), trigger, self.fire_due, schedule.id)
+        self._ctx.timers.recurring(_job_id(schedule.id), trigger, self.fire_due, schedule.id)
 
     def disarm(self, schedule_id: int) -> None:
-        self._timers.cancel(_job_id(schedule_id))
+        self._ctx.timers.cancel(_job_id(schedule_id))
 
     def next_firing(self, schedule: Schedule) -> float | None:
         """When the schedule fires next (``None``: never again)."""
         trigger = cron_trigger(schedule.spec.cron, schedule.spec.timezone)
-        return next_slot(trigger, max(schedule.claimed_through, self._clock()))
+        return next_slot(trigger, max(schedule.claimed_through, self._ctx.clock()))
 
     def agent_refusal(self, agent_id: str) -> str | None:
         """Why ``agent_id`` cannot run a schedule, worded for people; ``None`` if it can."""
-        agents = self._config.agents.list
+        agents = self._ctx.config.agents.list
         if agent_id not in agents:
             return f'Unknown agent "{quoted(agent_id)}". Configured agents: {", ".join(sorted(agents))}.'
         if not agents[agent_id].enabled:
@@ -126,10 +120,10 @@ class Schedules:
     async def fire_due(self, schedule_id: int) -> str | None:
         """Fire the schedule's due slot, if it has one nobody has claimed; the run's id, or ``None``. This is
         what its timer runs, and what start-up runs to catch up."""
-        schedule = await self._repos.schedules.get(schedule_id)
+        schedule = await self._ctx.repos.schedules.get(schedule_id)
         if schedule is None:  # removed meanwhile
             return None
-        spec, now = schedule.spec, self._clock()
+        spec, now = schedule.spec, self._ctx.clock()
         pending = due(cron_trigger(spec.cron, spec.timezone), schedule.claimed_through, now, MISSED_SLOT_GRACE_SECONDS)
         named = {"schedule_id": schedule.id, "name": spec.name}
         if pending.oldest_skipped is not None:
@@ -142,16 +136,16 @@ class Schedules:
         refusal = self._cannot_run(spec) if pending.slot is not None else None
         if pending.slot is None or refusal is not None:
             if pending.claim_through > schedule.claimed_through:
-                async with self._repos.db.transaction() as tx:
-                    await self._repos.schedules.claim(tx, schedule.id, pending.claim_through)
+                async with self._ctx.repos.db.transaction() as tx:
+                    await self._ctx.repos.schedules.claim(tx, schedule.id, pending.claim_through)
             if pending.slot is not None:
                 log.warning("schedule_skipped", **named, reason=refusal, slot=_iso(pending.slot))
             return None
         try:
             run = await self._fire(schedule, pending.slot, now)
         except (OverBudget, SpawnRefused) as over:  # passed over, not fired later when the budget or queue allows
-            async with self._repos.db.transaction() as tx:
-                await self._repos.schedules.claim(tx, schedule.id, pending.slot)
+            async with self._ctx.repos.db.transaction() as tx:
+                await self._ctx.repos.schedules.claim(tx, schedule.id, pending.slot)
             log.warning("schedule_skipped", **named, reason=str(over), slot=_iso(pending.slot))
             return None
         if run is None:
@@ -178,7 +172,7 @@ class Schedules:
         session, run = self._firing(schedule, now, conversation.key if conversation else None)
 
         async def claim(tx: Connection) -> None:
-            if not await self._repos.schedules.claim(tx, schedule.id, slot, run_id=run.id):
+            if not await self._ctx.repos.schedules.claim(tx, schedule.id, slot, run_id=run.id):
                 raise SlotTaken()
 
         try:
@@ -200,7 +194,7 @@ class Schedules:
         return None
 
     def _model_of(self, agent_id: str) -> str:
-        return self._config.agents.list[agent_id].model or self._config.agents.defaults.model
+        return self._ctx.config.agents.list[agent_id].model or self._ctx.config.agents.defaults.model
 
     def _conversation_of(self, schedule: Schedule, now: float) -> Session | None:
         """The main session of the conversation in the schedule's channel: a firing is one of its children, so
@@ -222,7 +216,7 @@ class Schedules:
 
         The run answers to the schedule's creator (nobody, for one from config.toml) in the schedule's channel."""
         spec = schedule.spec
-        agent = self._config.agents.list[spec.agent_id]
+        agent = self._ctx.config.agents.list[spec.agent_id]
         session = Session(
             key=cron_session_key(spec.agent_id),
             agent_id=spec.agent_id,
@@ -242,7 +236,7 @@ class Schedules:
         )
         timeout = agent.subagents.run_timeout_seconds
         if timeout is None:  # it waits in the sub-agent lane, so it is bounded like the sub-agents there
-            timeout = self._config.agents.defaults.subagents.run_timeout_seconds
+            timeout = self._ctx.config.agents.defaults.subagents.run_timeout_seconds
         origin = Origin(
             user_id=schedule.created_by,
             channel_id=spec.channel_id,
@@ -256,10 +250,10 @@ class Schedules:
     async def _sync_config(self) -> None:
         """config.toml's schedules into the table, by name: new ones added, changed ones redefined (a new time
         fires no slot before now), removed ones deleted."""
-        wanted = {spec.name: spec for spec in map(spec_of, self._config.schedules)}
-        now = self._clock()
-        repository = self._repos.schedules
-        async with self._repos.db.transaction() as tx:
+        wanted = {spec.name: spec for spec in map(spec_of, self._ctx.config.schedules)}
+        now = self._ctx.clock()
+        repository = self._ctx.repos.schedules
+        async with self._ctx.repos.db.transaction() as tx:
             stored = {s.spec.name: s for s in await repository.all(tx) if s.source is ScheduleSource.CONFIG}
             for name in stored.keys() - wanted.keys():
                 await repository.remove(tx, stored[name].id)

@@ -13,10 +13,10 @@ from typing import Protocol
 
 import structlog
 
+from bot.core.context import CoreContext
 from bot.core.errors import UserError
 from bot.records import Actor, Run
 from storage.audit import AuditEntry
-from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 
@@ -48,9 +48,8 @@ def not_yours(action: str, label: str, owner: int | None) -> str:
 
 
 class RunAuthority:
-    def __init__(self, repos: Repositories, clock: Callable[[], float]) -> None:
-        self._repos = repos
-        self._clock = clock
+    def __init__(self, ctx: CoreContext) -> None:
+        self._ctx = ctx
         self.moderation: Moderation = NobodyModerates()
 
     async def check(self, actor: Actor, run: Run | None, label: str, action: str, detail: str | None = None) -> None:
@@ -90,9 +89,9 @@ class RunAuthority:
             raise Forbidden(not_yours(action, label, owner))
         guild = run.guild_id if run is not None else guild_id  # no run (a pruned one): where the actor acts
         run_id = run.id if run is not None else None
-        async with self._repos.db.transaction() as tx:
-            await self._repos.audit.record(
-                tx, AuditEntry(guild, user, owner, action, run_id, detail[:200] if detail else None, self._clock())
+        async with self._ctx.repos.db.transaction() as tx:
+            await self._ctx.repos.audit.record(
+                tx, AuditEntry(guild, user, owner, action, run_id, detail[:200] if detail else None, self._ctx.clock())
             )
         log.warning("moderator_action", action=action, actor=user, owner=owner, run_id=run_id, guild_id=guild)
 

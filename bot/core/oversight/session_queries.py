@@ -12,13 +12,10 @@ from typing import Any
 
 from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
+from bot.core.context import CoreContext
 from bot.core.errors import UnknownTarget
 from bot.records import Run, RunStatus, Session, SpawnSite
 from bot.text import quoted
-from storage.delegate_tasks import DelegateTaskRepository
-from storage.runs import RunRepository
-from storage.sessions import SessionRepository
-from storage.transcripts import TranscriptRepository
 
 RECENT_SECONDS = 30 * 60
 _RUN_ID_PREFIX = re.compile(r"[0-9a-f]{4,32}")
@@ -82,29 +79,17 @@ class ChildRow:
 
 
 class SessionQueries:
-    def __init__(
-        self,
-        sessions: SessionRepository,
-        runs: RunRepository,
-        transcripts: TranscriptRepository,
-        delegate_tasks: DelegateTaskRepository,
-        clock: Callable[[], float],
-        queue_places: Callable[[], Awaitable[dict[str, int]]],
-    ) -> None:
-        self._sessions = sessions
-        self._runs = runs
-        self._transcripts = transcripts
-        self._delegate_tasks = delegate_tasks
-        self._clock = clock
+    def __init__(self, ctx: CoreContext, queue_places: Callable[[], Awaitable[dict[str, int]]]) -> None:
+        self._ctx = ctx
         self._queue_places = queue_places
 
     async def _row(self, session: Session, places: dict[str, int] | None = None) -> ChildRow:
         """``places``: the lane's queue places, read once for a whole list (with durable runs, a query of DBOS)."""
-        run = await self._runs.latest_for_session(session.key)
+        run = await self._ctx.repos.runs.latest_for_session(session.key)
         waiting = 0
         if run is not None and run.status is RunStatus.WAITING_CHILDREN:
-            waiting = await self._runs.count_unsettled_children(run.id)
-        task = await self._delegate_tasks.for_run(run.id) if run is not None and session.delegation else None
+            waiting = await self._ctx.repos.runs.count_unsettled_children(run.id)
+        task = await self._ctx.repos.delegate_tasks.for_run(run.id) if run is not None and session.delegation else None
         place = None
         if run is not None and run.status is RunStatus.QUEUED:
             place = (places if places is not None else await self._queue_places()).get(run.id)
@@ -113,8 +98,8 @@ class SessionQueries:
     async def children(self, requester_key: str) -> list[ChildRow]:
         """Children of a session: active ones first, then those that ended in the last 30 minutes."""
         places = await self._queue_places()
-        rows = [await self._row(session, places) for session in await self._sessions.children(requester_key)]
-        now = self._clock()
+        rows = [await self._row(session, places) for session in await self._ctx.repos.sessions.children(requester_key)]
+        now = self._ctx.clock()
         active = [r for r in rows if r.run is not None and not r.run.status.is_terminal]
         recent = [
             r
@@ -133,16 +118,16 @@ class SessionQueries:
         if ":" in token:
             session = await self.own_child(requester_key, token)
         elif _RUN_ID_PREFIX.fullmatch(token.lower()):
-            keys = await self._runs.sessions_with_run_prefix(requester_key, token.lower())
+            keys = await self._ctx.repos.runs.sessions_with_run_prefix(requester_key, token.lower())
             if len(keys) > 1:
                 raise UnknownTarget(f"Ambiguous run id prefix: {token}")
-            session = await self._sessions.get(keys[0]) if keys else None
+            session = await self._ctx.repos.sessions.get(keys[0]) if keys else None
         else:
             session = None
         return await self._row(session) if session is not None else None
 
     async def own_child(self, requester_key: str, session_key: str) -> Session | None:
-        session = await self._sessions.get(session_key)
+        session = await self._ctx.repos.sessions.get(session_key)
         return session if session is not None and session.requester_session_key == requester_key else None
 
     @staticmethod
@@ -195,7 +180,7 @@ class SessionQueries:
         entries: list[dict[str, str]] = []
         before: int | None = None
         while len(entries) < limit:
-            page = await self._transcripts.last(session_key, limit, before)
+            page = await self._ctx.repos.transcripts.last(session_key, limit, before)
             entries = [entry for _, message in page for entry in _entries(message, include_tools)] + entries
             if len(page) < limit:
                 break

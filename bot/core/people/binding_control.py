@@ -43,8 +43,7 @@ class BindingControl:
         bindings: ThreadBindings,
         threads: ThreadPort | None,
     ) -> None:
-        self._repos = ctx.repos
-        self._clock = ctx.clock
+        self._ctx = ctx
         self._runs = runs
         self._guild_settings = guild_settings
         self._bindings = bindings
@@ -69,12 +68,12 @@ class BindingControl:
         create a thread for it. Focusing is talking to a session: its owner or a moderator only."""
         row = await self._runs.resolve(conversation, target)
         here = parent_channel_id is not None or is_dm
-        current = await self._repos.bindings.get(channel_id) if here else None
+        current = await self._ctx.repos.bindings.get(channel_id) if here else None
         if current is not None and current.bound_by not in (None, actor.user_id) and not actor.is_moderator:
             raise UserError(f"Only <@{current.bound_by}> can refocus this conversation.")
         await self._runs.authorize(actor, row, "focus")
         if row.session.archived_at is not None:
-            raise SessionArchived(row.session.key, row.session.archived_at, self._clock())
+            raise SessionArchived(row.session.key, row.session.archived_at, self._ctx.clock())
         if row.session.delegation is not None:
             raise EphemeralSession(row.session.key)
         settings = (await self._guild_settings.effective(actor.guild_id)).thread_bindings
@@ -102,7 +101,7 @@ class BindingControl:
     def _new_binding(
         self, thread_id: int, parent: int | None, row: ChildRow, user_id: int, settings: ThreadBindingSettings
     ) -> Binding:
-        now = self._clock()
+        now = self._ctx.clock()
         return Binding(
             thread_id=thread_id,
             parent_channel_id=parent,
@@ -116,12 +115,12 @@ class BindingControl:
         )
 
     async def _binding_here(self, channel_id: int) -> Binding | None:
-        return await self._repos.bindings.get(channel_id)
+        return await self._ctx.repos.bindings.get(channel_id)
 
     async def _may_manage(self, actor: Actor, binding: Binding, what: str) -> None:
         if actor.is_moderator or binding.bound_by == actor.user_id:
             return
-        latest = await self._repos.runs.latest_for_session(binding.session_key)
+        latest = await self._ctx.repos.runs.latest_for_session(binding.session_key)
         owner = latest.requester_user_id if latest else None
         if owner == actor.user_id:
             return
@@ -140,7 +139,7 @@ class BindingControl:
         """Active, waiting and bound sub-agents of this conversation, with their thread or ``unbound``."""
         lines = ["agents:", "-----"]
         for index, row in enumerate(await self._runs.rows(conversation), start=1):
-            bindings = await self._repos.bindings.for_session(row.session.key)
+            bindings = await self._ctx.repos.bindings.for_session(row.session.key)
             live = row.run is not None and not row.run.status.is_terminal
             if not live and not bindings:
                 continue
@@ -173,7 +172,7 @@ class BindingControl:
                 f"(example: /session {which} 24h, 90m or off)."
             ) from None
         await self._may_manage(actor, binding, "update session lifecycle settings for")
-        now = self._clock()
+        now = self._ctx.clock()
         changed = (
             replace(binding, idle_seconds=new, last_activity_at=now)
             if idle

@@ -53,9 +53,7 @@ class RunControl:
         *,
         send_wait_seconds: float = SEND_WAIT_SECONDS,
     ) -> None:
-        self._repos = ctx.repos
-        self._clock = ctx.clock
-        self._signals = ctx.signals
+        self._ctx = ctx
         self._default_agent = ctx.config.agents.default_agent
         self._commands = commands
         self._queries = queries
@@ -93,18 +91,18 @@ class RunControl:
         """Where the run's announcement stands, and how long its transcript is."""
         delivery = "not announced yet"
         if row.run is not None:
-            rows = await self._repos.outbox.for_run(row.run.id)
+            rows = await self._ctx.repos.outbox.for_run(row.run.id)
             if rows:
                 delivery = delivery_state(rows)
             elif row.run.status is RunStatus.KILLED:
                 delivery = "none (killed runs announce nothing)"
             elif row.run.status.is_terminal:
                 delivery = "none (the run replied NO_REPLY)"
-        return Details(delivery, await self._repos.transcripts.count(row.session.key))
+        return Details(delivery, await self._ctx.repos.transcripts.count(row.session.key))
 
     async def target_choices(self, conversation: str, current: str) -> list[tuple[str, str]]:
         """Autocomplete: ``(name, value)`` pairs — index, label, status, age — matching what was typed."""
-        now = self._clock()
+        now = self._ctx.clock()
         typed = current.strip().lower()
         choices = []
         for index, row in enumerate(await self.rows(conversation), start=1):
@@ -174,11 +172,13 @@ class RunControl:
         before = await self._queries.assistant_texts(row.session.key) if live else []
         if live and await self._commands.steer(live.id, text):
             self._steer_limit.sent(actor.user_id, live.id)
-            reply = await self._signals.wait_for(lambda: self._new_reply(row.session.key, len(before)), self._send_wait)
+            reply = await self._ctx.signals.wait_for(
+                lambda: self._new_reply(row.session.key, len(before)), self._send_wait
+            )
             run_id = live.id
         else:
             run_id = await self._commands.follow_up(row.session, text, row.run)
-            reply = await self._signals.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
+            reply = await self._ctx.signals.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
         if reply is None:
             return f"⏳ Subagent still running (run {short_run_id(run_id)})."
         return reply
@@ -188,7 +188,7 @@ class RunControl:
         return texts[-1] if len(texts) > seen else None
 
     async def _finished_reply(self, run_id: str) -> str | None:
-        run = await self._repos.runs.get(run_id)
+        run = await self._ctx.repos.runs.get(run_id)
         if run is None or not run.status.is_terminal:
             return None
         if run.status is RunStatus.COMPLETED:
@@ -202,7 +202,7 @@ class RunControl:
         main_key = self._main_key(conversation)
         turns = [
             run
-            for run in await self._repos.runs.for_session(main_key)
+            for run in await self._ctx.repos.runs.for_session(main_key)
             if run.kind is RunKind.CHAT
             and not run.status.is_terminal
             and (actor.is_moderator or run.requester_user_id == actor.user_id)

@@ -8,12 +8,12 @@ names them: the core knows no guilds). Names are unique in a server; config.toml
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import structlog
 
+from bot.core.context import CoreContext
 from bot.core.errors import UserError
 from bot.core.jobs.schedules import Schedules
 from bot.core.limits import MAX_LABEL_CHARS, checked_text
@@ -21,7 +21,6 @@ from bot.cron import cron_trigger, time_zone
 from bot.records import Schedule, ScheduleSource, ScheduleSpec
 from bot.text import quoted
 from storage.audit import AuditEntry
-from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 
@@ -39,19 +38,18 @@ def in_server(schedule: Schedule, guild_id: int, channel_ids: Collection[int]) -
 
 
 class ScheduleControl:
-    def __init__(self, repos: Repositories, schedules: Schedules, *, clock: Callable[[], float] = time.time) -> None:
-        self._repos = repos
+    def __init__(self, ctx: CoreContext, schedules: Schedules) -> None:
+        self._ctx = ctx
         self._schedules = schedules
-        self._clock = clock
 
     async def add(
         self, spec: ScheduleSpec, *, guild_id: int, actor_user_id: int, channel_ids: Collection[int]
     ) -> ScheduleView:
         """A new schedule of this server, firing from the next slot on."""
         spec = self._checked(spec)
-        now = self._clock()
-        repository = self._repos.schedules
-        async with self._repos.db.transaction() as tx:
+        now = self._ctx.clock()
+        repository = self._ctx.repos.schedules
+        async with self._ctx.repos.db.transaction() as tx:
             if any(s.spec.name == spec.name for s in await repository.all(tx) if in_server(s, guild_id, channel_ids)):
                 raise UserError(
                     f'There is already a schedule named "{quoted(spec.name)}" in this server; pick another name.'
@@ -62,7 +60,7 @@ class ScheduleControl:
             detail = (
                 f'{spec.name}: cron "{spec.cron}" {spec.timezone}, agent {spec.agent_id}, channel {spec.channel_id}'
             )
-            await self._repos.audit.record(
+            await self._ctx.repos.audit.record(
                 tx, AuditEntry(guild_id, actor_user_id, None, "schedule add", None, detail, now)
             )
         schedule = await repository.get(schedule_id)
@@ -73,7 +71,7 @@ class ScheduleControl:
 
     async def listing(self, guild_id: int, channel_ids: Collection[int]) -> list[ScheduleView]:
         """This server's schedules, by name."""
-        schedules = [s for s in await self._repos.schedules.all() if in_server(s, guild_id, channel_ids)]
+        schedules = [s for s in await self._ctx.repos.schedules.all() if in_server(s, guild_id, channel_ids)]
         return [self._view(s) for s in sorted(schedules, key=lambda s: (s.spec.name, s.id))]
 
     async def remove(self, name: str, *, guild_id: int, actor_user_id: int, channel_ids: Collection[int]) -> Schedule:
@@ -84,10 +82,10 @@ class ScheduleControl:
                 raise UserError(f'Schedule "{quoted(name)}" is defined in config.toml; remove it there.')
             raise UserError(f'There is no schedule named "{quoted(name)}" in this server.')
         schedule = added[0]
-        now = self._clock()
-        async with self._repos.db.transaction() as tx:
-            await self._repos.schedules.remove(tx, schedule.id)
-            await self._repos.audit.record(
+        now = self._ctx.clock()
+        async with self._ctx.repos.db.transaction() as tx:
+            await self._ctx.repos.schedules.remove(tx, schedule.id)
+            await self._ctx.repos.audit.record(
                 tx, AuditEntry(guild_id, actor_user_id, schedule.created_by, "schedule remove", None, name, now)
             )
         self._schedules.disarm(schedule.id)

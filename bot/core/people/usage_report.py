@@ -11,15 +11,14 @@ member actually uses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import StrEnum
 
-from bot.config import Config
 from bot.core.budgets.caps import Cap, day_of
 from bot.core.budgets.meter import Budgets
-from storage.repositories import Repositories
+from bot.core.context import CoreContext
 from storage.usage import Payer, Spend, UsageRow, total
 
 
@@ -55,17 +54,15 @@ class UsageReport:
 
 
 class UsageReports:
-    def __init__(self, config: Config, repos: Repositories, budgets: Budgets, clock: Callable[[], float]) -> None:
-        self._config = config
-        self._repos = repos
+    def __init__(self, ctx: CoreContext, budgets: Budgets) -> None:
+        self._ctx = ctx
         self._budgets = budgets
-        self._clock = clock
 
     async def report(self, *, guild_id: int | None, user_id: int, period: Period) -> UsageReport:
         """What ``user_id`` spent in a server (in DMs when ``guild_id`` is ``None``) over ``period``."""
-        now = self._clock()
+        now = self._ctx.clock()
         days = period_days(day_of(now), period)
-        stored = await self._repos.usage.member_days(guild_id=guild_id, user_id=user_id, since_day=days[0])
+        stored = await self._ctx.repos.usage.member_days(guild_id=guild_id, user_id=user_id, since_day=days[0])
         rows = [row for row in stored if row.day <= days[-1]]
         agents = {row.agent_id for row in rows}
         by_agent = sorted(
@@ -85,7 +82,7 @@ class UsageReports:
     async def _caps(self, guild_id: int | None, user_id: int, agents: list[str]) -> list[Cap]:
         """The caps of the default agent's runs and of the member's agents', each once."""
         found: dict[str, Cap] = {}
-        for agent in dict.fromkeys([self._config.agents.default_agent, *agents]):
+        for agent in dict.fromkeys([self._ctx.config.agents.default_agent, *agents]):
             for cap in await self._budgets.caps(Payer(guild_id, user_id, agent)):
                 found.setdefault(cap.key, cap)
         return list(found.values())

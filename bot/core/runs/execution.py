@@ -57,12 +57,7 @@ class Execution:
         journal: Journal,
         lanes: RunLanes,
     ) -> None:
-        self._ctx = ctx
-        self._config = ctx.config
-        self._repos = ctx.repos
-        self._signals = ctx.signals
-        self._clock = ctx.clock
-        self._redact = ctx.redact  # what a turn stores and says, and tool results before the model reads them
+        self._ctx = ctx  # its redactor: what a turn stores and says, and tool results before the model reads them
         self._models = models
         self._settlement = settlement
         self._effects = effects
@@ -77,7 +72,7 @@ class Execution:
         replay takes what the first execution took, nothing included."""
 
         async def take(tx: Connection) -> list[tuple[str | None, str]]:
-            return await self._repos.inbox.take_pending(tx, run_id, self._clock())
+            return await self._ctx.repos.inbox.take_pending(tx, run_id, self._ctx.clock())
 
         items = await self._journal.step(run_id, "inbox.take", take, json.dumps, _taken)
         if not items:
@@ -89,8 +84,8 @@ class Execution:
 
     async def _own(self, run_id: str) -> None:
         """This process executes the run now: if it dies, a live one resumes or settles the run."""
-        async with self._repos.db.transaction() as tx:
-            await self._repos.runs.own(tx, run_id)
+        async with self._ctx.repos.db.transaction() as tx:
+            await self._ctx.repos.runs.own(tx, run_id)
 
     async def execute(self, run: Run, session: Session, wake: bool, durable: bool) -> None:
         """A run's body: its turns until it ends, waits or pauses.
@@ -120,7 +115,7 @@ class Execution:
                             self._effects.apply(await self._turns.pause(run, session, outcome))
                             break
                         prompt = await self._next_prompt(run, await self._settlement.end_turn(run, session, outcome))
-                        self._signals.run_changed(run.id)
+                        self._ctx.signals.run_changed(run.id)
                 except DBOSWorkflowCancelledError:  # a kill cancelled its workflow, maybe from another process
                     log.info("run_workflow_cancelled")
                     # already killed, unless by DBOS's tools
@@ -128,7 +123,7 @@ class Execution:
                     raise
                 except Exception as crash:  # the model call's own failures are outcomes; this is everything else
                     log.exception("run_crashed")
-                    error = self._redact.text(describe_failure(crash))
+                    error = self._ctx.redact.text(describe_failure(crash))
                     self._effects.apply(await self._settlement.crashed(run, session, error))
 
     async def _first_prompt(self, run: Run, session: Session, wake: bool, durable: bool) -> Prompt | None:
@@ -145,16 +140,16 @@ class Execution:
         if not await self._mark_running(run.id, durable):
             return None
         log.info("run_started", model=run.model)
-        self._signals.run_changed(run.id)
+        self._ctx.signals.run_changed(run.id)
         return run.task
 
     async def _mark_running(self, run_id: str, durable: bool) -> bool:
         """Queued → running; in a workflow, also true for a run it marked before (a replay): no step needs to record
         it, since a run that was not started then has ended, and ``_execute`` leaves an ended run alone."""
-        async with self._repos.db.transaction() as tx:
-            started = await self._repos.runs.mark_running(tx, run_id, self._clock())
-            await self._repos.runs.own(tx, run_id)
-        current = await self._repos.runs.get(run_id)
+        async with self._ctx.repos.db.transaction() as tx:
+            started = await self._ctx.repos.runs.mark_running(tx, run_id, self._ctx.clock())
+            await self._ctx.repos.runs.own(tx, run_id)
+        current = await self._ctx.repos.runs.get(run_id)
         return started or (durable and current is not None and current.status is RunStatus.RUNNING)
 
     async def _next_prompt(self, run: Run, ended: TurnEnd) -> str | None:
@@ -164,30 +159,32 @@ class Execution:
         return await self.take_inbox(run.id, wake=True) if ended.again else None
 
     async def _run_turn(self, run: Run, session: Session, prompt: Prompt) -> RunOutcome:
-        agent = self._config.agents.list[session.agent_id]
-        system_prompt = agent.system_prompt or self._config.agents.defaults.system_prompt
+        agent = self._ctx.config.agents.list[session.agent_id]
+        system_prompt = agent.system_prompt or self._ctx.config.agents.defaults.system_prompt
         if session.kind == SessionKind.SUBAGENT:
-            system_prompt += "\n\n" + subagent_context(session, self._config.agents.defaults.subagents.max_spawn_depth)
+            system_prompt += "\n\n" + subagent_context(
+                session, self._ctx.config.agents.defaults.subagents.max_spawn_depth
+            )
         tools = await self._turns.tools(run, session)
         start = await self._journal.step(
             run.id,
             "turn.start",
-            lambda tx: turn_start(self._repos, run.id, session.key, run.usage),
+            lambda tx: turn_start(self._ctx.repos, run.id, session.key, run.usage),
             TurnStart.encoded,
             TurnStart.decoded,
         )
-        before, stored = start.usage, TurnMessages(self._repos, run.id, start)
+        before, stored = start.usage, TurnMessages(self._ctx.repos, run.id, start)
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
-            new = self._redact.messages(await stored.unstored(messages))
-            async with self._repos.db.transaction() as tx:
-                await self._repos.transcripts.append(tx, session.key, run.id, new)
-                await self._repos.runs.record_usage(tx, run.id, before.then(turn))
+            new = self._ctx.redact.messages(await stored.unstored(messages))
+            async with self._ctx.repos.db.transaction() as tx:
+                await self._ctx.repos.transcripts.append(tx, session.key, run.id, new)
+                await self._ctx.repos.runs.record_usage(tx, run.id, before.then(turn))
                 warned = await self._turns.record(tx, run, session, new)
             if warned:
-                self._signals.outbox_changed()
-            self._signals.progressed()
-            self._signals.run_changed(run.id)
+                self._ctx.signals.outbox_changed()
+            self._ctx.signals.progressed()
+            self._ctx.signals.run_changed(run.id)
 
         async def drain() -> list[str]:
             text = await self.take_inbox(run.id, wake=False)
@@ -199,10 +196,10 @@ class Execution:
             model=JournaledModel(  # the journal records answers and errors redacted
                 RedactedModel(
                     self._turns.metered(self._models.chain(run.model, agent=session.agent_id), run, session),
-                    self._redact,
+                    self._ctx.redact,
                 )
             ),
-            history=await self._repos.transcripts.history(session.key, start.history_rows),
+            history=await self._ctx.repos.transcripts.history(session.key, start.history_rows),
             thinking=run.thinking,
             timeout_seconds=run.timeout_seconds,
             toolsets=tools.toolsets,
@@ -211,8 +208,8 @@ class Execution:
             request_limit=tools.request_limit,
             dedup_exempt=tools.dedup_exempt,
             gate=tools.gate,
-            result_limits=ResultLimits.of(self._config),
-            redact=self._redact,
+            result_limits=ResultLimits.of(self._ctx.config),
+            redact=self._ctx.redact,
         )
         cancellations = self._effects.cancellations
         token = cancellations.token(run.id)
@@ -223,7 +220,10 @@ class Execution:
             outcome = await run_agent(request, on_step=persist, drain=inbox, cancellation=token)
         finally:
             cancellations.done(run.id)
-        error = None if outcome.error is None else self._redact.text(outcome.error)
+        error = None if outcome.error is None else self._ctx.redact.text(outcome.error)
         return replace(
-            outcome, usage=before.then(outcome.usage), result_text=self._redact.text(outcome.result_text), error=error
+            outcome,
+            usage=before.then(outcome.usage),
+            result_text=self._ctx.redact.text(outcome.result_text),
+            error=error,
         )

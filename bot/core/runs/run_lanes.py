@@ -8,21 +8,18 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from bot.config import Config
+from bot.core.context import CoreContext
 from bot.core.runs.fair_lane import FairLane
-from bot.core.signals import Signals
 from bot.keyed_locks import KeyedLocks
 from bot.records import Run, RunKind, RunStatus, Session
-from storage.repositories import Repositories
 
 _LOOK_AGAIN_SECONDS = 2.0
 
 
 class RunLanes:
-    def __init__(self, config: Config, repos: Repositories, signals: Signals) -> None:
-        self._repos = repos
-        self._signals = signals
-        self.subagents = FairLane(config.agents.defaults.subagents.max_concurrent)
+    def __init__(self, ctx: CoreContext) -> None:
+        self._ctx = ctx
+        self.subagents = FairLane(ctx.config.agents.defaults.subagents.max_concurrent)
         self._session_locks: KeyedLocks[str] = KeyedLocks()
 
     async def lane(self, run: Run, session: Session, *, queued: bool) -> contextlib.AbstractAsyncContextManager[Any]:
@@ -39,7 +36,7 @@ class RunLanes:
         return (
             contextlib.nullcontext()
             if queued
-            else self.subagents.slot(run.id, run.requester_user_id, await self._repos.runs.root_of(run.id))
+            else self.subagents.slot(run.id, run.requester_user_id, await self._ctx.repos.runs.root_of(run.id))
         )
 
     @contextlib.asynccontextmanager
@@ -65,10 +62,10 @@ class RunLanes:
     async def _wait_for_earlier(self, run: Run) -> None:
         """Until no turn ahead of ``run`` is paused or running; looked at again every few seconds as well, since the
         earlier turn may be woken and end in another process."""
-        while await self._signals.wait_for(lambda: self._earlier_ended(run), _LOOK_AGAIN_SECONDS) is None:
+        while await self._ctx.signals.wait_for(lambda: self._earlier_ended(run), _LOOK_AGAIN_SECONDS) is None:
             pass
 
     async def _earlier_ended(self, run: Run) -> bool | None:
         """``True`` once no turn ahead of ``run`` is paused or running (``None``: wait on)."""
-        ahead = await self._repos.runs.live_before(run.session_key, run.created_at)
+        ahead = await self._ctx.repos.runs.live_before(run.session_key, run.created_at)
         return None if {RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING} & set(ahead) else True

@@ -40,19 +40,18 @@ it is stopped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import structlog
 
 from bot.agents.runner import INTERRUPTED_BEFORE, KILLED_BEFORE, RunOutcome, partial_result
+from bot.core.context import CoreContext
 from bot.core.runs import internal_context
 from bot.core.runs.announcements import INTERRUPTED_REASON
 from bot.core.runs.results import Results
 from bot.records import LIVE_STATUSES, Cleanup, Run, RunKind, RunStatus, Session, SessionKind
 from storage.db import Connection
-from storage.repositories import Repositories
 
 if TYPE_CHECKING:  # the ports name AfterCommit: imported for annotations only
     from bot.core.runs.ports import Archive, TaskRecords
@@ -84,26 +83,18 @@ class TurnEnd:
 
 
 class Settlement:
-    def __init__(
-        self,
-        repos: Repositories,
-        archiving: Archive,
-        results: Results,
-        records: TaskRecords,
-        clock: Callable[[], float],
-    ) -> None:
-        self._repos = repos
+    def __init__(self, ctx: CoreContext, archiving: Archive, results: Results, records: TaskRecords) -> None:
+        self._ctx = ctx
         self._archiving = archiving
         self._results = results
         self._records = records
-        self._clock = clock
 
     async def end_turn(self, run: Run, session: Session, outcome: RunOutcome) -> TurnEnd:
         """After a turn (``outcome.usage`` is the run's total): wait for children, take another turn, or end."""
-        now = self._clock()
+        now = self._ctx.clock()
         after = AfterCommit()
-        runs = self._repos.runs
-        async with self._repos.db.transaction() as tx:
+        runs = self._ctx.repos.runs
+        async with self._ctx.repos.db.transaction() as tx:
             current = await runs.get(run.id, tx)
             if current is None:
                 return TurnEnd(again=False)
@@ -123,7 +114,7 @@ class Settlement:
                 )
                 log.info("run_waiting_on_children")
                 return TurnEnd(again=False, after=quiet)
-            if orchestrating and await self._repos.inbox.count_pending(tx, run.id) > 0:
+            if orchestrating and await self._ctx.repos.inbox.count_pending(tx, run.id) > 0:
                 return TurnEnd(again=True, after=quiet)
             await runs.finish(tx, run.id, outcome.status, now, result_text=outcome.result_text, error=outcome.error)
             finished = replace(
@@ -142,18 +133,18 @@ class Settlement:
     async def kill(self, run_id: str) -> tuple[list[Run], AfterCommit]:
         """Stop a run and every live run below it (deepest first). Killed runs announce nothing."""
         after = AfterCommit()
-        subtree = await self._repos.runs.live_subtree(run_id)
+        subtree = await self._ctx.repos.runs.live_subtree(run_id)
         if not subtree:
             return [], after
         killed_ids = {run.id for run in subtree}
-        now = self._clock()
-        transcripts = self._repos.transcripts
+        now = self._ctx.clock()
+        transcripts = self._ctx.repos.transcripts
         partials = {
             run.id: partial_result(await transcripts.for_run(run.id), stopped_by=KILLED_BEFORE) for run in subtree
         }
-        async with self._repos.db.transaction() as tx:
+        async with self._ctx.repos.db.transaction() as tx:
             for run in subtree:
-                await self._repos.runs.finish(
+                await self._ctx.repos.runs.finish(
                     tx, run.id, RunStatus.KILLED, now, result_text=partials[run.id], error="killed"
                 )
                 if run.kind is RunKind.CHAT:
@@ -176,16 +167,16 @@ class Settlement:
         ``or_nobody``, runs no process owns) left live end as ``interrupted`` (but those ``resuming``, and those
         paused for approval); the topmost of each chain is routed."""
         after, paused = AfterCommit(), RunStatus.AWAITING_APPROVAL
-        owned = await self._repos.runs.live_owned_by(executor_id, or_nobody=or_nobody)
+        owned = await self._ctx.repos.runs.live_owned_by(executor_id, or_nobody=or_nobody)
         leftovers = [run for run in owned if run.status is not paused and run.id not in resuming]
         live_ids = {run.id for run in leftovers}
         for run in leftovers:
-            session = await self._repos.sessions.get(run.session_key)
+            session = await self._ctx.repos.sessions.get(run.session_key)
             assert session is not None, f"run {run.id} has no session"
-            now = self._clock()
-            partial = partial_result(await self._repos.transcripts.for_run(run.id), stopped_by=INTERRUPTED_BEFORE)
-            async with self._repos.db.transaction() as tx:
-                if not await self._repos.runs.finish(
+            now = self._ctx.clock()
+            partial = partial_result(await self._ctx.repos.transcripts.for_run(run.id), stopped_by=INTERRUPTED_BEFORE)
+            async with self._ctx.repos.db.transaction() as tx:
+                if not await self._ctx.repos.runs.finish(
                     tx, run.id, RunStatus.INTERRUPTED, now, result_text=partial, error=INTERRUPTED_REASON
                 ):
                     continue
@@ -202,10 +193,10 @@ class Settlement:
     async def crashed(self, run: Run, session: Session, error: str) -> AfterCommit:
         """End ``failed`` a run whose task died on an unexpected error. It is routed like any other end, so
         nobody waits on it for ever, as a ``spawn_subagent`` or ``delegate`` caller would."""
-        after, now = AfterCommit(), self._clock()
-        partial = partial_result(await self._repos.transcripts.for_run(run.id))
-        async with self._repos.db.transaction() as tx:
-            if not await self._repos.runs.finish(tx, run.id, RunStatus.FAILED, now, result_text=partial, error=error):
+        after, now = AfterCommit(), self._ctx.clock()
+        partial = partial_result(await self._ctx.repos.transcripts.for_run(run.id))
+        async with self._ctx.repos.db.transaction() as tx:
+            if not await self._ctx.repos.runs.finish(tx, run.id, RunStatus.FAILED, now, result_text=partial, error=error):
                 return after
             if run.kind is RunKind.CHAT:
                 await self._results.keep_unread(tx, run.id, run.session_key, now)
@@ -218,9 +209,9 @@ class Settlement:
         """Stop and archive the blocking children a turn left running when it ended. Such a child (a
         ``spawn_subagent``, a synchronous ``delegate``) lost its tool call to a timeout or a failing sibling: nobody
         waits for it any more."""
-        for child in await self._repos.runs.live_delegated_children(tx, run_id):
-            partial = partial_result(await self._repos.transcripts.for_run(child.id), stopped_by=KILLED_BEFORE)
-            await self._repos.runs.finish(tx, child.id, RunStatus.KILLED, now, result_text=partial, error="killed")
+        for child in await self._ctx.repos.runs.live_delegated_children(tx, run_id):
+            partial = partial_result(await self._ctx.repos.transcripts.for_run(child.id), stopped_by=KILLED_BEFORE)
+            await self._ctx.repos.runs.finish(tx, child.id, RunStatus.KILLED, now, result_text=partial, error="killed")
             await self._records.settle(tx, replace(child, status=RunStatus.KILLED), now)
             log.info("run_killed", run_id=child.id, reason="its caller's turn ended")
             after.cancel.append(child.id)
@@ -229,7 +220,7 @@ class Settlement:
 
     async def _ephemeral(self, session_key: str) -> list[str]:
         """A delegated child's session, which is archived once its run ends however it ends."""
-        session = await self._repos.sessions.get(session_key)
+        session = await self._ctx.repos.sessions.get(session_key)
         return [session_key] if session is not None and session.delegation is not None else []
 
     async def _route(self, tx: Connection, run: Run, session: Session, now: float, after: AfterCommit) -> None:
@@ -238,12 +229,12 @@ class Settlement:
             after.archive_now.append(session.key)
             after.ended.append(run.id)
             task = await self._records.settle(tx, run, now)
-            caller = await self._repos.runs.get(run.parent_run_id, tx) if run.parent_run_id else None
+            caller = await self._ctx.repos.runs.get(run.parent_run_id, tx) if run.parent_run_id else None
             if caller is not None and caller.status is RunStatus.WAITING_CHILDREN:  # a background task's caller
                 await self._results.tell_run(tx, caller, run, session, now)
                 await self._child_settled(tx, caller.id, now, after)
             elif caller is not None and caller.status is RunStatus.RUNNING and task is not None and task.background:
-                caller_session = await self._repos.sessions.get(caller.session_key)
+                caller_session = await self._ctx.repos.sessions.get(caller.session_key)
                 if caller_session is not None and caller_session.kind == SessionKind.SUBAGENT:  # it reads its inbox
                     await self._results.tell_run(tx, caller, run, session, now)  # mid-turn: it will not wait for it
             return
@@ -255,13 +246,13 @@ class Settlement:
         done_with = [session.key] if session.cleanup == Cleanup.DELETE else []
         target_id = run.parent_run_id
         while True:
-            target = await self._repos.runs.get(target_id, tx) if target_id else None
-            target_session = await self._repos.sessions.get(target.session_key) if target else None
+            target = await self._ctx.repos.runs.get(target_id, tx) if target_id else None
+            target_session = await self._ctx.repos.sessions.get(target.session_key) if target else None
             if target is None or target_session is None or target_session.kind == SessionKind.MAIN:
                 if silent:
                     after.archive_now += done_with
                     return
-                requester = await self._repos.sessions.get(session.requester_session_key or "")
+                requester = await self._ctx.repos.sessions.get(session.requester_session_key or "")
                 announcement = await self._results.announce(tx, run, session, requester, now)
                 if announcement.kind == "completion":
                     await self._results.tell_main_agent(tx, run, session, requester, now)
@@ -281,19 +272,19 @@ class Settlement:
 
     async def _child_settled(self, tx: Connection, parent_run_id: str, now: float, after: AfterCommit) -> None:
         """A child of ``parent_run_id`` settled: if the parent waits and nothing is left, wake it or end it."""
-        runs = self._repos.runs
+        runs = self._ctx.repos.runs
         parent = await runs.get(parent_run_id, tx)
         if parent is None or parent.status is not RunStatus.WAITING_CHILDREN:
             return
         if await runs.count_unsettled_children(parent.id, tx):
             return
         after.changed.append(parent.id)
-        if await self._repos.inbox.count_pending(tx, parent.id):
+        if await self._ctx.repos.inbox.count_pending(tx, parent.id):
             await runs.set_status(tx, parent.id, RunStatus.WAITING_CHILDREN, RunStatus.RUNNING)
             log.info("run_woken", run_id=parent.id)
             after.wake.append(parent.id)
             return
-        parent_session = await self._repos.sessions.get(parent.session_key)
+        parent_session = await self._ctx.repos.sessions.get(parent.session_key)
         assert parent_session is not None, f"run {parent.id} has no session"
         await runs.finish(tx, parent.id, RunStatus.COMPLETED, now)
         await self._route(tx, replace(parent, status=RunStatus.COMPLETED, ended_at=now), parent_session, now, after)

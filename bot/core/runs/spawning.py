@@ -59,10 +59,7 @@ class Spawning:
         budgets: Admission,
         guard: SpawnGuard,
     ) -> None:
-        self._config = ctx.config
-        self._repos = ctx.repos
-        self._signals = ctx.signals
-        self._clock = ctx.clock
+        self._ctx = ctx
         self._models = models
         self._policy = policy
         self._envelopes = guard
@@ -81,7 +78,7 @@ class Spawning:
         key = member_key(request.origin.guild_id, request.origin.user_id)  # their cap's scope
         await self._spawn_locks.acquire(key)
         try:
-            requester = self.main_session(request.origin, self._clock())
+            requester = self.main_session(request.origin, self._ctx.clock())
             args = SpawnArgs(
                 task=request.task,
                 agent_id=request.agent_id.strip(),
@@ -108,13 +105,13 @@ class Spawning:
     async def chat(self, request: ChatRequest) -> str:
         """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox."""
         text = checked_text(request.text)
-        agent_id = self._config.agents.default_agent
-        now = self._clock()
+        agent_id = self._ctx.config.agents.default_agent
+        now = self._ctx.clock()
         session = self.main_session(request.origin, now)
         model = self._resolve_model(
             await self._switched_model(session.key)
-            or self._config.agents.list[agent_id].model
-            or self._config.agents.defaults.model
+            or self._ctx.config.agents.list[agent_id].model
+            or self._ctx.config.agents.defaults.model
         )
         run = new_run(session, RunKind.CHAT, text, model.reference, None, 0, request.origin, None, now)
         await self.persist_and_queue(run, session)
@@ -122,10 +119,10 @@ class Spawning:
 
     async def _switched_model(self, session_key: str) -> str | None:
         """The model ``model_switch`` chose for this conversation, while the config still names it."""
-        stored = await self._repos.sessions.get(session_key)
+        stored = await self._ctx.repos.sessions.get(session_key)
         if stored is None or stored.model is None:
             return None
-        if stored.model not in self._config.configured_models():
+        if stored.model not in self._ctx.config.configured_models():
             log.warning("switched_model_not_configured", session_key=session_key, model=stored.model)
             return None
         return stored.model
@@ -148,22 +145,22 @@ class Spawning:
         answering = origin or replace(origin_of(previous), user_id=session.owner_user_id)
         await self.check_queue(answering.guild_id, answering.user_id)
         settings = (previous.model, previous.thinking, previous.timeout_seconds)
-        run = new_run(session, RunKind.FOLLOWUP, message, *settings, answering, parent_run_id, self._clock())
+        run = new_run(session, RunKind.FOLLOWUP, message, *settings, answering, parent_run_id, self._ctx.clock())
         await self.persist_and_queue(run, None)
         return run.id
 
     async def check_queue(self, guild_id: int | None, member: int | None = None) -> None:
         """The caps (:class:`SpawnRefused`) on a run of ``guild_id`` queued outside a spawn's policy: ``member``'s
         live sub-agents (the person a follow-up answers to), then the queue's."""
-        if member is not None and (limit := self._config.discord.max_active_runs_per_member):
-            check_member(limit, await self._repos.runs.count_member_active(guild_id, member), guild_id, member)
-        self._policy.check_queue(await self._repos.runs.lane_queued(guild_id))
+        if member is not None and (limit := self._ctx.config.discord.max_active_runs_per_member):
+            check_member(limit, await self._ctx.repos.runs.count_member_active(guild_id, member), guild_id, member)
+        self._policy.check_queue(await self._ctx.repos.runs.lane_queued(guild_id))
 
     async def _spawn_context(
         self, requester: Session, requester_run: Run | None, member_id: int | None, *, by_user: bool = False
     ) -> SpawnContext:
         """Who is spawning: a person by command (``by_user``), or an agent's run (a main agent's for ``member_id``)."""
-        runs, member_limit = self._repos.runs, self._config.discord.max_active_runs_per_member
+        runs, member_limit = self._ctx.repos.runs, self._ctx.config.discord.max_active_runs_per_member
         counted = member_limit > 0  # 0: no cap, no scan
         return SpawnContext(
             requester=requester,
@@ -185,7 +182,7 @@ class Spawning:
             await self._budgets.check(payer, top_level=requester_run is None)  # before a thread is opened for it
             binding = await self._threads.open_thread(plan, origin)
             origin = replace(origin, channel_id=binding.thread_id, message_id=None)
-        now = self._clock()
+        now = self._ctx.clock()
         child = Session(
             key=subagent_session_key(plan.agent_id),
             agent_id=plan.agent_id,
@@ -243,21 +240,21 @@ class Spawning:
         """One transaction: the conversation's main session (if new), a new child session, the queued run (admitted
         by the budgets), the child's thread binding, and whatever else the caller records with them (``also``: a
         delegate's task) — or nothing, when the run's parent has ended meanwhile or a budget refuses it."""
-        sessions = self._repos.sessions
-        async with self._repos.db.transaction() as tx:
+        sessions = self._ctx.repos.sessions
+        async with self._ctx.repos.db.transaction() as tx:
             if main is not None:
                 await sessions.insert(tx, main, if_missing=True)
             if child is not None:
                 await sessions.insert(tx, child)
             elif (archived := await sessions.archived_at(tx, run.session_key)) is not None:
-                raise SessionArchived(run.session_key, archived, self._clock())
-            if run.parent_run_id and not await self._repos.runs.is_live(tx, run.parent_run_id):
+                raise SessionArchived(run.session_key, archived, self._ctx.clock())
+            if run.parent_run_id and not await self._ctx.repos.runs.is_live(tx, run.parent_run_id):
                 raise CallerEnded(run.parent_run_id)  # killed while this launch waited for the write lock
             await sessions.set_archive_at(tx, run.session_key, None)
             await self._budgets.admit(tx, run)
-            await self._repos.runs.insert(tx, run)
+            await self._ctx.repos.runs.insert(tx, run)
             if binding is not None:
-                await self._repos.bindings.add(tx, binding)
+                await self._ctx.repos.bindings.add(tx, binding)
             if also is not None:
                 await also(tx)
         if binding is not None:
@@ -265,7 +262,7 @@ class Spawning:
         queued = {"run_id": run.id, "session_key": run.session_key, "kind": run.kind.value}
         log.info("run_queued", **queued, parent_run_id=run.parent_run_id)
         self._launcher.queue(run.id)
-        self._signals.run_changed(run.id)
+        self._ctx.signals.run_changed(run.id)
 
     def _resolve_model(self, reference: str) -> ResolvedModel:
         try:
@@ -275,7 +272,7 @@ class Spawning:
 
     def main_session(self, origin: Origin, now: float) -> Session:
         """The main session of ``origin``'s conversation (stored when its first run is)."""
-        agent_id = self._config.agents.default_agent
+        agent_id = self._ctx.config.agents.default_agent
         return Session(
             key=main_session_key(agent_id, origin.conversation),
             agent_id=agent_id,
@@ -289,5 +286,5 @@ class Spawning:
             channel_id=origin.channel_id,
             owner_user_id=None,
             created_at=now,
-            sandboxed=self._config.agents.list[agent_id].sandboxed,
+            sandboxed=self._ctx.config.agents.list[agent_id].sandboxed,
         )

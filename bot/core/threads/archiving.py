@@ -7,16 +7,12 @@ messages, and is pruned by retention once old enough."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import structlog
 
-from bot.config import Config
+from bot.core.context import CoreContext
 from bot.core.deadline_sweep import DeadlineSweep
-from bot.core.timers import Timers
 from bot.records import Cleanup, Session, SessionKind, SpawnSite
 from storage.db import Connection
-from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 
@@ -29,11 +25,12 @@ def _archivable(session: Session) -> bool:
 
 
 class Archiving:
-    def __init__(self, config: Config, repos: Repositories, timers: Timers, clock: Callable[[], float]) -> None:
-        self._minutes = config.agents.defaults.subagents.archive_after_minutes
-        self._repos = repos
-        self._clock = clock
-        self._deadlines = DeadlineSweep("archive", timers, clock, repos.sessions.next_archive_at, self._archive_due)
+    def __init__(self, ctx: CoreContext) -> None:
+        self._minutes = ctx.config.agents.defaults.subagents.archive_after_minutes
+        self._ctx = ctx
+        self._deadlines = DeadlineSweep(
+            "archive", ctx.timers, ctx.clock, ctx.repos.sessions.next_archive_at, self._archive_due
+        )
 
     async def start(self) -> None:
         await self._deadlines.start()
@@ -45,10 +42,10 @@ class Archiving:
         binding ends."""
         if not _archivable(session) or session.cleanup != Cleanup.KEEP or self._minutes <= 0:
             return None
-        if await self._repos.bindings.for_session(session.key):
+        if await self._ctx.repos.bindings.for_session(session.key):
             return None
         deadline = now + self._minutes * 60
-        await self._repos.sessions.set_archive_at(tx, session.key, deadline)
+        await self._ctx.repos.sessions.set_archive_at(tx, session.key, deadline)
         return deadline
 
     def scheduled(self, when: float) -> None:
@@ -60,42 +57,42 @@ class Archiving:
         """Archive a session left with no thread in due course.
 
         It goes like any other that has finished."""
-        session = await self._repos.sessions.get(session_key)
-        latest = await self._repos.runs.latest_for_session(session_key)
+        session = await self._ctx.repos.sessions.get(session_key)
+        latest = await self._ctx.repos.runs.latest_for_session(session_key)
         if session is None or latest is None or not latest.status.is_terminal or session.archived_at is not None:
             return
         if session.cleanup == Cleanup.DELETE:
             await self.archive(session_key)
             return
-        async with self._repos.db.transaction() as tx:
-            deadline = await self.mark_deadline(tx, session, self._clock())
+        async with self._ctx.repos.db.transaction() as tx:
+            deadline = await self.mark_deadline(tx, session, self._ctx.clock())
         if deadline is not None:
             self.scheduled(deadline)
 
     async def _archive_due(self, now: float) -> None:
-        async for session_key in self._repos.sessions.due_for_archive(now):
+        async for session_key in self._ctx.repos.sessions.due_for_archive(now):
             try:
                 if not await self.archive(session_key):
-                    async with self._repos.db.transaction() as tx:
-                        await self._repos.sessions.clear_archive_at(tx, session_key, due_by=now)
+                    async with self._ctx.repos.db.transaction() as tx:
+                        await self._ctx.repos.sessions.clear_archive_at(tx, session_key, due_by=now)
             except Exception:
                 log.exception("session_not_archived", session_key=session_key)
 
     async def archive(self, session_key: str) -> bool:
         """Close a finished session for good; never one that is live or still bound to a thread. Whether it is
         archived now (or was already)."""
-        session = await self._repos.sessions.get(session_key)
+        session = await self._ctx.repos.sessions.get(session_key)
         if session is None or not _archivable(session):
             return False
         if session.archived_at is not None:
             return True
-        if await self._repos.bindings.for_session(session_key):
+        if await self._ctx.repos.bindings.for_session(session_key):
             return False
-        latest = await self._repos.runs.latest_for_session(session_key)
+        latest = await self._ctx.repos.runs.latest_for_session(session_key)
         if latest is not None and not latest.status.is_terminal:
             return False
-        async with self._repos.db.transaction() as tx:
-            archived = await self._repos.sessions.archive(tx, session_key, self._clock())
+        async with self._ctx.repos.db.transaction() as tx:
+            archived = await self._ctx.repos.sessions.archive(tx, session_key, self._ctx.clock())
         if archived:
             log.info("session_archived", session_key=session_key)
         return True

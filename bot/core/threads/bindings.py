@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import structlog
 
+from bot.core.context import CoreContext
 from bot.core.deadline_sweep import DeadlineSweep
 from bot.core.errors import SpawnRefused, UserError
 from bot.core.guild_settings import GuildSettings
@@ -30,30 +31,23 @@ from bot.core.threads.port import (
     intro_text,
     thread_name,
 )
-from bot.core.timers import Timers
 from bot.records import Binding, Origin
-from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 
 
 class ThreadBindings:
     def __init__(
-        self,
-        repos: Repositories,
-        threads: ThreadPort | None,
-        guild_settings: GuildSettings,
-        archiving: Archiving,
-        timers: Timers,
-        clock: Callable[[], float],
+        self, ctx: CoreContext, threads: ThreadPort | None, guild_settings: GuildSettings, archiving: Archiving
     ) -> None:
-        self._repos = repos
+        self._ctx = ctx
         self._threads = threads
         self._guild_settings = guild_settings
         self._archiving = archiving
-        self._clock = clock
-        self._deadlines = DeadlineSweep("bindings", timers, clock, repos.bindings.next_deadline, self._expire_due)
-        self.routes = BoundThreads(repos)
+        self._deadlines = DeadlineSweep(
+            "bindings", ctx.timers, ctx.clock, ctx.repos.bindings.next_deadline, self._expire_due
+        )
+        self.routes = BoundThreads(ctx.repos)
 
     async def start(self) -> None:
         """Follow the bindings in memory, wake for the earliest deadline, end bindings left behind.
@@ -61,7 +55,7 @@ class ThreadBindings:
         The bindings left behind are run-mode ones whose run ended while the bot was down."""
         self.routes.start()
         await self._deadlines.start()
-        for binding in await self._repos.bindings.run_mode():
+        for binding in await self._ctx.repos.bindings.run_mode():
             assert binding.ends_with_run_id is not None
             await self.end_run_bindings(binding.ends_with_run_id)
 
@@ -131,7 +125,7 @@ class ThreadBindings:
         if self._threads is None:
             return
         by_guild: dict[int, list[int]] = defaultdict(list)
-        async for guild_id, thread_id in self._repos.bindings.threads_by_guild():
+        async for guild_id, thread_id in self._ctx.repos.bindings.threads_by_guild():
             by_guild[guild_id].append(thread_id)
         for guild_id, thread_ids in by_guild.items():
             for thread_id, closed in (await self._threads.closed_among(guild_id, thread_ids)).items():
@@ -141,9 +135,9 @@ class ThreadBindings:
     async def bind(self, binding: Binding) -> None:
         """Create or replace a binding, and (re)schedule its deadline. A bound session is not archived under
         its thread: any archive deadline it had is cleared."""
-        async with self._repos.db.transaction() as tx:
-            await self._repos.bindings.add(tx, binding)
-            await self._repos.sessions.set_archive_at(tx, binding.session_key, None)
+        async with self._ctx.repos.db.transaction() as tx:
+            await self._ctx.repos.bindings.add(tx, binding)
+            await self._ctx.repos.sessions.set_archive_at(tx, binding.session_key, None)
         self.routes.bound(binding.thread_id, binding.session_key)
         self._schedule_deadline(binding)
         log.info("thread_bound", thread_id=binding.thread_id, session_key=binding.session_key)
@@ -160,8 +154,8 @@ class ThreadBindings:
         With ``unless_changed_from``, only if it is still that one, so of processes racing to end it, one does.
         ``farewell`` is posted into it when given. A session left
         with no thread is archived in due course, like any other that has finished."""
-        async with self._repos.db.transaction() as tx:
-            removed = await self._repos.bindings.remove(tx, thread_id, unless_changed_from=unless_changed_from)
+        async with self._ctx.repos.db.transaction() as tx:
+            removed = await self._ctx.repos.bindings.remove(tx, thread_id, unless_changed_from=unless_changed_from)
         if removed is None:
             return False
         self.routes.unbound(thread_id)
@@ -175,13 +169,13 @@ class ThreadBindings:
     async def end_run_bindings(self, run_id: str) -> None:
         """A run-mode spawn's thread binding ends with its run: once the run's announcement is delivered (so the
         result lands in the thread first), or at once when there is nothing left to deliver."""
-        bindings = await self._repos.bindings.ending_with(run_id)
+        bindings = await self._ctx.repos.bindings.ending_with(run_id)
         if not bindings:
             return
-        run = await self._repos.runs.get(run_id)
+        run = await self._ctx.repos.runs.get(run_id)
         if run is None or not run.status.is_terminal:
             return
-        if any(row.status == "pending" and row.notice is None for row in await self._repos.outbox.for_run(run_id)):
+        if any(row.status == "pending" and row.notice is None for row in await self._ctx.repos.outbox.for_run(run_id)):
             return
         for binding in bindings:
             await self.unbind(binding.thread_id, farewell=farewell_text("run-ended", 0))
@@ -192,15 +186,17 @@ class ThreadBindings:
             self._deadlines.moved(deadline[0])
 
     async def _expire_due(self, now: float) -> None:
-        async for binding in self._repos.bindings.due(now):
+        async for binding in self._ctx.repos.bindings.due(now):
             try:
                 deadline = binding.deadline()
             except (TypeError, ValueError):  # a row an older bot or a bad edit left: it is not ended automatically
                 log.warning("binding_deadline_unreadable", binding=repr(binding))
                 deadline = None
             if deadline is None or deadline[0] > now:  # its stored deadline says less than its lifetimes: corrected
-                async with self._repos.db.transaction() as tx:
-                    await self._repos.bindings.set_deadline(tx, binding.thread_id, deadline[0] if deadline else None)
+                async with self._ctx.repos.db.transaction() as tx:
+                    await self._ctx.repos.bindings.set_deadline(
+                        tx, binding.thread_id, deadline[0] if deadline else None
+                    )
                 continue
             try:
                 await self._expire(binding, deadline[1])

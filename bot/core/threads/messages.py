@@ -17,19 +17,18 @@ so it is not worth a write per refused message.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 import structlog
 
+from bot.core.context import CoreContext
 from bot.core.errors import UserError
 from bot.core.limits import checked_text
 from bot.core.threads.bound_threads import BoundThreads
 from bot.core.threads.steer_limit import SteerLimit
 from bot.records import Binding, Origin, Run, Session
 from storage.audit import AuditEntry
-from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 
@@ -104,19 +103,11 @@ class Told:
 
 
 class ThreadMessages:
-    def __init__(
-        self,
-        repos: Repositories,
-        routes: BoundThreads,
-        sessions: SessionInput,
-        steer_limit: SteerLimit,
-        clock: Callable[[], float],
-    ) -> None:
-        self._repos = repos
+    def __init__(self, ctx: CoreContext, routes: BoundThreads, sessions: SessionInput, steer_limit: SteerLimit) -> None:
+        self._ctx = ctx
         self._routes = routes
         self._sessions = sessions
         self._steer_limit = steer_limit
-        self._clock = clock
         self.told = Told()
 
     async def route(self, thread_id: int, text: str, origin: Origin, *, is_moderator: bool = False) -> Heard | None:
@@ -125,26 +116,26 @@ class ThreadMessages:
         over the steer rate limit, the session archived)."""
         if self._routes.surely_unbound(thread_id):  # most threads, with PostgreSQL: answered in memory
             return None
-        binding = await self._repos.bindings.get(thread_id)  # one read where the table answers (SQLite)
+        binding = await self._ctx.repos.bindings.get(thread_id)  # one read where the table answers (SQLite)
         if binding is None:
             return None
-        session = await self._repos.sessions.get(binding.session_key)
+        session = await self._ctx.repos.sessions.get(binding.session_key)
         assert session is not None, f"binding of thread {thread_id} has no session"
         author, owner = origin.user_id, session.owner_user_id
         if author is None or (author not in (owner, binding.bound_by) and not is_moderator):
             return self._refused(binding, session, author)
         message = checked_text(text)
-        latest = await self._repos.runs.latest_for_session(binding.session_key)
+        latest = await self._ctx.repos.runs.latest_for_session(binding.session_key)
         live = latest if latest is not None and not latest.status.is_terminal else None
         if live is not None and (wait := self._steer_limit.wait_left(author, live.id)) > 0:
             raise UserError(slow_down(self._steer_limit.interval, wait))
-        now = self._clock()
-        async with self._repos.db.transaction() as tx:  # a later deadline: the sweep finds it not due and moves on
-            await self._repos.bindings.touch(tx, replace(binding, last_activity_at=now))
+        now = self._ctx.clock()
+        async with self._ctx.repos.db.transaction() as tx:  # a later deadline: the sweep finds it not due and moves on
+            await self._ctx.repos.bindings.touch(tx, replace(binding, last_activity_at=now))
             if author != owner:
                 run_id = latest.id if latest is not None else None
                 entry = AuditEntry(origin.guild_id, author, owner, AUDIT_ACTION, run_id, message[:200], now)
-                await self._repos.audit.record(tx, entry)
+                await self._ctx.repos.audit.record(tx, entry)
         if author != owner:
             log.warning("thread_message_audited", actor=author, owner=owner, thread_id=thread_id)
         if live is not None and await self._sessions.steer(live.id, message):

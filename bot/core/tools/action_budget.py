@@ -8,13 +8,12 @@ a bounded child spends its caller's budget on its caller's terms.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from bot.config import Config
+from bot.core.context import CoreContext
 from bot.keyed_locks import KeyedLocks
 from bot.records import Session
-from storage.repositories import Repositories
 
 BUDGET_EXHAUSTED = "Rate limit exceeded: action budget exhausted"
 HOUR = 3600.0
@@ -25,10 +24,8 @@ class BudgetExhausted(Exception):
 
 
 class ActionBudget:
-    def __init__(self, config: Config, repos: Repositories, clock: Callable[[], float]) -> None:
-        self._config = config
-        self._repos = repos
-        self._clock = clock
+    def __init__(self, ctx: CoreContext) -> None:
+        self._ctx = ctx
         self._charging: KeyedLocks[str] = KeyedLocks()
 
     @asynccontextmanager
@@ -37,9 +34,9 @@ class ActionBudget:
         Raises :class:`BudgetExhausted` when the hour's actions are spent (launches that arrive together, from one
         model response, are counted one after the other)."""
         key = caller.budget_key
-        owner = caller if key == caller.key else await self._repos.sessions.get(key)
-        limit = self._config.runtime_profile_of((owner or caller).agent_id).max_actions_per_hour
+        owner = caller if key == caller.key else await self._ctx.repos.sessions.get(key)
+        limit = self._ctx.config.runtime_profile_of((owner or caller).agent_id).max_actions_per_hour
         async with self._charging.hold(key):
-            if await self._repos.sessions.charged_since(key, self._clock() - HOUR) >= limit:
+            if await self._ctx.repos.sessions.charged_since(key, self._ctx.clock() - HOUR) >= limit:
                 raise BudgetExhausted(BUDGET_EXHAUSTED)
             yield key

@@ -8,7 +8,7 @@ from typing import Any
 
 import structlog
 
-from bot.config import Config
+from bot.core.context import CoreContext
 from bot.core.errors import UnknownTarget, UserError
 from bot.core.oversight.run_actions import NotActionable, descendants, kill_refusal, steer_refusal
 from bot.core.oversight.run_authority import Forbidden, RunAuthority
@@ -20,7 +20,6 @@ from bot.core.runs.spawning import Spawning
 from bot.core.tools.session_toolset import Caller
 from bot.records import ControlScope, Run, RunStatus
 from bot.text import quoted
-from storage.repositories import Repositories
 
 SPAWN_NOTE = (
     "Auto-announce is push-based: do not poll with sessions_list or sessions_history. The result arrives as an "
@@ -46,16 +45,14 @@ def _refuse_control(caller: Caller) -> dict[str, Any] | None:
 class AgentTools:
     def __init__(
         self,
-        config: Config,
-        repos: Repositories,
+        ctx: CoreContext,
         queries: SessionQueries,
         policy: SpawnPolicy,
         spawning: Spawning,
         runs: RunCommands,
         authority: RunAuthority,
     ) -> None:
-        self._config = config
-        self._repos = repos
+        self._ctx = ctx
         self._queries = queries
         self._policy = policy
         self._spawning = spawning
@@ -63,8 +60,8 @@ class AgentTools:
         self._authority = authority
 
     async def tool_spawn(self, caller: Caller, args: SpawnArgs) -> dict[str, Any]:
-        requester = await self._repos.sessions.get(caller.session.key)
-        requester_run = await self._repos.runs.get(caller.run_id)
+        requester = await self._ctx.repos.sessions.get(caller.session.key)
+        requester_run = await self._ctx.repos.runs.get(caller.run_id)
         assert requester is not None and requester_run is not None, "a tool call comes from a live run"
         try:
             accepted = await self._spawning.spawn_for(requester, requester_run, args)
@@ -81,7 +78,7 @@ class AgentTools:
 
     async def tool_agents_list(self, caller: Caller) -> dict[str, Any]:
         allowed = self._policy.allowed_targets(caller.session.agent_id)
-        agents = self._config.agents.list
+        agents = self._ctx.config.agents.list
         ids = [a for a in (sorted(agents) if "*" in allowed else allowed) if a in agents and agents[a].enabled]
         return {
             "requester": caller.session.agent_id,
@@ -110,7 +107,7 @@ class AgentTools:
         child = await self._queries.own_child(caller.session.key, session_key)
         if child is None:
             return _error(f"Unknown session '{quoted(session_key)}': not one of your sub-agents.")
-        latest = await self._repos.runs.latest_for_session(session_key)
+        latest = await self._ctx.repos.runs.latest_for_session(session_key)
         if refused := await self._forbidden(caller, latest, run_label(child), "send", message):
             return refused
         if latest is not None and latest.status is RunStatus.WAITING_CHILDREN:
@@ -129,12 +126,12 @@ class AgentTools:
         """Switch the main agent's own session to ``model`` from its next turn.
 
         Only a configured model is taken."""
-        configured = self._config.configured_models()
+        configured = self._ctx.config.configured_models()
         reference = model.strip()
         if reference not in configured:
             return _error(f"Unknown model '{quoted(reference)}'. Configured models: {', '.join(configured)}.")
-        async with self._repos.db.transaction() as tx:
-            await self._repos.sessions.set_model(tx, caller.session.key, reference)
+        async with self._ctx.repos.db.transaction() as tx:
+            await self._ctx.repos.sessions.set_model(tx, caller.session.key, reference)
         log.info("model_switched", session_key=caller.session.key, model=reference)
         return {"status": "ok", "model": reference, "note": "Applies from your next turn."}
 
@@ -179,7 +176,7 @@ class AgentTools:
         if run is None:
             return None
         try:
-            await self._authority.check_turn(await self._repos.runs.get(caller.run_id), run, label, action, detail)
+            await self._authority.check_turn(await self._ctx.repos.runs.get(caller.run_id), run, label, action, detail)
         except Forbidden as refused:
             log.info("tool_forbidden", action=action, run_id=run.id, error=str(refused))
             return {"status": refused.status, "error": str(refused)}

@@ -22,16 +22,15 @@ from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
 from bot.agents.runner import RunOutcome
 from bot.agents.tool_gate import DENIED, TIMED_OUT
-from bot.config import Config
+from bot.core.context import CoreContext
 from bot.core.durable.store_steps import once, store_step
 from bot.core.errors import UserError
 from bot.core.runs.settlement import AfterCommit
-from bot.core.timers import Timers, skipped_if_bad
+from bot.core.timers import skipped_if_bad
 from bot.records import Actor, Approval, ApprovalStatus, Run, RunStatus, Session, short_run_id
 from bot.redaction import Redactor
 from storage.audit import AuditEntry
 from storage.db import Connection
-from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
 
@@ -63,26 +62,14 @@ def _result(status: ApprovalStatus) -> ToolApproved | ToolDenied:
 
 
 class Approvals:
-    def __init__(
-        self,
-        config: Config,
-        repos: Repositories,
-        timers: Timers,
-        apply: Callable[[AfterCommit], None],
-        clock: Callable[[], float],
-        redact: Redactor,
-    ) -> None:
-        self._config = config
-        self._redact = redact
-        self._repos = repos
-        self._timers = timers
+    def __init__(self, ctx: CoreContext, apply: Callable[[AfterCommit], None]) -> None:
+        self._ctx = ctx
         self._apply = apply
-        self._clock = clock
         self._listeners: list[Callable[[], None]] = []
 
     @property
     def timeout_minutes(self) -> float:
-        return self._config.agents.defaults.approval_timeout_minutes
+        return self._ctx.config.agents.defaults.approval_timeout_minutes
 
     def add_listener(self, listener: Callable[[], None]) -> None:
         """Call ``listener`` whenever an approval is asked for or settled.
@@ -98,16 +85,16 @@ class Approvals:
         """Rebuild the deadline of every call still waiting.
 
         Runs awaiting approval stay paused over a restart."""
-        for approval in await self._repos.approvals.pending():
+        for approval in await self._ctx.repos.approvals.pending():
             with skipped_if_bad("approval_deadline", approval_id=approval.id, deadline=approval.deadline):
-                self._timers.at(f"approval:{approval.id}", approval.deadline, self.expire, approval.id)
+                self._ctx.timers.at(f"approval:{approval.id}", approval.deadline, self.expire, approval.id)
 
     async def pause(self, run: Run, session: Session, outcome: RunOutcome) -> AfterCommit:
         """A turn ended with calls to approve: store them and pause the run (unless it was killed meanwhile). A
         durable run's workflow replayed after its pause (the process stopped before DBOS recorded the workflow's end)
         asks nothing again: the calls may be decided already, and their wake owns the run."""
-        now = self._clock()
-        bound = await self._repos.bindings.for_session(session.key)
+        now = self._ctx.clock()
+        bound = await self._ctx.repos.bindings.for_session(session.key)
         channel_id = bound[0].thread_id if bound else run.channel_id
         approvals = [
             Approval(
@@ -115,7 +102,7 @@ class Approvals:
                 run_id=run.id,
                 tool_call_id=call.tool_call_id,
                 tool_name=call.tool_name,
-                arguments=shown_arguments(call.args_as_dict(), self._redact),
+                arguments=shown_arguments(call.args_as_dict(), self._ctx.redact),
                 channel_id=channel_id,
                 owner_user_id=run.requester_user_id,
                 created_at=now,
@@ -127,20 +114,20 @@ class Approvals:
 
         async def store(tx: Connection) -> None:
             nonlocal paused
-            await self._repos.runs.record_usage(tx, run.id, outcome.usage)
-            paused = await self._repos.runs.set_status(
+            await self._ctx.repos.runs.record_usage(tx, run.id, outcome.usage)
+            paused = await self._ctx.repos.runs.set_status(
                 tx, run.id, RunStatus.RUNNING, RunStatus.AWAITING_APPROVAL, result_text=outcome.result_text
             )
             if paused:
-                await self._repos.approvals.add(tx, approvals)
+                await self._ctx.repos.approvals.add(tx, approvals)
 
-        if not await once(self._repos, run.id, "approvals.pause", store):
+        if not await once(self._ctx.repos, run.id, "approvals.pause", store):
             log.info("pause_replayed")  # its workflow replayed after the pause: the run is the decisions' now
             return AfterCommit()
         if not paused:
             return AfterCommit()
         for approval in approvals:
-            self._timers.at(f"approval:{approval.id}", approval.deadline, self.expire, approval.id)
+            self._ctx.timers.at(f"approval:{approval.id}", approval.deadline, self.expire, approval.id)
         log.info("run_awaiting_approval", tools=[approval.tool_name for approval in approvals])
         self._changed()
         return AfterCommit(changed=[run.id])
@@ -151,7 +138,7 @@ class Approvals:
         ``where`` is the channel clicked in and, in a thread, the channel it is in. It counts only from the request's
         own channel (or a thread of it), and only for the run's owner or a moderator of the run's server (audited under
         that server when the run is someone else's)."""
-        approval = await self._repos.approvals.get(approval_id)
+        approval = await self._ctx.repos.approvals.get(approval_id)
         if approval is None:
             raise UserError("That approval request is unknown.")
         if approval.channel_id not in where:  # a copy of its buttons elsewhere: nothing of it is told there
@@ -159,7 +146,7 @@ class Approvals:
         run_label = f"run {short_run_id(approval.run_id)}"
         if approval.status is not ApprovalStatus.PENDING:
             raise UserError(f"That call of {run_label} is already {approval.status.value.replace('_', ' ')}.")
-        run = await self._repos.runs.get(approval.run_id)
+        run = await self._ctx.repos.runs.get(approval.run_id)
         if run is None or run.status is not RunStatus.AWAITING_APPROVAL:  # ended another way (its caller's end)
             await self.runs_ended([approval.run_id])
             raise UserError(f"{run_label.capitalize()} is already finished.")
@@ -181,7 +168,7 @@ class Approvals:
 
     async def expire(self, approval_id: str) -> None:
         """The deadline passed with nobody deciding: the call is denied."""
-        approval = await self._repos.approvals.get(approval_id)
+        approval = await self._ctx.repos.approvals.get(approval_id)
         if approval is not None and await self._settle(approval, ApprovalStatus.TIMED_OUT, None, None):
             log.info("approval_timed_out", approval_id=approval_id, run_id=approval.run_id)
 
@@ -189,20 +176,22 @@ class Approvals:
         self, approval: Approval, status: ApprovalStatus, by: int | None, audit: AuditEntry | None
     ) -> bool:
         """Record a decision; the run goes on once none of its calls is pending."""
-        now = self._clock()
+        now = self._ctx.clock()
         after = AfterCommit()
-        async with self._repos.db.transaction() as tx:
-            if not await self._repos.approvals.decide(tx, approval.id, status, by, now):
+        async with self._ctx.repos.db.transaction() as tx:
+            if not await self._ctx.repos.approvals.decide(tx, approval.id, status, by, now):
                 return False
             if audit is not None:
-                await self._repos.audit.record(tx, replace(audit, created_at=now))
+                await self._ctx.repos.audit.record(tx, replace(audit, created_at=now))
                 log.warning("moderator_action", action=audit.action, actor=by, run_id=approval.run_id)
-            if not await self._repos.approvals.count_pending(tx, approval.run_id) and (
-                await self._repos.runs.set_status(tx, approval.run_id, RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING)
+            if not await self._ctx.repos.approvals.count_pending(tx, approval.run_id) and (
+                await self._ctx.repos.runs.set_status(
+                    tx, approval.run_id, RunStatus.AWAITING_APPROVAL, RunStatus.RUNNING
+                )
             ):
                 after.wake.append(approval.run_id)
                 after.changed.append(approval.run_id)
-        self._timers.cancel(f"approval:{approval.id}")
+        self._ctx.timers.cancel(f"approval:{approval.id}")
         log.info("approval_decided", approval_id=approval.id, status=status.value, by=by)
         self._apply(after)
         self._changed()
@@ -213,19 +202,19 @@ class Approvals:
         journaled in the store, so a replay takes the decisions the first execution took."""
 
         async def take(tx: Connection) -> list[tuple[str, str]]:
-            decided = await self._repos.approvals.take_decided(tx, run_id)
+            decided = await self._ctx.repos.approvals.take_decided(tx, run_id)
             return [(approval.tool_call_id, approval.status.value) for approval in decided]
 
-        decided = await store_step(self._repos, run_id, "approvals.take", take, json.dumps, json.loads)
+        decided = await store_step(self._ctx.repos, run_id, "approvals.take", take, json.dumps, json.loads)
         if not decided:
             return None
         return DeferredToolResults(approvals={call: _result(ApprovalStatus(status)) for call, status in decided})
 
     async def runs_ended(self, run_ids: list[str]) -> None:
         """Runs that were killed: their pending calls are cancelled (and their requests say so)."""
-        async with self._repos.db.transaction() as tx:
-            cancelled = await self._repos.approvals.cancel_for_runs(tx, run_ids, self._clock())
+        async with self._ctx.repos.db.transaction() as tx:
+            cancelled = await self._ctx.repos.approvals.cancel_for_runs(tx, run_ids, self._ctx.clock())
         for approval_id in cancelled:
-            self._timers.cancel(f"approval:{approval_id}")
+            self._ctx.timers.cancel(f"approval:{approval_id}")
         if cancelled:
             self._changed()

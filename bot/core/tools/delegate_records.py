@@ -9,14 +9,13 @@ had passed by then). An answer a later candidate of the target's fallback chain 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.agents.runner import final_text
+from bot.core.context import CoreContext
 from bot.records import DelegateTask, Run, RunStatus, TaskStatus
 from storage.db import Connection
-from storage.repositories import Repositories
 
 CANCELLED_BY_USER = "Cancelled by user request"
 CANCELLED_BY_PARENT = "Cancelled by parent session"
@@ -89,9 +88,8 @@ def summary(task: DelegateTask) -> dict[str, Any]:
 
 
 class DelegateRecords:
-    def __init__(self, repos: Repositories, clock: Callable[[], float]) -> None:
-        self._repos = repos
-        self._clock = clock
+    def __init__(self, ctx: CoreContext) -> None:
+        self._ctx = ctx
 
     async def settle(
         self, tx: Connection, run: Run, now: float, *, killed_directly: bool = False
@@ -99,12 +97,12 @@ class DelegateRecords:
         """Record how ``run`` ended on its task; returns the task it settled.
 
         Nothing is recorded if it is no delegation or its task has settled."""
-        task = await self._repos.delegate_tasks.for_run(run.id, tx)
+        task = await self._ctx.repos.delegate_tasks.for_run(run.id, tx)
         if task is None or task.status is not TaskStatus.RUNNING:
             return None
-        tasks, agent = self._repos.delegate_tasks, task.agent
+        tasks, agent = self._ctx.repos.delegate_tasks, task.agent
         if run.status is RunStatus.COMPLETED:
-            text = final_text(await self._repos.transcripts.for_run(run.id))
+            text = final_text(await self._ctx.repos.transcripts.for_run(run.id))
             if text:
                 await tasks.finish(tx, task.task_id, TaskStatus.COMPLETED, now, output=answer(task, run, text))
             else:
@@ -125,13 +123,13 @@ class DelegateRecords:
         """Record a task still running at its deadline as timed out; ``None`` if it had settled.
 
         The caller then stops its run."""
-        async with self._repos.db.transaction() as tx:
-            task = await self._repos.delegate_tasks.get(task_id, tx)
+        async with self._ctx.repos.db.transaction() as tx:
+            task = await self._ctx.repos.delegate_tasks.get(task_id, tx)
             if task is None or task.status is not TaskStatus.RUNNING:
                 return None
             error = timed_out(task.agent, timeout_seconds)
             # compare-and-set: on PostgreSQL another process may have read it running too, and finished it first
-            finished = await self._repos.delegate_tasks.finish(
-                tx, task_id, TaskStatus.TIMED_OUT, self._clock(), error=error, note=RECONCILED_NOTE
+            finished = await self._ctx.repos.delegate_tasks.finish(
+                tx, task_id, TaskStatus.TIMED_OUT, self._ctx.clock(), error=error, note=RECONCILED_NOTE
             )
         return task if finished else None

@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from bot.core.context import CoreContext
 from bot.core.oversight.run_authority import Forbidden, RunAuthority
-from bot.core.signals import Signals
-from bot.core.timers import Timers, skipped_if_bad
+from bot.core.timers import skipped_if_bad
 from bot.core.tools.delegate_records import DelegateRecords, summary, view
 from bot.records import DelegateTask, Run, RunStatus, TaskStatus
-from storage.repositories import Repositories
 
 if TYPE_CHECKING:  # the toolset imports this module's tool_result
     from bot.core.tools.session_toolset import Caller
@@ -62,20 +61,14 @@ def _failure(task: DelegateTask) -> str | None:
 class DelegateTasks:
     def __init__(
         self,
-        repos: Repositories,
+        ctx: CoreContext,
         records: DelegateRecords,
-        timers: Timers,
-        signals: Signals,
         kill: Callable[[str], Awaitable[list[Run]]],
-        clock: Callable[[], float],
         authority: RunAuthority,
     ) -> None:
-        self._repos = repos
+        self._ctx = ctx
         self._records = records
-        self._timers = timers
-        self._signals = signals
         self._kill = kill
-        self._clock = clock
         self._authority = authority
 
     async def start(self) -> None:
@@ -83,8 +76,8 @@ class DelegateTasks:
         run that outlives a restart (resumed from its journal, paused for an approval, waiting on such children) is
         stopped by nothing else. A deadline that passed meanwhile fires at once; every process on the store rebuilds
         it, and the first to expire it is the one that stops its run."""
-        live = {run.id: run for run in await self._repos.runs.list_live()}
-        for task in await self._repos.delegate_tasks.running():
+        live = {run.id: run for run in await self._ctx.repos.runs.list_live()}
+        for task in await self._ctx.repos.delegate_tasks.running():
             if (run := live.get(task.run_id)) is not None:
                 with skipped_if_bad("delegate_deadline", task_id=task.task_id, deadline=task.deadline):
                     self.watch(task, run.timeout_seconds)
@@ -93,24 +86,28 @@ class DelegateTasks:
         """Stop the task at its deadline if it is still running then.
 
         A run waiting on children has no timeout of its own, so this is the task's."""
-        self._timers.at(f"delegate-deadline:{task.task_id}", task.deadline, self._expire, task.task_id, timeout_seconds)
+        self._ctx.timers.at(f"delegate-deadline:{task.task_id}", task.deadline, self._expire, task.task_id, timeout_seconds)
 
     async def _expire(self, task_id: str, timeout_seconds: int) -> None:
-        pending = await self._repos.delegate_tasks.get(task_id)
-        run = await self._repos.runs.get(pending.run_id) if pending is not None else None
+        pending = await self._ctx.repos.delegate_tasks.get(task_id)
+        run = await self._ctx.repos.runs.get(pending.run_id) if pending is not None else None
         if run is not None and run.status is RunStatus.AWAITING_APPROVAL:  # a person is deciding, within the
-            self._timers.at(  # approval's own deadline: look again after another time limit
-                f"delegate-deadline:{task_id}", self._clock() + timeout_seconds, self._expire, task_id, timeout_seconds
+            self._ctx.timers.at(  # approval's own deadline: look again after another time limit
+                f"delegate-deadline:{task_id}",
+                self._ctx.clock() + timeout_seconds,
+                self._expire,
+                task_id,
+                timeout_seconds,
             )
             return
         task = await self._records.expire(task_id, timeout_seconds)
         if task is not None:
             log.warning("delegate_task_timed_out", task_id=task_id, run_id=task.run_id)
             await self._kill(task.run_id)
-            self._signals.progressed()
+            self._ctx.signals.progressed()
 
     async def _own(self, caller_key: str, task_id: str) -> DelegateTask | None:
-        task = await self._repos.delegate_tasks.get(task_id)
+        task = await self._ctx.repos.delegate_tasks.get(task_id)
         return task if task is not None and task.background and task.caller_session_key == caller_key else None
 
     async def check_result(self, caller_key: str, raw: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +122,7 @@ class DelegateTasks:
         return tool_result(task.status is TaskStatus.COMPLETED, _pretty(view(task)), _failure(task))
 
     async def list_results(self, caller_key: str) -> dict[str, Any]:
-        tasks = await self._repos.delegate_tasks.background_of(caller_key)
+        tasks = await self._ctx.repos.delegate_tasks.background_of(caller_key)
         if not tasks:
             return tool_result(True, "No background delegate results found.")
         return tool_result(True, _pretty([summary(task) for task in tasks]))
@@ -142,13 +139,13 @@ class DelegateTasks:
             return tool_result(False, error=f"No task found for task_id '{task_id}'")
         if task.status is not TaskStatus.RUNNING:
             return tool_result(False, error=f"Task '{task_id}' is not running (status: {_DEBUG_NAMES[task.status]})")
-        turn, run = await self._repos.runs.get(caller.run_id), await self._repos.runs.get(task.run_id)
+        turn, run = await self._ctx.repos.runs.get(caller.run_id), await self._ctx.repos.runs.get(task.run_id)
         try:
             await self._authority.check_turn(turn, run, f"task {task_id}", "kill", "delegate cancel_task")
         except Forbidden as refused:
             return tool_result(False, error=str(refused))
         stopped = await self._kill(task.run_id)
-        settled = await self._repos.delegate_tasks.get(task_id)
+        settled = await self._ctx.repos.delegate_tasks.get(task_id)
         assert settled is not None, "task records are never deleted"
         if settled.status is not TaskStatus.CANCELLED:  # it ended on its own between the check and the kill
             return tool_result(False, error=f"Task '{task_id}' is not running (status: {_DEBUG_NAMES[settled.status]})")
@@ -179,7 +176,7 @@ class DelegateTasks:
             current = await report()
             return None if current["pending"] or current["missing"] else current
 
-        final = await self._signals.wait_for(settled, timeout_ms / 1000) or await report()
+        final = await self._ctx.signals.wait_for(settled, timeout_ms / 1000) or await report()
         if final["pending"] or final["missing"]:
             output = _pretty({"status": "timeout", **final})
             return tool_result(False, output, "one or more background tasks are still pending or missing")

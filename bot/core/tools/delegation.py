@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
-from bot.config import Config
+from bot.core.context import CoreContext
 from bot.core.durable.durable_runs import step
 from bot.core.errors import UserError
 from bot.core.runs.requests import delegated_session, new_run, origin_of
 from bot.core.runs.spawning import Spawning
-from bot.core.signals import Signals
 from bot.core.tools.action_budget import ActionBudget, BudgetExhausted
 from bot.core.tools.delegate_reach import Mode, always_ask_refusal, reach_refusal, reachable_targets
 from bot.core.tools.delegate_records import agent_header
@@ -40,7 +38,6 @@ from bot.records import (
     TaskStatus,
 )
 from storage.db import Connection
-from storage.repositories import Repositories
 
 ACTIONS = ("delegate", "check_result", "list_results", "cancel_task", "await_sessions")
 MAX_BACKGROUND = 128
@@ -58,21 +55,15 @@ class _Admitted:
 class Delegating:
     def __init__(
         self,
-        config: Config,
-        repos: Repositories,
+        ctx: CoreContext,
         spawning: Spawning,
         tasks: DelegateTasks,
-        signals: Signals,
         budget: ActionBudget,
-        clock: Callable[[], float],
     ) -> None:
-        self._config = config
-        self._repos = repos
+        self._ctx = ctx
         self._spawning = spawning
         self._tasks = tasks
-        self._signals = signals
         self._budget = budget
-        self._clock = clock
 
     async def handle(self, caller: Caller, raw: dict[str, Any]) -> dict[str, Any]:
         """One ``delegate`` call, dispatched on its ``action``."""
@@ -136,7 +127,7 @@ class Delegating:
                 admitted = self._admit(caller.session, target)
                 if isinstance(admitted, str):
                     return admitted
-                if background and await self._repos.delegate_tasks.count_running_background() >= MAX_BACKGROUND:
+                if background and await self._ctx.repos.delegate_tasks.count_running_background() >= MAX_BACKGROUND:
                     return (
                         f"Too many background delegations in flight (limit {MAX_BACKGROUND}). Wait for some to "
                         "finish (check_result) or cancel one (cancel_task) before starting more."
@@ -156,12 +147,14 @@ class Delegating:
         if not targets:
             return tool_result(False, error="'parallel' array must contain at least one agent name")
         for target in targets:
-            if target not in self._config.agents.list:
+            if target not in self._ctx.config.agents.list:
                 return tool_result(
                     False, error=f"Unknown agent '{target}' in parallel list. Available: {self._all_agents()}"
                 )
         for target in targets:
-            refusal = reach_refusal(self._config, caller.session.agent_id, target) or self._asks(caller.session, target)
+            refusal = reach_refusal(self._ctx.config, caller.session.agent_id, target) or self._asks(
+                caller.session, target
+            )
             if refusal:
                 return tool_result(False, error=refusal)
         results = await asyncio.gather(*(self.delegate(caller, target, prompt) for target in targets))
@@ -176,47 +169,47 @@ class Delegating:
 
     def _precheck(self, caller: Session, target: str, *, full_stop: bool) -> str | None:
         """The checks before the budget: an unknown target, the depth, the read-only level."""
-        if target not in self._config.agents.list:
+        if target not in self._ctx.config.agents.list:
             return f"Unknown agent '{target}'. Available agents: {self._all_agents()}"
-        limit = self._config.runtime_profile_of(target).delegation_depth
+        limit = self._ctx.config.runtime_profile_of(target).delegation_depth
         if caller.depth >= limit:
             ending = " Cannot delegate further to prevent infinite loops." if full_stop else ""
             return f"Delegation depth limit reached ({caller.depth}/{limit}).{ending}"
-        risk = self._config.risk_profile_of(caller.agent_id)
+        risk = self._ctx.config.risk_profile_of(caller.agent_id)
         if risk is not None and risk.level == "readonly":
             return "Security policy: read-only mode, cannot perform 'delegate'"
         return None
 
     def _admit(self, caller: Session, target: str) -> _Admitted | str:
         """The checks after the budget: the caller's policy and reach, then a target that asks for approvals."""
-        if refusal := reach_refusal(self._config, caller.agent_id, target) or self._asks(caller, target):
+        if refusal := reach_refusal(self._ctx.config, caller.agent_id, target) or self._asks(caller, target):
             return refusal
-        return _Admitted(target, reachable_targets(self._config, caller.agent_id)[target])
+        return _Admitted(target, reachable_targets(self._ctx.config, caller.agent_id)[target])
 
     def _asks(self, caller: Session, target: str) -> str | None:
-        mode = reachable_targets(self._config, caller.agent_id).get(target, "bounded")
-        return always_ask_refusal(self._config, caller.agent_id, target, mode)
+        mode = reachable_targets(self._ctx.config, caller.agent_id).get(target, "bounded")
+        return always_ask_refusal(self._ctx.config, caller.agent_id, target, mode)
 
     def _all_agents(self) -> str:
-        return ", ".join(self._config.agents.list) or "(none configured)"
+        return ", ".join(self._ctx.config.agents.list) or "(none configured)"
 
     async def _launch(
         self, caller: Caller, admitted: _Admitted, prompt: str, charged_to: str, *, background: bool
     ) -> DelegateTask:
         """The target's session, run and task record, in one transaction; then its deadline is watched."""
-        caller_run = await self._repos.runs.get(caller.run_id)
+        caller_run = await self._ctx.repos.runs.get(caller.run_id)
         assert caller_run is not None, "a tool call comes from a run"
         target, session = admitted.target, caller.session
-        agent = self._config.agents.list[target]
-        runtime = self._config.runtime_profile_of(target)
-        defaults = self._config.delegate
+        agent = self._ctx.config.agents.list[target]
+        runtime = self._ctx.config.runtime_profile_of(target)
+        defaults = self._ctx.config.delegate
         if runtime.agentic:
             timeout = runtime.agentic_timeout_secs or defaults.agentic_timeout_secs
         else:
             timeout = runtime.delegation_timeout_secs or defaults.timeout_secs
-        model = agent.model or self._config.agents.defaults.model
-        now, origin = self._clock(), origin_of(caller_run)
-        leaf = session.depth + 1 >= self._config.agents.defaults.subagents.max_spawn_depth
+        model = agent.model or self._ctx.config.agents.defaults.model
+        now, origin = self._ctx.clock(), origin_of(caller_run)
+        leaf = session.depth + 1 >= self._ctx.config.agents.defaults.subagents.max_spawn_depth
         child = delegated_session(
             session,
             target,
@@ -243,7 +236,7 @@ class Delegating:
         )
 
         async def record(tx: Connection) -> None:
-            await self._repos.delegate_tasks.insert(tx, task)
+            await self._ctx.repos.delegate_tasks.insert(tx, task)
 
         await self._spawning.persist_and_queue(run, None, child, also=record)
         self._tasks.watch(task, timeout)
@@ -252,10 +245,10 @@ class Delegating:
 
     async def _settled(self, task_id: str) -> DelegateTask:
         async def done() -> DelegateTask | None:
-            task = await self._repos.delegate_tasks.get(task_id)
+            task = await self._ctx.repos.delegate_tasks.get(task_id)
             return task if task is not None and task.status is not TaskStatus.RUNNING else None
 
-        while (task := await self._signals.wait_for(done, _WAIT_STEP)) is None:
+        while (task := await self._ctx.signals.wait_for(done, _WAIT_STEP)) is None:
             pass
         return task
 

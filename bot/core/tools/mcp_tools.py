@@ -15,33 +15,32 @@ from pydantic_ai.toolsets import AbstractToolset
 from bot.agents.journal import JournaledToolset
 from bot.agents.mcp_servers import McpServers
 from bot.agents.result_caps import CappedToolset, ResultLimits
-from bot.config import Config
+from bot.core.context import CoreContext
 from bot.core.tools.policy_envelope import PolicyEnvelopes
 from bot.core.tools.tool_policy import admits_mcp_tool
 from bot.records import Session
-from bot.redaction import RedactedToolset, Redactor
-from storage.repositories import Repositories
+from bot.redaction import RedactedToolset
 
 
 class McpTools:
-    def __init__(self, config: Config, repos: Repositories, servers: McpServers, redact: Redactor) -> None:
-        self._config = config
-        self._redact = redact
-        self._envelopes = PolicyEnvelopes(config, repos)
+    def __init__(self, ctx: CoreContext, servers: McpServers) -> None:
+        self._ctx = ctx
+        self._envelopes = PolicyEnvelopes(ctx)
         self._servers = servers
 
     async def toolsets(self, session: Session) -> list[AbstractToolset[Any]]:
         envelope = await self._envelopes.effective(session)
 
         def admitted(ctx: RunContext[Any], tool: ToolDefinition) -> bool:
-            return envelope.admits(tool.name) and admits_mcp_tool(self._config, session, tool.name)
+            return envelope.admits(tool.name) and admits_mcp_tool(self._ctx.config, session, tool.name)
 
         # redacted and cut before the journal records a call's result, so a durable run's journal is clean and bounded
-        limits = ResultLimits.of(self._config)
+        limits = ResultLimits.of(self._ctx.config)
         return [
             JournaledToolset(
                 CappedToolset(
-                    RedactedToolset(self._servers.toolset(name).filtered(admitted), redact=self._redact), limits=limits
+                    RedactedToolset(self._servers.toolset(name).filtered(admitted), redact=self._ctx.redact),
+                    limits=limits,
                 )
             )
             for name in sorted(envelope.mcp_servers)

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.config import Config
+from bot.core.context import CoreContext
 from bot.core.errors import SpawnRefused
 from bot.core.runs.spawn_policy import SpawnArgs, SpawnPlan
 from bot.records import Delegation, Run, Session, SpawnSite
 from bot.text import quoted
-from storage.repositories import Repositories
 
 LEVELS = ("readonly", "supervised", "full")  # the autonomy levels, from least to most allowed
 ESCALATES = "subagent policy override escalates beyond parent: {}"
@@ -127,16 +127,15 @@ def _narrowed_by_requester(session: Session) -> bool:
 
 
 class PolicyEnvelopes:
-    def __init__(self, config: Config, repos: Repositories) -> None:
-        self._config = config
-        self._repos = repos
+    def __init__(self, ctx: CoreContext) -> None:
+        self._ctx = ctx
 
     async def effective(self, session: Session, run: Run | None = None) -> Envelope:
         """``session``'s envelope narrowed up its chain of agent parents (``run``: its time limit)."""
-        own = envelope_of(self._config, session.agent_id, run.timeout_seconds if run else 0)
+        own = envelope_of(self._ctx.config, session.agent_id, run.timeout_seconds if run else 0)
         if not _narrowed_by_requester(session):
             return own
-        requester = await self._repos.sessions.get(session.requester_session_key or "")
+        requester = await self._ctx.repos.sessions.get(session.requester_session_key or "")
         if requester is None:  # gone: nothing it might not have had is granted
             return own.narrowed(NOTHING)
         return own.narrowed(await self.effective(requester))
@@ -145,7 +144,7 @@ class PolicyEnvelopes:
         """Refuse an agent's ``sessions_spawn`` whose child would hold more than the spawning session: a model the
         config does not name (what ``model_switch`` may pick too), then the envelope. Only an explicit
         ``runTimeoutSeconds`` is the child's ask; a configured default is the operator's choice."""
-        configured = self._config.configured_models()
+        configured = self._ctx.config.configured_models()
         if args.model is not None and plan.model.reference not in configured:
             raise SpawnRefused(
                 "forbidden",
@@ -155,5 +154,5 @@ class PolicyEnvelopes:
         timeout = plan.timeout_seconds if args.run_timeout_seconds is not None else None
         parent = await self.effective(requester, requester_run)
         asked = parent.run_timeout_seconds if timeout is None else timeout
-        if violation := envelope_of(self._config, plan.agent_id, asked).escalation_beyond(parent):
+        if violation := envelope_of(self._ctx.config, plan.agent_id, asked).escalation_beyond(parent):
             raise SpawnRefused("forbidden", ESCALATES.format(violation))

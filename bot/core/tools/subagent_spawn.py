@@ -9,18 +9,16 @@ own caller when the caller is itself a bounded delegate).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import structlog
 
 from bot.agents.runner import final_text
-from bot.config import Config
+from bot.core.context import CoreContext
 from bot.core.durable.durable_runs import step
 from bot.core.errors import UserError
 from bot.core.runs.requests import delegated_session, new_run, origin_of
 from bot.core.runs.spawning import Spawning
-from bot.core.signals import Signals
 from bot.core.tools.action_budget import ActionBudget, BudgetExhausted
 from bot.core.tools.session_toolset import Caller
 from bot.core.tools.tool_policy import SPAWN_SUBAGENT
@@ -33,7 +31,6 @@ from bot.records import (
     SessionRole,
     SpawnSite,
 )
-from storage.repositories import Repositories
 
 DEPTH_CAP = "spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)"
 EMPTY_PROMPT = "Missing or empty 'prompt' parameter"
@@ -51,19 +48,13 @@ def _refused(error: str) -> dict[str, Any]:
 class SubagentSpawn:
     def __init__(
         self,
-        config: Config,
-        repos: Repositories,
+        ctx: CoreContext,
         spawning: Spawning,
-        signals: Signals,
         budget: ActionBudget,
-        clock: Callable[[], float],
     ) -> None:
-        self._config = config
-        self._repos = repos
+        self._ctx = ctx
         self._spawning = spawning
-        self._signals = signals
         self._budget = budget
-        self._clock = clock
 
     async def spawn(self, caller: Caller, prompt: object) -> dict[str, Any]:
         """Guard and launch the child in one durable step, then wait for it.
@@ -74,7 +65,7 @@ class SubagentSpawn:
             return started
         child = await self._finished(started)
         if child.status is RunStatus.COMPLETED:
-            answer = final_text(await self._repos.transcripts.for_run(started))
+            answer = final_text(await self._ctx.repos.transcripts.for_run(started))
             return {"status": "completed", "output": answer or NO_OUTPUT_RESULT}
         return _refused(f"subagent run failed: {child.error or child.status.word}")
 
@@ -83,7 +74,7 @@ class SubagentSpawn:
         session = caller.session
         if session.delegation is Delegation.SUBAGENT:
             return _refused(DEPTH_CAP)
-        risk = self._config.risk_profile_of(session.agent_id)
+        risk = self._ctx.config.risk_profile_of(session.agent_id)
         if risk is not None and not risk.allows(SPAWN_SUBAGENT):
             return _refused(
                 f"spawn_subagent: refused — agent '{session.agent_id}' risk_profile does not list spawn_subagent "
@@ -93,7 +84,7 @@ class SubagentSpawn:
             return _refused(EMPTY_PROMPT)
         if risk is not None and risk.level == "readonly":
             return _refused(READ_ONLY)
-        caller_run = await self._repos.runs.get(caller.run_id)
+        caller_run = await self._ctx.repos.runs.get(caller.run_id)
         assert caller_run is not None, "a tool call comes from a run"
         try:
             async with self._budget.charge(session) as charged_to:
@@ -105,7 +96,7 @@ class SubagentSpawn:
 
     async def _launch(self, caller: Session, caller_run: Run, prompt: str, charged_to: str) -> str:
         """The child: the same agent on its caller's model and thinking, a leaf, archived once done."""
-        now = self._clock()
+        now = self._ctx.clock()
         origin = origin_of(caller_run)
         child = delegated_session(
             caller,
@@ -127,9 +118,9 @@ class SubagentSpawn:
 
     async def _finished(self, run_id: str) -> Run:
         async def settled() -> Run | None:
-            run = await self._repos.runs.get(run_id)
+            run = await self._ctx.repos.runs.get(run_id)
             return run if run is not None and run.status.is_terminal else None
 
-        while (run := await self._signals.wait_for(settled, _WAIT_STEP)) is None:
+        while (run := await self._ctx.signals.wait_for(settled, _WAIT_STEP)) is None:
             pass
         return run

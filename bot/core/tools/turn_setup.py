@@ -15,8 +15,8 @@ from pydantic_ai.tools import DeferredToolResults
 
 from bot.agents.metering import MeteredModel
 from bot.agents.runner import RunOutcome
-from bot.config import Config
 from bot.core.budgets.meter import Budgets
+from bot.core.context import CoreContext
 from bot.core.runs.ports import TurnTools
 from bot.core.runs.settlement import AfterCommit
 from bot.core.tools.approvals import Approvals
@@ -27,7 +27,6 @@ from bot.core.tools.tool_gates import tool_gate
 from bot.core.tools.tool_policy import offered_tools, usable_tools
 from bot.records import Delegation, Run, Session
 from storage.db import Connection
-from storage.repositories import Repositories
 
 _DELEGATES = (Delegation.BOUNDED, Delegation.INDEPENDENT)  # their agentic loop stops at max_tool_iterations
 
@@ -37,16 +36,14 @@ class TurnSetups:
 
     def __init__(
         self,
-        config: Config,
-        repos: Repositories,
+        ctx: CoreContext,
         control: SessionControl,
         mcp: McpTools,
         envelopes: PolicyEnvelopes,
         approvals: Approvals,
         budgets: Budgets,
     ) -> None:
-        self._config = config
-        self._repos = repos
+        self._ctx = ctx
         self._control = control
         self._mcp = mcp
         self._envelopes = envelopes
@@ -54,12 +51,12 @@ class TurnSetups:
         self._budgets = budgets
 
     async def tools(self, run: Run, session: Session) -> TurnTools:
-        runtime = self._config.runtime_profile_of(session.agent_id)
+        runtime = self._ctx.config.runtime_profile_of(session.agent_id)
         toolset = session_toolset(await self._offered(session))
         return TurnTools(
             toolsets=([toolset] if toolset else []) + await self._mcp.toolsets(session),
             deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id)),
-            gate=tool_gate(await self._envelopes.effective(session, run), self._config),
+            gate=tool_gate(await self._envelopes.effective(session, run), self._ctx.config),
             parallel_tools=bool(runtime.parallel_tools),
             request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
             dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
@@ -80,7 +77,7 @@ class TurnSetups:
     async def _offered(self, session: Session) -> frozenset[str]:
         """The session's tools; a bounded delegate's never exceed its caller's."""
         if session.delegation is not Delegation.BOUNDED:
-            return offered_tools(self._config, session)
-        caller = await self._repos.sessions.get(session.requester_session_key or "")
-        ceiling = usable_tools(self._config, caller, await self._offered(caller)) if caller else frozenset()
-        return offered_tools(self._config, session, ceiling)
+            return offered_tools(self._ctx.config, session)
+        caller = await self._ctx.repos.sessions.get(session.requester_session_key or "")
+        ceiling = usable_tools(self._ctx.config, caller, await self._offered(caller)) if caller else frozenset()
+        return offered_tools(self._ctx.config, session, ceiling)
