@@ -196,7 +196,9 @@ class Settlement:
         after, now = AfterCommit(), self._ctx.clock()
         partial = partial_result(await self._ctx.repos.transcripts.for_run(run.id))
         async with self._ctx.repos.db.transaction() as tx:
-            if not await self._ctx.repos.runs.finish(tx, run.id, RunStatus.FAILED, now, result_text=partial, error=error):
+            if not await self._ctx.repos.runs.finish(
+                tx, run.id, RunStatus.FAILED, now, result_text=partial, error=error
+            ):
                 return after
             if run.kind is RunKind.CHAT:
                 await self._results.keep_unread(tx, run.id, run.session_key, now)

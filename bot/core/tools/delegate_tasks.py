@@ -86,7 +86,9 @@ class DelegateTasks:
         """Stop the task at its deadline if it is still running then.
 
         A run waiting on children has no timeout of its own, so this is the task's."""
-        self._ctx.timers.at(f"delegate-deadline:{task.task_id}", task.deadline, self._expire, task.task_id, timeout_seconds)
+        self._ctx.timers.at(
+            f"delegate-deadline:{task.task_id}", task.deadline, self._expire, task.task_id, timeout_seconds
+        )
 
     async def _expire(self, task_id: str, timeout_seconds: int) -> None:
         pending = await self._ctx.repos.delegate_tasks.get(task_id)
