@@ -314,3 +314,28 @@ async def test_an_archived_session_from_hours_ago_can_be_read_but_takes_no_more_
         "sub-agent to go on (its transcript stays readable with /subagents log)."
     )
     assert world.rows("SELECT COUNT(*) FROM runs") == [(1,)]
+
+
+async def test_info_shows_what_a_finished_and_a_killed_run_spent(world):
+    """Requests, tool calls, tokens and the estimated cost, kept for a killed run too."""
+    world.extra_config = (
+        "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
+        '[pricing."fake/gpt-4o-mini"]\ninput_per_mtok = 1000\noutput_per_mtok = 2000\n'
+    )
+    world.llm.reply("first result", prompt_tokens=1200, completion_tokens=300)
+    await world.start_bot()
+    done_id = await spawn(world, task="Finish quickly")
+    await world.discord.wait_for_message(world.channel, announcement_for(done_id))
+
+    done = await command(world, world.alice, "subagents info", target="1")
+    assert "Usage: 1 request • 0 tool calls • tokens 1.5k (in 1.2k / out 300) • est. cost $1.80" in done.splitlines()
+
+    world.llm.tool_call("sessions_list", prompt_tokens=1000, completion_tokens=100)
+    world.llm.hang()
+    killed_id = await spawn(world, task="Take your time")
+    await world.llm.wait_hanging(1)
+    assert await command(world, world.alice, "subagents kill", target="1") == "killed Take your time."
+
+    killed = await command(world, world.alice, "subagents info", target=killed_id)
+    assert "Status: killed" in killed.splitlines()
+    assert "Usage: 1 request • 1 tool call • tokens 1.1k (in 1.0k / out 100) • est. cost $1.20" in killed.splitlines()

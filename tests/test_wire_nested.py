@@ -72,3 +72,48 @@ async def test_mention_to_planner_to_three_workers_gives_one_final_answer(world)
     assert sorted(statuses.values()) == ["completed"] * 5
     run_id = final["content"].split("(run `")[1][:8]
     assert announcement_for(run_id)(final)
+
+
+async def test_a_requester_reads_its_childs_session_key_and_run_id_in_the_stats_line(world):
+    """The completion a planner reads names the child's session and run; the channel's line stays short."""
+    world.extra_config = NESTED
+
+    def pair(body: dict) -> Step | str:
+        messages = body["messages"]
+        system, last = messages[0]["content"], messages[-1]
+        if "ROLE=worker" in system:
+            return "the worker's part"
+        if "ROLE=planner" in system:
+            if any("[Internal task completion event]" in str(m["content"]) for m in messages if m["role"] == "user"):
+                return "Planned."
+            if last["role"] == "tool":
+                return "Waiting for my worker."
+            return Step.calls([("sessions_spawn", {"agentId": "worker", "task": "part 1"})])
+        if last["role"] == "tool":
+            return "On it."
+        return Step.calls([("sessions_spawn", {"agentId": "planner", "task": "Plan", "label": "Planner"})])
+
+    world.llm.default = pair
+    await world.start_bot()
+    await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> plan")
+    final = await world.discord.wait_for_message(
+        world.channel, lambda m: f"<@{world.alice.id}> ✅ Subagent **Planner**" in m["content"], timeout=20
+    )
+    assert "Planned." in final["content"]
+
+    [(worker_key, worker_run)] = world.rows(
+        "SELECT s.key, r.id FROM runs r JOIN sessions s ON s.key = r.session_key WHERE s.agent_id = 'worker'"
+    )
+    events = [
+        message["content"]
+        for body in world.llm.requests
+        for message in body["body"]["messages"]
+        if message["role"] == "user" and "[Internal task completion event]" in str(message["content"])
+    ]
+    assert events, "the planner read its worker's completion"
+    lines = events[-1].splitlines()
+    assert f"session_key: {worker_key}" in lines and f"run_id: {worker_run}" in lines
+    [stats] = [line for line in lines if line.startswith("Stats: ")]
+    assert stats.startswith("Stats: runtime ") and " • tokens " in stats
+    assert stats.endswith(f" • session_key {worker_key} • run_id {worker_run}")
+    assert worker_key not in final["content"] and "session_key" not in final["content"]  # people's line is short

@@ -34,14 +34,19 @@ def format_cost(cost: Decimal) -> str:
     return f"${cost:.4f}" if cost >= Decimal("0.0001") else "<$0.0001"
 
 
+def tokens_phrase(usage: Usage) -> str:
+    """Tokens as every view writes them: ``tokens 1.5k (in 1.2k / out 300)``."""
+    total = usage.input_tokens + usage.output_tokens
+    return (
+        f"tokens {format_tokens(total)} "
+        f"(in {format_tokens(usage.input_tokens)} / out {format_tokens(usage.output_tokens)})"
+    )
+
+
 def stats_line(runtime_seconds: float, usage: Usage, *, fallback_model: str | None = None) -> str:
     """Runtime and tokens always; estimated cost only when the price is known (unknown is not $0); the model that
     served the run when a fallback candidate did."""
-    total = usage.input_tokens + usage.output_tokens
-    line = (
-        f"runtime {format_runtime(runtime_seconds)} • tokens {format_tokens(total)} "
-        f"(in {format_tokens(usage.input_tokens)} / out {format_tokens(usage.output_tokens)})"
-    )
+    line = f"runtime {format_runtime(runtime_seconds)} • {tokens_phrase(usage)}"
     if usage.cost is not None:
         line += f" • est. cost {format_cost(usage.cost)}"
     if fallback_model is not None:

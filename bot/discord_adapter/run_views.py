@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from bot.core.oversight.session_queries import ChildRow
 from bot.core.people.control import Listing
 from bot.core.runs.internal_context import strip_internal_context
-from bot.core.stats import format_runtime, format_tokens
+from bot.core.stats import format_cost, format_runtime, tokens_phrase
+from bot.records import Usage
 from bot.text import quoted
 
 
@@ -30,13 +31,7 @@ def list_line(index: int, row: ChildRow, now: float) -> str:
     run = row.run
     assert run is not None
     usage = run.usage
-    tokens = ""
-    if usage.input_tokens or usage.output_tokens:
-        total = usage.input_tokens + usage.output_tokens
-        tokens = (
-            f", tokens {format_tokens(total)} (in {format_tokens(usage.input_tokens)} / "
-            f"out {format_tokens(usage.output_tokens)})"
-        )
+    tokens = f", {tokens_phrase(usage)}" if usage.input_tokens or usage.output_tokens else ""
     task = "" if row.session.label is None else f" - {run.task[:110]}"
     kind = f" [{_kind(row, short=True)}]" if row.kind else ""
     return f"{index}. {row.label[:48]}{kind} ({run.model}, {_runtime(row, now)}{tokens}) {row.status}{task}"
@@ -69,6 +64,24 @@ def _preview(result: str | None) -> str:
     return quoted(strip_internal_context(result) or "(internal context)", RESULT_PREVIEW_CHARS)
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def usage_line(usage: Usage) -> str:
+    """A run's spending so far: requests, tool calls, tokens, estimated cost.
+
+    A killed or interrupted run keeps what it spent, so this reads the same for it. A cost nobody knows
+    is said to be unknown, never shown as $0."""
+    if usage.requests == 0:
+        return "no model requests"
+    cost = f"est. cost {format_cost(usage.cost)}" if usage.cost is not None else "cost unknown (no price set)"
+    return (
+        f"{_plural(usage.requests, 'request')} • {_plural(usage.tool_calls, 'tool call')} • "
+        f"{tokens_phrase(usage)} • {cost}"
+    )
+
+
 def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: float | None = None) -> str:
     now = time.time() if now is None else now
     run, session = row.run, row.session
@@ -95,6 +108,7 @@ def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: 
             ),
             f"Model: {run.model}" + (f" (served by {run.fallback_model})" if run.fallback_model else ""),
             f"Runtime: {_runtime(row, now)}",
+            f"Usage: {usage_line(run.usage)}",
             f"Created: {_when(run.created_at, now)}",
             f"Started: {_when(run.started_at, now)}",
             f"Ended: {_when(run.ended_at, now)}",

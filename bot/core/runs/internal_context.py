@@ -38,6 +38,7 @@ WAKE_NOTE = (
 @dataclass(frozen=True)
 class ChildCompletion:
     session_key: str
+    run_id: str
     task_label: str
     status_line: str
     result: str
@@ -50,11 +51,16 @@ def _escape(text: str) -> str:
 
 
 def completion_event(completion: ChildCompletion) -> str:
+    """One child's completion as its requester reads it.
+
+    The stats line names the child's session and run, so the requester can read the child's transcript with
+    ``sessions_history``; people's announcements keep the short line."""
     return "\n".join(
         [
             "[Internal task completion event]",
             "source: subagent",
             f"session_key: {completion.session_key}",
+            f"run_id: {completion.run_id}",
             "type: subagent task",
             f"task: {_escape(completion.task_label)}",
             f"status: {completion.status_line}",
@@ -65,7 +71,7 @@ def completion_event(completion: ChildCompletion) -> str:
             _escape(completion.result),
             "<<<END_UNTRUSTED_CHILD_RESULT>>>",
             "",
-            f"Stats: {completion.stats_line}",
+            f"Stats: {completion.stats_line} • session_key {completion.session_key} • run_id {completion.run_id}",
         ]
     )
 

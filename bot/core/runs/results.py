@@ -25,6 +25,7 @@ class Results:
         return internal_context.completion_event(
             internal_context.ChildCompletion(
                 session_key=session.key,
+                run_id=run.id,
                 task_label=session.label or run.task[:110],
                 status_line=status_line(run.status, run.error),
                 result=truncated(run.result_text or "(no output)", self._result_max_bytes),
