@@ -1,7 +1,8 @@
 """A child can only narrow, through the real core and runner (FunctionModel): an agent's ``sessions_spawn`` of a
 child whose policy is wider than its own is refused in ZeroClaw's words and launches nothing, a narrower child is
-accepted, a bounded delegate spawns inside its caller's policy and an independent one inside its own, and a
-child's asks for another model, more depth, more tools or a bigger budget are refused naming the rule."""
+accepted, a bounded delegate spawns inside its caller's policy and an independent one inside its own, a child's ask
+for a model the config does not name is dropped with a warning (its child runs on the default), and its asks for
+more depth, more tools or a bigger budget are refused naming the rule."""
 
 from __future__ import annotations
 
@@ -164,14 +165,6 @@ model = "test/worker"
     ("ask", "refusal"),
     [
         (
-            spawn("boss", model="test/pricey"),
-            {
-                "status": "forbidden",
-                "error": "sessions_spawn model 'test/pricey' is not allowed: an agent may pick only a model the config "
-                "names (test/boss, test/main, test/worker)",
-            },
-        ),
-        (
             spawn("boss", runTimeoutSeconds=600),
             {"status": "forbidden", "error": ESCALATES + "subagent run_timeout_seconds=600 exceeds parent's 60"},
         ),
@@ -193,7 +186,7 @@ model = "test/worker"
             for key, value in (("tools", ["*"]), ("maxActionsPerHour", 1000), ("maxSpawnDepth", 5))
         ),
     ],
-    ids=["model", "longer-timeout", "no-timeout", "tools", "budget", "depth"],
+    ids=["longer-timeout", "no-timeout", "tools", "budget", "depth"],
 )
 async def test_a_childs_injected_asks_are_refused_naming_the_rule(tmp_path, ask, refusal):
     boss = Caller(ask)
@@ -209,6 +202,37 @@ async def test_a_childs_injected_asks_are_refused_naming_the_rule(tmp_path, ask,
         launched = await agents_spawned(core)
     assert boss.results == [refusal]
     assert launched == ["boss"]
+
+
+async def test_a_childs_ask_for_a_model_the_config_does_not_name_is_dropped_with_a_warning(tmp_path):
+    answered: list[str] = []
+
+    def answering(name: str):
+        def answer(messages, info) -> ModelResponse:
+            answered.append(name)
+            return ModelResponse(parts=[TextPart(name)])
+
+        return answer
+
+    boss = Caller(spawn("helper", model="test/pricey"))
+    main = Caller(spawn("boss", runTimeoutSeconds=60))
+    models = ScriptedModels(main=main, boss=boss, worker=answering("worker"), pricey=answering("pricey"))
+    async with running_core(tmp_path, models, INJECTED) as core:
+        await chat_and_wait(core)
+
+        async def both_done():
+            return await run_statuses(core, "spawn") == [RunStatus.COMPLETED] * 2
+
+        await settle(core, both_done)
+        launched = await agents_spawned(core)
+    [accepted] = boss.results
+    assert accepted["status"] == "accepted"
+    assert accepted["warning"] == (
+        'Model "test/pricey" is not available; running on the default model test/worker. '
+        "An agent may pick only a model the config names (test/boss, test/main, test/worker)."
+    )
+    assert launched == ["boss", "helper"]
+    assert answered == ["worker"]
 
 
 async def test_a_child_within_its_parents_time_and_models_is_accepted(tmp_path):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bot import app
 from bot.agents import model_catalog
 from bot.agents import models as models_module
 from bot.agents.models import ModelFactory
-from tests.harness import announcement_for, spawned_run_id
+from bot.records import short_run_id
+from tests.harness import announcement_for, answer_to, spawned_run_id
 from tests.test_wire_control import command
 
 SERVED = "gpt-4.1, gpt-4.1-mini, gpt-4o, gpt-4o-mini, local-llama, o3, o4-mini"
@@ -91,27 +94,42 @@ async def test_a_provider_without_a_model_list_is_trusted_and_asked_once(world):
     assert world.rows("SELECT status FROM runs") == [("completed",)] * 2
 
 
-async def test_sessions_spawn_with_an_unserved_model_returns_the_refusal_to_the_agent(world):
-    world.llm.tool_call("sessions_spawn", {"task": "Research it", "model": "fake/not-served"})
-    world.llm.respond_with(lambda body: "I could not start it.")
+@pytest.mark.parametrize(
+    ("model", "named", "reason", "lists"),
+    [
+        ("fake/not-served", True, f"Unknown model 'fake/not-served': provider 'fake' serves {SERVED}.", 1),
+        ("fake/gpt-4o", False, "An agent may pick only a model the config names (fake/gpt-4o-mini).", 0),
+    ],
+    ids=["not-served", "not-named"],
+)
+async def test_sessions_spawn_with_an_unusable_model_runs_the_child_on_the_default_with_a_warning(
+    world, model, named, reason, lists
+):
+    if named:  # the config names it (an idle agent's model), so only the provider's list refuses it
+        world.extra_config = f'[agents.list.spare]\nmodel = "{model}"\n'
+    world.llm.tool_call("sessions_spawn", {"task": "Research it", "model": model})
+    world.llm.default = lambda body: "I started it." if body["messages"][-1]["role"] == "tool" else "Found it."
     await world.start_bot()
 
     asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> go")
-    reply = await world.discord.wait_for_message(
-        world.channel, lambda m: (m.get("message_reference") or {}).get("message_id") == asked["id"]
-    )
+    reply = await world.discord.wait_for_message(world.channel, answer_to(asked))
 
-    assert reply["content"] == "I could not start it."
-    tool_result = world.llm.requests[1]["messages"][-1]
-    assert tool_result["role"] == "tool"
-    assert json.loads(tool_result["content"]) == {
-        "status": "error",
-        "error": f"Unknown model 'fake/not-served': provider 'fake' serves {SERVED}.",
-    }
+    assert reply["content"] == "I started it."
+    [answered] = [r for r in world.llm.requests if r["messages"][-1]["role"] == "tool"]
+    result = json.loads(answered["messages"][-1]["content"])
+    assert result["status"] == "accepted"
+    assert result["warning"] == (
+        f'Model "{model}" is not available; running on the default model fake/gpt-4o-mini. {reason}'
+    )
+    await world.discord.wait_for_message(world.channel, announcement_for(short_run_id(result["runId"])))
+    [child] = [r for r in world.llm.requests if "Research it" in json.dumps(r["messages"][-1])]
+    assert child["model"] == "gpt-4o-mini"
+    assert world.llm.model_list_requests == lists
     await world.quiescent()
-    assert world.rows("SELECT kind, status FROM runs") == [("chat", "completed")]
-    assert world.rows("SELECT kind FROM sessions") == [("main",)]
-    assert [r["model"] for r in world.llm.requests] == ["gpt-4o-mini"] * 2
+    assert world.rows("SELECT kind, model, status FROM runs ORDER BY created_at") == [
+        ("chat", "fake/gpt-4o-mini", "completed"),
+        ("spawn", "fake/gpt-4o-mini", "completed"),
+    ]
 
 
 async def test_refused_model_names_build_and_keep_nothing(world):

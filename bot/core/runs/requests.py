@@ -38,6 +38,7 @@ class SpawnAccepted:
     session_key: str
     agent_id: str
     mode: SessionMode = SessionMode.RUN
+    warning: str | None = None  # what the spawn dropped and runs on instead (an agent's unusable model)
 
     @property
     def short_run_id(self) -> str:

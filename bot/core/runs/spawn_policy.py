@@ -1,14 +1,14 @@
 """Deciding whether a spawn may happen, and with what: the validation chain of ``sessions_spawn``.
 
 The order and wording are the ``sessions_spawn`` contract's (:mod:`bot.profiles`), so agents trained on its messages
-recover the same way. Every refusal happens before anything is written: no run starts on a refused spawn.
-``plan`` decides from the config alone; ``checked_plan`` adds the one check that asks the provider.
+recover the same way. Every refusal happens before anything is written: no run starts on a refused spawn. ``plan``
+decides from the config alone; ``checked_plan`` also checks an explicit model, asking its provider.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.agents.model_catalog import ModelCatalog
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
@@ -56,6 +56,7 @@ class SpawnPlan:
     role: SessionRole
     sandboxed: bool
     thread: bool = False
+    warning: str | None = None  # an agent's explicit model, dropped: why, and what runs instead
 
 
 def _first(*values):
@@ -86,13 +87,21 @@ class SpawnPolicy:
         self._catalog = ModelCatalog(models)
 
     async def checked_plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
-        """``plan``, asking the provider first whether it serves an explicitly requested model: after the checks
-        that come before the model, before the model is built (a refused name builds nothing). Configured defaults
-        are the operator's choice and are not checked."""
-        before = self._before_model(args, context)
-        if args.model is not None and (refusal := await self._catalog.refusal(args.model)):
+        """``plan``, with an explicit model checked before it is built. An agent's must be one the config names,
+        any must be served. A person is refused (they can retry); an agent's model is dropped with a warning and
+        its child runs on the default, so the agent's flow goes on. A refused name builds nothing."""
+        before, configured = self._before_model(args, context), self._config.configured_models()
+        if (model := args.model) is not None and not context.by_user and model not in configured:
+            refusal: str | None = f"An agent may pick only a model the config names ({', '.join(configured)})."
+        else:
+            refusal = model and await self._catalog.refusal(model)
+        if not refusal or model is None:
+            return self._planned(args, context, before)
+        if context.by_user:
             raise SpawnRefused("error", refusal)
-        return self._planned(args, context, before)
+        plan = self._planned(replace(args, model=None), context, before)
+        warning = f'Model "{quoted(model)}" is not available; running on the default model {plan.model.reference}.'
+        return replace(plan, warning=f"{warning} {refusal}")
 
     def plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
         """The validation chain, in the contract's order: the request's own shape, the limits on the requester, the

@@ -226,7 +226,7 @@ class Spawning:
             await self.persist_and_queue(run, requester if requester.kind == SessionKind.MAIN else None, child, binding)
         if binding is not None:
             await self._threads.introduce(binding, child.label or child.agent_id)
-        return SpawnAccepted(run_id=run.id, session_key=child.key, agent_id=plan.agent_id, mode=plan.mode)
+        return SpawnAccepted(run.id, child.key, plan.agent_id, plan.mode, plan.warning)
 
     async def persist_and_queue(
         self,

@@ -68,13 +68,17 @@ class AgentTools:
         except UserError as refused:
             log.info("spawn_refused", status=refused.status, error=str(refused))
             return {"status": refused.status, "error": str(refused)}
-        return {
+        result = {
             "status": "accepted",
             "runId": accepted.run_id,
             "childSessionKey": accepted.session_key,
             "mode": accepted.mode,
             "note": SPAWN_NOTE,
         }
+        if accepted.warning:
+            log.info("spawn_model_dropped", run_id=accepted.run_id, warning=accepted.warning)
+            result["warning"] = accepted.warning
+        return result
 
     async def tool_agents_list(self, caller: Caller) -> dict[str, Any]:
         allowed = self._policy.allowed_targets(caller.session.agent_id)

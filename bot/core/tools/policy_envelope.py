@@ -20,7 +20,6 @@ from bot.core.context import CoreContext
 from bot.core.errors import SpawnRefused
 from bot.core.runs.spawn_policy import SpawnArgs, SpawnPlan
 from bot.records import Delegation, Run, Session, SpawnSite
-from bot.text import quoted
 
 LEVELS = ("readonly", "supervised", "full")  # the autonomy levels, from least to most allowed
 ESCALATES = "subagent policy override escalates beyond parent: {}"
@@ -141,16 +140,10 @@ class PolicyEnvelopes:
         return own.narrowed(await self.effective(requester))
 
     async def vet_spawn(self, requester: Session, requester_run: Run, args: SpawnArgs, plan: SpawnPlan) -> None:
-        """Refuse an agent's ``sessions_spawn`` whose child would hold more than the spawning session: a model the
-        config does not name (what ``model_switch`` may pick too), then the envelope. Only an explicit
+        """Refuse an agent's ``sessions_spawn`` whose child would hold more than the spawning session.
+
+        The model is the spawn policy's: one the config does not name is dropped there. Only an explicit
         ``runTimeoutSeconds`` is the child's ask; a configured default is the operator's choice."""
-        configured = self._ctx.config.configured_models()
-        if args.model is not None and plan.model.reference not in configured:
-            raise SpawnRefused(
-                "forbidden",
-                f"sessions_spawn model '{quoted(plan.model.reference)}' is not allowed: an agent may pick only a model "
-                f"the config names ({', '.join(configured)})",
-            )
         timeout = plan.timeout_seconds if args.run_timeout_seconds is not None else None
         parent = await self.effective(requester, requester_run)
         asked = parent.run_timeout_seconds if timeout is None else timeout
