@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -101,6 +102,14 @@ def tool_returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
     return [p for p in last_request(messages).parts if isinstance(p, ToolReturnPart)]
 
 
+def decoded(answer: str) -> Any:
+    """A tool's answer as the model read it: parsed when JSON, else the bare text (``spawn_subagent``'s)."""
+    try:
+        return json.loads(answer)
+    except ValueError:
+        return answer
+
+
 def user_texts(message: ModelRequest) -> list[str]:
     return [p.content for p in message.parts if isinstance(p, UserPromptPart) and isinstance(p.content, str)]
 
@@ -159,7 +168,7 @@ class Script:
     def __call__(self, messages, info):
         self.tools = sorted(t.name for t in info.function_tools)
         for part in tool_returns(messages):
-            self.results.append(json.loads(part.model_response_str()))
+            self.results.append(decoded(part.model_response_str()))
         if len(self.results) < len(self.calls):
             name, args = self.calls[len(self.results)]
             return ModelResponse(parts=[ToolCallPart(name, args)])

@@ -24,6 +24,7 @@ from tests.core_support import (
     ORIGIN,
     ScriptedModels,
     chat_and_wait,
+    decoded,
     first_prompt,
     running_core,
     settle,
@@ -110,7 +111,7 @@ class Caller:
         for tool in info.function_tools:
             if tool.name == "delegate":
                 self.agent_description = tool.parameters_json_schema["properties"]["agent"]["description"]
-        self.results += [json.loads(part.model_response_str()) for part in tool_returns(messages)]
+        self.results += [decoded(part.model_response_str()) for part in tool_returns(messages)]
         if len(self.results) < len(self.steps):
             step = self.steps[len(self.results)]
             name, args = step(self.results) if callable(step) else step
@@ -250,7 +251,7 @@ async def test_the_action_budget_is_shared_with_spawn_subagent_and_a_refusal_cos
     async with running_core(tmp_path, models(main), config) as core:
         await chat_and_wait(core)
     assert caller.results[1:] == [
-        {"status": "completed", "output": "sub done"},
+        "sub done",
         ok("[Agent 'researcher' (test/researcher)]\nresearcher says: two"),
         refused(BUDGET_EXHAUSTED),
     ]
@@ -683,9 +684,9 @@ async def test_a_bounded_delegate_spends_its_callers_budget_and_an_independent_o
     scripted = ScriptedModels(main=main, solo=answering(solo), analyst=answering(analyst))
     async with running_core(tmp_path, scripted, config) as core:
         await chat_and_wait(core)
-    sub_done = {"status": "completed", "output": "sub done"}
+    sub_done = "sub done"
     assert solo.results == [sub_done, sub_done]  # an independent delegate has its own budget (20 an hour)
-    assert analyst.results == [sub_done, {"status": "error", "error": BUDGET_EXHAUSTED}]  # main's 3rd action, then none
+    assert analyst.results == [sub_done, BUDGET_EXHAUSTED]  # main's 3rd action, then none
     assert [result["success"] for result in main.results] == [True, True]
 
 

@@ -263,7 +263,7 @@ async def test_spawn_subagent_and_delegate_refuse_asks_for_another_model_or_more
         launched = await agents_spawned(core)
     model_rule = "the child runs on the model the config gives it, and a child can only narrow."
     assert main.results == [
-        {"status": "error", "error": f'spawn_subagent does not take "model": {model_rule}'},
+        f'spawn_subagent does not take "model": {model_rule}',
         {
             "success": False,
             "output": "",

@@ -1,6 +1,6 @@
 """``spawn_subagent`` through the real core and runner (FunctionModel): the calling agent waits for an ephemeral
-run of itself and gets its final text; nothing is announced for the child, its turns stay out of the caller's
-history, and every guard refuses in ZeroClaw's order and words (reference/zeroclaw.md §1)."""
+run of itself and gets its final text, bare; nothing is announced for the child, its turns stay out of the caller's
+history, and every guard refuses in ZeroClaw's order and words (reference/zeroclaw.md §1), read as bare text."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from bot.core.errors import EphemeralSession
 from bot.core.runs.requests import ChatRequest, SpawnRequest
 from bot.core.tools.action_budget import BUDGET_EXHAUSTED
-from bot.core.tools.subagent_spawn import DEPTH_CAP, EMPTY_PROMPT, NO_OUTPUT_RESULT, READ_ONLY
+from bot.core.tools.subagent_spawn import DEPTH_CAP, EMPTY_PROMPT, NO_OUTPUT_RESULT, READ_ONLY, SPAWN_FAILED
 from bot.records import RunStatus
 from tests.core_support import (
     ORIGIN,
@@ -72,8 +72,8 @@ async def test_the_caller_gets_its_childs_answer_and_only_the_caller_is_announce
         payloads = await outbox_payloads(core)
         history = await core.transcripts.history(MAIN_KEY)
 
-    assert agent.results == [{"status": "completed", "output": "child answer"}]
-    assert [p["body"] for p in payloads] == ["main says: {'status': 'completed', 'output': 'child answer'}"]
+    assert agent.results == ["child answer"]
+    assert [p["body"] for p in payloads] == ["main says: child answer"]
     child = rows[0].run
     assert (child.task, child.status, child.parent_run_id, child.model) == (
         "child: sum it up",
@@ -94,49 +94,45 @@ async def test_a_child_cannot_spawn_its_own(tmp_path):
     async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
         await chat_and_wait(core)
         assert len(await core.core.queries.children(MAIN_KEY)) == 1
-    assert agent.child_results == [{"status": "error", "error": DEPTH_CAP}]
-    assert agent.results == [{"status": "completed", "output": "stopped"}]
+    assert agent.child_results == [DEPTH_CAP]
+    assert agent.results == ["stopped"]
 
 
 async def test_a_child_that_answers_nothing_is_named_so(tmp_path):
     agent = Agent([{"prompt": "child: go"}], child_reply="")
     async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
         await chat_and_wait(core)
-    assert agent.results == [{"status": "completed", "output": NO_OUTPUT_RESULT}]
+    assert agent.results == [NO_OUTPUT_RESULT]
 
 
 @pytest.mark.parametrize(
     ("extra", "calls", "results"),
     [
-        ("", [{"prompt": "   "}, {}], [{"status": "error", "error": EMPTY_PROMPT}] * 2),
-        (  # the risk gate comes before the prompt check
+        ("", [{"prompt": "   "}, {}], [EMPTY_PROMPT] * 2),
+        (  # the prompt is checked before the risk gate
             '[risk_profiles.narrow]\nexcluded_tools = ["spawn_subagent"]\n',
-            [{"prompt": ""}],
-            [{"status": "error", "error": RISK_REFUSAL}],
+            [{"prompt": ""}, {"prompt": "child: x"}],
+            [EMPTY_PROMPT, RISK_REFUSAL],
         ),
         (
             '[risk_profiles.narrow]\nallowed_tools = ["sessions_list"]\n',
             [{"prompt": "child: x"}],
-            [{"status": "error", "error": RISK_REFUSAL}],
+            [RISK_REFUSAL],
         ),
         (
             '[risk_profiles.narrow]\nlevel = "readonly"\n',
             [{"prompt": "child: x"}],
-            [{"status": "error", "error": READ_ONLY}],
+            [READ_ONLY],
         ),
         (  # a refused call costs no budget; the one launch allowed per hour does
             "[runtime_profiles.narrow]\nmax_actions_per_hour = 1\n",
             [{"prompt": " "}, {"prompt": "child: a"}, {"prompt": "child: b"}],
-            [
-                {"status": "error", "error": EMPTY_PROMPT},
-                {"status": "completed", "output": "child answer"},
-                {"status": "error", "error": BUDGET_EXHAUSTED},
-            ],
+            [EMPTY_PROMPT, "child answer", BUDGET_EXHAUSTED],
         ),
         (
             "[runtime_profiles.narrow]\nmax_actions_per_hour = 0\n",
             [{"prompt": "child: a"}],
-            [{"status": "error", "error": BUDGET_EXHAUSTED}],
+            [BUDGET_EXHAUSTED],
         ),
     ],
 )
@@ -148,7 +144,7 @@ async def test_each_guard_refuses_in_zeroclaws_words(tmp_path, extra, calls, res
         await chat_and_wait(core)
         launched = len(await core.core.queries.children(MAIN_KEY))
     assert agent.results == results
-    assert launched == sum(result["status"] == "completed" for result in results)
+    assert launched == results.count("child answer")
 
 
 async def test_killing_the_caller_stops_the_child_and_announces_nothing(tmp_path):
@@ -199,7 +195,7 @@ async def test_a_sub_agent_in_the_only_lane_slot_still_gets_its_childs_answer(tm
             return rows and rows[0].run.status is RunStatus.COMPLETED
 
         await settle(core, worker_done)
-    assert worker.results == [{"status": "completed", "output": "child answer"}]
+    assert worker.results == ["child answer"]
 
 
 async def test_a_child_interrupted_by_a_restart_is_not_announced_and_its_caller_is(tmp_path):
@@ -252,7 +248,7 @@ async def test_a_child_killed_while_its_caller_waits_fails_the_call_and_is_archi
             return run.status is RunStatus.COMPLETED and archived
 
         await settle(core, caller_done)
-    assert seen == [{"status": "error", "error": "subagent run failed: killed"}]
+    assert seen == ["subagent run failed: killed"]
 
 
 async def test_the_prompt_is_checked_before_the_read_only_level(tmp_path):
@@ -262,15 +258,15 @@ async def test_the_prompt_is_checked_before_the_read_only_level(tmp_path):
     agent = Agent([{"prompt": " "}])
     async with running_core(tmp_path, ScriptedModels(main=agent), config) as core:
         await chat_and_wait(core)
-    assert agent.results == [{"status": "error", "error": EMPTY_PROMPT}]
+    assert agent.results == [EMPTY_PROMPT]
 
 
 async def test_an_empty_final_answer_after_tool_calls_is_named_not_replaced_by_a_tool_result(tmp_path):
     agent = Agent([{"prompt": "child: go"}], child_reply="", child_calls=[{"prompt": "child: deeper"}])
     async with running_core(tmp_path, ScriptedModels(main=agent), CONFIG) as core:
         await chat_and_wait(core)
-    assert agent.child_results == [{"status": "error", "error": DEPTH_CAP}]
-    assert agent.results == [{"status": "completed", "output": NO_OUTPUT_RESULT}]
+    assert agent.child_results == [DEPTH_CAP]
+    assert agent.results == [NO_OUTPUT_RESULT]
 
 
 async def test_a_child_takes_no_follow_up_from_anyone(tmp_path):
@@ -371,13 +367,16 @@ async def test_a_running_child_does_not_count_against_the_members_cap(tmp_path):
 
 
 class BreakingModels(ScriptedModels):
-    """Models that stop resolving once ``broken`` is set: a fault outside the model call itself."""
+    """Models that stop resolving once ``broken`` is set, but for ``spare`` more: a fault outside the model call."""
 
     broken = False
+    spare = 0
 
     def resolve(self, reference: str, agent: str | None = None):
         if self.broken:
-            raise RuntimeError("the model registry broke")
+            if self.spare == 0:
+                raise RuntimeError("the model registry broke")
+            self.spare -= 1
         return super().resolve(reference, agent)
 
 
@@ -386,7 +385,7 @@ async def test_a_child_whose_run_crashes_fails_and_its_caller_is_told(tmp_path):
         returns = [p for p in messages[-1].parts if p.part_kind == "tool-return"]
         if returns:
             return ModelResponse(parts=[TextPart(f"main says: {returns[0].content}")])
-        models.broken = True  # the child's run cannot build its model
+        models.broken, models.spare = True, 1  # the launch's check builds it once; the child's run cannot
         return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: x"})])
 
     models = BreakingModels(main=main)
@@ -396,6 +395,21 @@ async def test_a_child_whose_run_crashes_fails_and_its_caller_is_told(tmp_path):
         payloads = await outbox_payloads(core)
     assert (child.status, child.error) == (RunStatus.FAILED, "internal error (RuntimeError)")
     assert main_run.status is RunStatus.COMPLETED
-    assert [p["body"] for p in payloads] == [
-        "main says: {'status': 'error', 'error': 'subagent run failed: internal error (RuntimeError)'}"
-    ]
+    assert [p["body"] for p in payloads] == ["main says: subagent run failed: internal error (RuntimeError)"]
+
+
+async def test_a_child_whose_model_cannot_be_built_is_not_launched_and_costs_no_action(tmp_path):
+    def main(messages: list[ModelMessage], info) -> ModelResponse:
+        returns = [p for p in messages[-1].parts if p.part_kind == "tool-return"]
+        if returns:
+            return ModelResponse(parts=[TextPart(f"main says: {returns[0].content}")])
+        models.broken = True  # from here no model can be built
+        return ModelResponse(parts=[ToolCallPart("spawn_subagent", {"prompt": "child: x"})])
+
+    models = BreakingModels(main=main)
+    async with running_core(tmp_path, models, CONFIG) as core:
+        main_run = await core.runs.get(await chat_and_wait(core))
+        children = await core.core.queries.children(MAIN_KEY)
+        charged = await core.sessions.charged_since(MAIN_KEY, 0)
+    assert main_run.result_text == f"main says: {SPAWN_FAILED}the model registry broke"
+    assert (children, charged) == ([], 0)

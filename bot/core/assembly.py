@@ -156,7 +156,7 @@ def build(
     authority = RunAuthority(ctx)
     agent_tools = AgentTools(ctx, queries, policy, spawning, commands, authority)
     budget = ActionBudget(ctx)
-    subagent_spawn = SubagentSpawn(ctx, spawning, budget)
+    subagent_spawn = SubagentSpawn(ctx, spawning, budget, models)
     tasks = DelegateTasks(ctx, records, commands.kill, authority)
     delegating = Delegating(ctx, spawning, tasks, budget)
     control = ToolControl(config, agent_tools, subagent_spawn, delegating)

@@ -5,7 +5,8 @@ persists. A tool with an effect (spawning, sending, steering, killing, switching
 run (``durable_runs.step``): a run resumed after a crash gets back what the call answered, and does not
 do it again (``spawn_subagent`` and ``delegate`` journal their launch, then wait for the child, in the core). Tools
 answer with JSON objects (``{"status": ...}``) rather than raising, so a refused call is
-something the model reads and adapts to. Only the tools the policy allows for the caller's role are built.
+something the model reads and adapts to; ``spawn_subagent`` answers with bare text, as its contract says: the
+child's final text, or the refusal's words. Only the tools the policy allows for the caller's role are built.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ POLICY_KEYS = (  # what a prompt-injected child might ask for, refused naming th
     "depth",
 )
 NARROW_ONLY = "a child's tools, budget and depth are its agent's policy narrowed by yours"
+EMPTY_PROMPT = "Missing or empty 'prompt' parameter"
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class SessionControl(Protocol):
         self, caller: Caller, action: str, target: str | None, message: str | None
     ) -> dict[str, Any]: ...
     async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]: ...
-    async def tool_spawn_subagent(self, caller: Caller, prompt: object) -> dict[str, Any]: ...
+    async def tool_spawn_subagent(self, caller: Caller, prompt: str) -> str: ...
     async def tool_delegate(self, caller: Caller, raw: dict[str, Any]) -> dict[str, Any]: ...
     def delegate_roster(self, caller: Caller) -> list[str]: ...
 
@@ -184,13 +186,16 @@ async def model_switch(ctx: RunContext[ToolDeps], model: str) -> dict[str, Any]:
     return await step("model_switch", ctx.deps.control.tool_model_switch, ctx.deps.caller, model)
 
 
-async def spawn_subagent(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:
-    """The core checks the prompt, after the depth cap and the risk gate.
+async def spawn_subagent(ctx: RunContext[ToolDeps], **raw: Any) -> str:
+    """The prompt is checked first; the core checks the rest, in the contract's order.
 
-    That is the tool's contract order."""
+    The answer is text the model reads: the child's final text, or the refusal's words."""
+    prompt = raw.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return EMPTY_PROMPT
     if refusal := _asks_for_more("spawn_subagent", raw, model=True):
-        return _error(refusal)
-    return await ctx.deps.control.tool_spawn_subagent(ctx.deps.caller, raw.get("prompt"))
+        return refusal
+    return await ctx.deps.control.tool_spawn_subagent(ctx.deps.caller, prompt.strip())
 
 
 async def delegate(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:

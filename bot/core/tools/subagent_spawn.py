@@ -2,9 +2,11 @@
 profile, its own session (so its turns never enter the caller's history) — that the caller's tool call waits
 for and whose final text is that call's result. Nothing is announced; the channel sees the caller's answer.
 
-Guards run in the tool's contract order, with its words (:mod:`bot.profiles`): the depth-1 cap, the risk profile,
-the prompt, the read-only level, then the action budget (:mod:`bot.core.tools.action_budget`, shared with the caller's
-own caller when the caller is itself a bounded delegate).
+The model reads bare text, as the tool's contract gives it: the child's final text (a placeholder when empty), or a
+refusal's words. Guards run in the contract's order, with its words (:mod:`bot.profiles`): the prompt (checked by
+the tool), the depth-1 cap, the risk profile, the read-only level, building the child's model, then
+the action budget (:mod:`bot.core.tools.action_budget`, shared with the caller's own caller when the caller is
+itself a bounded delegate). A child that cannot be built costs no action: nothing was launched.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from bot.agents.models import ModelFactory
 from bot.agents.runner import final_text
 from bot.core.context import CoreContext
 from bot.core.durable.durable_runs import step
@@ -20,7 +23,7 @@ from bot.core.errors import UserError
 from bot.core.runs.requests import delegated_session, new_run, origin_of
 from bot.core.runs.spawning import Spawning
 from bot.core.tools.action_budget import ActionBudget, BudgetExhausted
-from bot.core.tools.session_toolset import Caller
+from bot.core.tools.session_toolset import EMPTY_PROMPT, Caller
 from bot.core.tools.tool_policy import SPAWN_SUBAGENT
 from bot.records import (
     Delegation,
@@ -33,15 +36,16 @@ from bot.records import (
 )
 
 DEPTH_CAP = "spawn_subagent: a subagent may not spawn its own subagents (depth-1 cap)"
-EMPTY_PROMPT = "Missing or empty 'prompt' parameter"
 READ_ONLY = "Security policy: read-only mode, cannot perform 'spawn_subagent'"
 NO_OUTPUT_RESULT = "subagent completed without output"
+SPAWN_FAILED = "subagent spawn failed: "
 _WAIT_STEP = 3600.0  # no deadline of its own: the caller waits as long as the child runs
 
 log = structlog.get_logger(__name__)
 
 
 def _refused(error: str) -> dict[str, Any]:
+    """A refusal as the launch step journals it (the shape earlier journals hold too)."""
     return {"status": "error", "error": error}
 
 
@@ -51,26 +55,30 @@ class SubagentSpawn:
         ctx: CoreContext,
         spawning: Spawning,
         budget: ActionBudget,
+        models: ModelFactory,
     ) -> None:
         self._ctx = ctx
         self._spawning = spawning
         self._budget = budget
+        self._models = models
 
-    async def spawn(self, caller: Caller, prompt: object) -> dict[str, Any]:
-        """Guard and launch the child in one durable step, then wait for it.
+    async def spawn(self, caller: Caller, prompt: str) -> str:
+        """Guard and launch the child in one durable step, then wait for it; the text the model reads.
 
         A run resumed after a crash waits for the child it launched before, and launches no other."""
         started = await step("spawn_subagent", self._start, caller, prompt)
         if isinstance(started, dict):
-            return started
+            return str(started["error"])
         child = await self._finished(started)
         if child.status is RunStatus.COMPLETED:
             answer = final_text(await self._ctx.repos.transcripts.for_run(started))
-            return {"status": "completed", "output": answer or NO_OUTPUT_RESULT}
-        return _refused(f"subagent run failed: {child.error or child.status.word}")
+            return answer or NO_OUTPUT_RESULT
+        return f"subagent run failed: {child.error or child.status.word}"
 
-    async def _start(self, caller: Caller, prompt: object) -> dict[str, Any] | str:
-        """The child's run id, or the refusal that stops it."""
+    async def _start(self, caller: Caller, prompt: str) -> dict[str, Any] | str:
+        """The child's run id, or the refusal that stops it.
+
+        The tool checked the prompt already; it is checked again for any other caller."""
         session = caller.session
         if session.delegation is Delegation.SUBAGENT:
             return _refused(DEPTH_CAP)
@@ -80,12 +88,14 @@ class SubagentSpawn:
                 f"spawn_subagent: refused — agent '{session.agent_id}' risk_profile does not list spawn_subagent "
                 "in allowed_tools"
             )
-        if not isinstance(prompt, str) or not prompt.strip():
+        if not prompt.strip():
             return _refused(EMPTY_PROMPT)
         if risk is not None and risk.level == "readonly":
             return _refused(READ_ONLY)
         caller_run = await self._ctx.repos.runs.get(caller.run_id)
         assert caller_run is not None, "a tool call comes from a run"
+        if (unbuildable := self._unbuildable(session.agent_id, caller_run.model)) is not None:
+            return _refused(SPAWN_FAILED + self._ctx.redact.text(unbuildable))
         try:
             async with self._budget.charge(session) as charged_to:
                 run_id = await self._launch(session, caller_run, prompt.strip(), charged_to)
@@ -93,6 +103,17 @@ class SubagentSpawn:
             return _refused(str(refused))
         log.info("subagent_spawned", child_run_id=run_id)
         return run_id
+
+    def _unbuildable(self, agent_id: str, model: str) -> str | None:
+        """Why the child's model cannot be built now, or ``None``.
+
+        The model, its fallbacks and keys are built before launching: the caller reads why, not a child failing
+        at once."""
+        try:
+            self._models.chain(model, agent=agent_id)
+        except Exception as exc:  # any fault building the model: the model reads why, the caller's turn goes on
+            return str(exc) or type(exc).__name__
+        return None
 
     async def _launch(self, caller: Session, caller_run: Run, prompt: str, charged_to: str) -> str:
         """The child: the same agent on its caller's model and thinking, a leaf, archived once done."""
