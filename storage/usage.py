@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from bot.records import Delegation
 from storage.db import Connection, Database, Row
 from storage.runs import LIVE_SQL, in_server
 
@@ -19,8 +20,10 @@ NANO_USD = Decimal(1_000_000_000)
 
 @dataclass(frozen=True)
 class Payer:
-    """Whose budgets a run's spending counts against, and the ledger row it goes to: its member (none for a job
-    from config.toml), its server (none in DMs) and its agent."""
+    """Whose budgets a run's spending counts against, and the ledger row it goes to.
+
+    Its member (none for a job from config.toml), its server (none in DMs) and its agent: for a session that shares
+    its caller's budget, the agent of the budget's owner."""
 
     guild_id: int | None
     user_id: int | None
@@ -142,9 +145,17 @@ class UsageRepository:
         assert row is not None
         return row
 
-    async def agent_of(self, tx: Connection, session_key: str) -> str:
-        """The agent of a session (perhaps inserted by this very transaction)."""
-        return (await self._one(tx, "SELECT agent_id FROM sessions WHERE key = ?", (session_key,)))[0]
+    async def payer_agent_of(self, tx: Connection | None, session_key: str) -> str:
+        """The agent whose budgets a session's spending counts against.
+
+        That is the owner of the budget it shares (:attr:`bot.records.Session.budget_key`), else its own. The
+        session may have been inserted by this very transaction."""
+        shared = ", ".join(f"'{kind.value}'" for kind in Delegation if kind.shares_budget)
+        sql = (
+            "SELECT COALESCE(owner.agent_id, s.agent_id) FROM sessions s LEFT JOIN sessions owner "
+            f"ON owner.key = s.charged_to AND s.delegation IN ({shared}) WHERE s.key = ?"
+        )
+        return (await self._one(tx, sql, (session_key,)))[0]
 
     async def runs_since(
         self, tx: Connection | None, since: float, *, guild_id: int | None, user_id: int | None = None

@@ -9,9 +9,11 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from decimal import Decimal
 
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.usage import RequestUsage
 
 from bot.core.errors import CallerEnded
 from bot.core.runs.requests import ChatRequest
@@ -30,7 +32,7 @@ from tests.core_support import (
     settle,
     tool_returns,
 )
-from tests.db_views import agent_runs, delegate_tasks, outbox_payloads, session_delegations
+from tests.db_views import agent_runs, delegate_tasks, outbox_payloads, session_delegations, usage_days
 
 MAIN_KEY = "agent:main:discord:channel:100"
 CONFIG = """
@@ -688,6 +690,87 @@ async def test_a_bounded_delegate_spends_its_callers_budget_and_an_independent_o
     assert solo.results == [sub_done, sub_done]  # an independent delegate has its own budget (20 an hour)
     assert analyst.results == [sub_done, BUDGET_EXHAUSTED]  # main's 3rd action, then none
     assert [result["success"] for result in main.results] == [True, True]
+
+
+class Costly:
+    """An agentic delegate that calls ``sessions_list`` ``calls`` times, then answers; each response costs $0.006."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls, self.requests = calls, 0
+
+    def __call__(self, messages: list[ModelMessage], info) -> ModelResponse:
+        self.requests += 1
+        usage = RequestUsage(input_tokens=10, output_tokens=5, cost=Decimal("0.006"))
+        if self.requests > self.calls:
+            return ModelResponse(parts=[TextPart("spent")], usage=usage)
+        return ModelResponse(parts=[ToolCallPart("sessions_list", {})], usage=usage)
+
+
+SPENDING = """
+[agents.defaults]
+model = "test/main"
+[agents.defaults.subagents]
+max_spawn_depth = 2
+[risk_profiles.team]
+delegation_policy = { mode = "allow" }
+[runtime_profiles.thrifty]
+max_cost_per_day_cents = 1
+[runtime_profiles.spender]
+agentic = true
+max_tool_iterations = 10
+max_cost_per_day_cents = 100
+[agents.list.main]
+risk_profile = "team"
+runtime_profile = "thrifty"
+delegates = [{ agent = "bounded", mode = "bounded" }, { agent = "own", mode = "independent" }]
+[agents.list.bounded]
+model = "test/bounded"
+risk_profile = "team"
+runtime_profile = "spender"
+[agents.list.own]
+model = "test/own"
+risk_profile = "team"
+runtime_profile = "spender"
+"""
+OVER_MAINS_CAP = "Budget exceeded: $0.0120 of $0.01 Day limit. Cannot make further API calls until the budget resets."
+
+
+async def test_a_bounded_delegate_spends_its_callers_money_and_an_independent_one_its_own(tmp_path):
+    bounded, own = Costly(calls=3), Costly(calls=3)
+    main = Caller(delegate(agent="own", prompt="on my budget"), delegate(agent="bounded", prompt="on yours"))
+    async with running_core(tmp_path, ScriptedModels(main=main, bounded=bounded, own=own), SPENDING) as core:
+        main_run = await core.runs.get(await chat_and_wait(core))
+        own_task, bounded_task = await delegate_tasks(core)
+        mains = await usage_days(core, guild_id=ORIGIN.guild_id, user_id=ORIGIN.user_id, agent_id="main")
+    assert (own.requests, own_task.status) == (4, "completed")  # $0.024, under its own $1.00 a day
+    assert (bounded.requests, bounded_task.status) == (2, "failed")  # stopped at main's $0.01 a day
+    assert bounded_task.error == f"Agent 'bounded' failed: {OVER_MAINS_CAP}"
+    assert (main_run.status, main_run.error) == (RunStatus.FAILED, OVER_MAINS_CAP)  # main's budget is spent too
+    assert [(row.runs, row.requests, row.cost_nanousd) for row in mains] == [
+        (2, 4, 12_000_000)
+    ]  # main's own and its bounded delegate's
+
+
+async def test_a_bounded_delegates_launches_use_up_its_callers_actions(tmp_path):
+    config = NESTED.replace("max_spawn_depth = 2", "max_spawn_depth = 3").replace("max_tool_iterations = 2", "")
+    config = config.replace(
+        '[agents.list.main]\nrisk_profile = "team"',
+        '[runtime_profiles.tight]\nmax_actions_per_hour = 2\n[agents.list.main]\nrisk_profile = "team"\n'
+        'runtime_profile = "tight"',
+    )
+    analyst = Caller(("spawn_subagent", {"prompt": "sub: 1"}))
+
+    def answering(messages, info):
+        if first_prompt(messages).startswith("sub:"):
+            return ModelResponse(parts=[TextPart("sub done")])
+        return analyst(messages, info)
+
+    main = Caller(delegate(agent="analyst", prompt="shared budget"), ("spawn_subagent", {"prompt": "sub: 2"}))
+    async with running_core(tmp_path, ScriptedModels(main=main, analyst=answering), config) as core:
+        await chat_and_wait(core)
+    assert analyst.results == [{"status": "completed", "output": "sub done"}]  # main's 2nd action
+    assert main.results[0]["success"] is True
+    assert main.results[1] == {"status": "error", "error": BUDGET_EXHAUSTED}  # main's own 3rd: none left
 
 
 async def test_background_delegations_in_flight_are_capped(tmp_path, monkeypatch):

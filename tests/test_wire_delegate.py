@@ -131,3 +131,63 @@ async def test_stop_reaches_a_running_background_task(world):
         ("chat", "completed"),
         ("spawn", "killed"),
     ]
+
+
+SPENDING = """
+[agents]
+default_agent = "boss"
+[agents.defaults.subagents]
+max_spawn_depth = 2
+[agents.list.boss]
+risk_profile = "team"
+runtime_profile = "thrifty"
+delegates = [{ agent = "analyst", mode = "MODE" }]
+[agents.list.analyst]
+model = "fake/gpt-4o"
+risk_profile = "team"
+runtime_profile = "looping"
+[risk_profiles.team]
+delegation_policy = { mode = "allow" }
+[runtime_profiles.thrifty]
+max_cost_per_day_cents = 1
+[runtime_profiles.looping]
+agentic = true
+[pricing."fake/gpt-4o-mini"]
+input_per_mtok = 0
+output_per_mtok = 0
+[pricing."fake/gpt-4o"]
+input_per_mtok = 10
+output_per_mtok = 0
+"""
+OVER_BOSS_CAP = "Budget exceeded: $0.0200 of $0.01 Day limit. Cannot make further API calls until the budget resets."
+
+
+async def test_a_bounded_delegates_spending_stops_at_its_callers_cost_cap(world):
+    world.extra_config = SPENDING.replace("MODE", "bounded")
+    world.llm.tool_call("delegate", {"agent": "analyst", "prompt": "Crunch everything"}, model=BOSS)
+    world.llm.tool_call("sessions_list", {}, model=ANALYST, prompt_tokens=2000)  # $0.02 of boss's $0.01 a day
+    await world.start_bot()
+
+    reply = await ask(world, "crunch the numbers")
+    assert OVER_BOSS_CAP in reply["content"]  # boss's own turn stops too: the money was boss's
+    assert [request["model"] for request in world.llm.requests] == [BOSS, ANALYST]  # no second analyst request
+    assert world.rows("SELECT status, error FROM delegate_tasks") == [
+        ("failed", f"Agent 'analyst' failed: {OVER_BOSS_CAP}")
+    ]
+    assert world.rows("SELECT agent_id, cost_nanousd FROM usage_daily WHERE cost_nanousd > 0") == [("boss", 20_000_000)]
+
+
+async def test_an_independent_delegate_spends_on_its_own_profile(world):
+    world.extra_config = SPENDING.replace("MODE", "independent")
+    world.llm.tool_call("delegate", {"agent": "analyst", "prompt": "Crunch everything"}, model=BOSS)
+    world.llm.tool_call("sessions_list", {}, model=ANALYST, prompt_tokens=2000)
+    world.llm.reply("Everything crunched.", model=ANALYST, prompt_tokens=2000)
+    world.llm.reply("All crunched.", model=BOSS)
+    await world.start_bot()
+
+    reply = await ask(world, "crunch the numbers")
+    assert reply["content"] == "All crunched."  # $0.04 of the analyst's own $5.00 a day; boss spent nothing
+    assert world.rows("SELECT status FROM delegate_tasks") == [("completed",)]
+    assert world.rows("SELECT agent_id, cost_nanousd FROM usage_daily WHERE cost_nanousd > 0") == [
+        ("analyst", 40_000_000)
+    ]

@@ -7,6 +7,10 @@ every model request of a run the daily caps are checked again; a run that reache
 transaction that appends them to the transcript, and a member hears once a day (in the run's channel) when a daily
 cap of theirs is 80% used. A runtime profile's ``max_cost_per_day_cents`` caps its agent's daily
 spending, in the runtime profile's own words (:mod:`bot.profiles`).
+
+A session that shares its caller's action budget (a ``spawn_subagent`` child, a bounded delegate) spends its
+caller's money too: its spending is counted as the budget owner's agent's and meets that agent's caps; an
+independent delegate pays as its own agent.
 """
 
 from __future__ import annotations
@@ -61,16 +65,17 @@ class Budgets:
     async def admit(self, tx: Connection, run: Run) -> None:
         """Refuse ``run`` over any cap (:class:`OverBudget`), else count it in today's usage; inside the
         transaction that persists it, so runs that arrive together cannot all pass a cap."""
-        payer = Payer(run.guild_id, run.requester_user_id, await self._ctx.repos.usage.agent_of(tx, run.session_key))
+        payer = await self._payer(tx, run)
         await self._refuse_over(await self._admission_caps(tx, payer, run.parent_run_id is None))
         await self._ctx.repos.usage.add(tx, day_of(self._ctx.clock()), payer, Spend(runs=1))
 
-    def meter(self, run: Run, session: Session) -> SpendCheck:
+    def meter(self, run: Run) -> SpendCheck:
         """The check before each of the run's model requests: the daily caps its spending counts against."""
-        payer = Payer(run.guild_id, run.requester_user_id, session.agent_id)
+        payers: list[Payer] = []  # read once, at the first request: a session's payer never changes
 
         async def check() -> str | None:
-            cap = first_reached(await self._daily_caps(payer))
+            payers[:] = payers or [await self._payer(None, run)]
+            cap = first_reached(await self._daily_caps(payers[0]))
             return exhausted(cap) if cap is not None else None
 
         return check
@@ -81,7 +86,7 @@ class Budgets:
         spend = spend_of(messages)
         if spend.requests == 0:
             return False
-        payer = Payer(run.guild_id, run.requester_user_id, session.agent_id)
+        payer = await self._payer(tx, run)
         now = self._ctx.clock()
         day = day_of(now)
         usage = self._ctx.repos.usage
@@ -110,6 +115,11 @@ class Budgets:
     async def caps(self, payer: Payer, *, top_level: bool = True) -> list[Cap]:
         """Every cap a run of ``payer`` counts against now, with its use (for ``/usage``)."""
         return await self._admission_caps(None, payer, top_level)
+
+    async def _payer(self, tx: Connection | None, run: Run) -> Payer:
+        """Whose budgets the run's spending counts against: its member, its server, its budget owner's agent."""
+        agent_id = await self._ctx.repos.usage.payer_agent_of(tx, run.session_key)
+        return Payer(run.guild_id, run.requester_user_id, agent_id)
 
     async def _refuse_over(self, caps: list[Cap]) -> None:
         if (cap := first_reached(caps)) is not None:

@@ -63,7 +63,7 @@ class TurnSetups:
         )
 
     def metered(self, model: Model, run: Run, session: Session) -> Model:
-        return MeteredModel(model, self._budgets.meter(run, session))
+        return MeteredModel(model, self._budgets.meter(run))
 
     async def record(self, tx: Connection, run: Run, session: Session, messages: Sequence[ModelMessage]) -> bool:
         return await self._budgets.record(tx, run, session, messages)
