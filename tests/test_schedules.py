@@ -223,7 +223,7 @@ async def test_a_firing_may_spawn_one_level_like_a_top_level_run(tmp_path):
         await orchestrator.schedules.fire_due(1)
         await orchestrator.core.dispatch.wait_idle()
         payloads = await outbox_payloads(orchestrator)
-    assert agent.results == [{"status": "completed", "output": "child answer"}]
+    assert agent.results == ["child answer"]  # spawn_subagent answers with the child's text
     assert [p["body"] for p in payloads] == [f"main says: {agent.results[0]}"]
 
 
