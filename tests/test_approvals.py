@@ -271,7 +271,7 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         old_bot.setattr(Approvals, "start", lambda self: asyncio.sleep(0))
         old_bot.setattr(Budgets, "admit", lambda self, tx, run: asyncio.sleep(0))
         old_bot.setattr(Budgets, "record", lambda self, tx, run, session, messages: asyncio.sleep(0, False))
-        old_bot.setattr(Budgets, "meter", lambda self, run, session: lambda: asyncio.sleep(0))
+        old_bot.setattr(Budgets, "meter", lambda self, run: lambda: asyncio.sleep(0))
         old_bot.setattr(RunRepository, "own", lambda self, tx, run_id: asyncio.sleep(0))  # nor executors (0014)
         old_bot.setattr(Executors, "start", lambda self, launch: launch())
         old_bot.setattr(Executors, "close", lambda self: asyncio.sleep(0))
