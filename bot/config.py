@@ -190,7 +190,9 @@ class SubagentDefaults(Section):
     ``max_concurrent_per_process``: with durable runs, at most this many of them in any one process (unset: no
     limit but the lane's). Up to 10,000: a run in flight holds about 100 KiB, a queued one a few.
     ``max_queued``: runs waiting for the lane, all servers together; ``max_queued_per_server``: one server's (DMs
-    count as one) share of them (unset: a quarter of ``max_queued``)."""
+    count as one) share of them (unset: a quarter of ``max_queued``). ``announce``: how the result of a sub-agent
+    the main agent spawned reaches people: ``main_agent``, a main-agent turn tells it in its own words (a model turn
+    per batch of results), or ``direct``, posted as it is (and joining the main agent's history)."""
 
     max_concurrent: Annotated[int, Field(ge=1, le=10_000)] = 8
     max_concurrent_per_process: Annotated[int, Field(ge=1, le=10_000)] | None = None
@@ -204,6 +206,7 @@ class SubagentDefaults(Section):
     thinking: ThinkingLevel | None = None
     allow_agents: list[str] = Field(default_factory=list)
     require_agent_id: bool = False
+    announce: Literal["main_agent", "direct"] = "main_agent"
 
     @property
     def server_queue_share(self) -> int:

@@ -137,17 +137,17 @@ def build(
     # the engine's end of a run: settlement, and what its commits ask for
     archiving = Archiving(ctx)
     records = DelegateRecords(ctx)
-    settlement = Settlement(ctx, archiving, Results(repos, config.tools.result_max_bytes), records)
     lanes = RunLanes(ctx)
     queues = RunQueues(config.agents.defaults.subagents, config.durability.queue_poll_seconds)
     dispatch = RunDispatch(repos, lanes.subagents, durable, queues)
     bindings = ThreadBindings(ctx, threads, settings, archiving)
-    effects = Effects(ctx.signals, dispatch, Cancellations(), archiving, bindings)
-    # budgets, approvals, and the start of runs
+    # budgets, and the start of runs (a settled sub-agent's result may start a main-agent turn)
     budget_limits = BudgetLimits(ctx)
     budgets = Budgets(ctx, budget_limits)
-    approvals = Approvals(ctx, effects.apply)
     spawning = Spawning(ctx, models, policy, settings, bindings, dispatch, budgets, envelopes)
+    settlement = Settlement(ctx, archiving, Results(ctx, budgets, spawning.main_model), records)
+    effects = Effects(ctx.signals, dispatch, Cancellations(), archiving, bindings)
+    approvals = Approvals(ctx, effects.apply)
     commands = RunCommands(ctx, settlement, effects, spawning, approvals)
     steer_limit = SteerLimit(clock)  # thread messages to a live run count as steers
     messages = ThreadMessages(ctx, bindings.routes, commands, steer_limit)

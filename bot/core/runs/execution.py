@@ -21,6 +21,7 @@ from bot.agents.result_caps import ResultLimits
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
 from bot.core.context import CoreContext
 from bot.core.runs import internal_context
+from bot.core.runs.announcements import is_voice_turn
 from bot.core.runs.effects import Effects
 from bot.core.runs.ports import Journal, TurnSetup
 from bot.core.runs.prompts import subagent_context
@@ -65,11 +66,12 @@ class Execution:
         self._journal = journal
         self._lanes = lanes
 
-    async def take_inbox(self, run_id: str, *, wake: bool) -> str | None:
+    async def take_inbox(self, run_id: str, *, wake: bool, deliver: bool = False) -> str | None:
         """Consume the run's pending inbox as one prompt.
 
-        Steers go in as they are, completions in one internal block. The take is a step journaled in the store, so a
-        replay takes what the first execution took, nothing included."""
+        Steers go in as they are, completions in one internal block (``deliver``: for the user, in the main agent's
+        voice). The take is a step journaled in the store, so a replay takes what the first execution took, nothing
+        included."""
 
         async def take(tx: Connection) -> list[tuple[str | None, str]]:
             return await self._ctx.repos.inbox.take_pending(tx, run_id, self._ctx.clock())
@@ -79,7 +81,7 @@ class Execution:
             return None
         steers = [content for source, content in items if source is None]
         events = [content for source, content in items if source is not None]
-        parts = steers + ([internal_context.wrap(events, wake=wake)] if events else [])
+        parts = steers + ([internal_context.wrap(events, wake=wake, deliver=deliver)] if events else [])
         return "\n\n".join(parts)
 
     async def _own(self, run_id: str) -> None:
@@ -141,7 +143,13 @@ class Execution:
             return None
         log.info("run_started", model=run.model)
         self._ctx.signals.run_changed(run.id)
-        return run.task
+        if not is_voice_turn(run):
+            return run.task
+        results = await self.take_inbox(run.id, wake=False, deliver=True)
+        if results is None:  # nothing to tell: it ends silent
+            silent = RunOutcome(RunStatus.COMPLETED, internal_context.SILENT_REPLIES[0], None, run.usage, [])
+            return await self._next_prompt(run, await self._settlement.end_turn(run, session, silent))
+        return results
 
     async def _mark_running(self, run_id: str, durable: bool) -> bool:
         """Queued → running; in a workflow, also true for a run it marked before (a replay): no step needs to record

@@ -17,6 +17,7 @@ from bot.agents.metering import MeteredModel
 from bot.agents.runner import RunOutcome
 from bot.core.budgets.meter import Budgets
 from bot.core.context import CoreContext
+from bot.core.runs.announcements import is_voice_turn
 from bot.core.runs.ports import TurnTools
 from bot.core.runs.settlement import AfterCommit
 from bot.core.tools.approvals import Approvals
@@ -29,6 +30,7 @@ from bot.records import Delegation, Run, Session
 from storage.db import Connection
 
 _DELEGATES = (Delegation.BOUNDED, Delegation.INDEPENDENT)  # their agentic loop stops at max_tool_iterations
+STARTS_WORK = frozenset({"sessions_spawn", "spawn_subagent", "delegate", "sessions_send"})
 
 
 class TurnSetups:
@@ -51,8 +53,11 @@ class TurnSetups:
         self._budgets = budgets
 
     async def tools(self, run: Run, session: Session) -> TurnTools:
+        """What the turn may call. A voice turn tells; it starts no work, so a result never leads to another
+        without someone asking."""
         runtime = self._ctx.config.runtime_profile_of(session.agent_id)
-        toolset = session_toolset(await self._offered(session))
+        offered = await self._offered(session)
+        toolset = session_toolset(offered - STARTS_WORK if is_voice_turn(run) else offered)
         return TurnTools(
             toolsets=([toolset] if toolset else []) + await self._mcp.toolsets(session),
             deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id)),
