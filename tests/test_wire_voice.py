@@ -210,3 +210,40 @@ async def test_a_persons_own_spawn_still_announces_directly(world):
 async def eventually_children(world, count: int) -> list[str]:
     await eventually(lambda: len(child_ids(world)) == count, timeout=10, describe=f"{count} sub-agents")
     return child_ids(world)
+
+
+async def test_a_voice_turn_cut_off_by_a_restart_resumes_and_tells_once(world):
+    agent = MainAgent(world, voice=Step.hang())
+    bot = await world.start_bot()
+
+    await mention(world, "please research the answer")
+    await world.llm.wait_hanging(1, timeout=15)
+    await world.stop_bot(bot)
+
+    agent.voice = "Good news: the answer is 42."
+    await world.start_bot()
+    told = await world.discord.wait_for_message(world.channel, lambda m: "the answer is 42" in m["content"])
+    await world.quiescent()
+
+    assert told["content"] == f"<@{world.alice.id}> Good news: the answer is 42."
+    assert templates(world) == []
+    assert world.rows("SELECT kind, status FROM runs ORDER BY created_at")[-1] == ("chat", "completed")
+    await stays(
+        lambda: [m for m in world.bot_messages() if "42" in m["content"]] == [told],
+        for_seconds=1,
+        describe="the telling posted once",
+    )
+
+
+async def test_a_voice_turn_over_the_members_budget_leaves_the_result_announced_as_it_is(world):
+    world.extra_config = "[budgets]\nmember_runs_per_hour = 2\n"  # the mention's turn and its sub-agent
+    agent = MainAgent(world)
+    await world.start_bot()
+
+    await mention(world, "please research the answer")
+    [child] = await eventually_children(world, 1)
+    announced = await world.discord.wait_for_message(world.channel, announcement_for(short_run_id(child)))
+    await world.quiescent()
+
+    assert "Found 12." in announced["content"] and agent.voiced == []
+    assert [row[0] for row in world.rows("SELECT kind FROM runs ORDER BY created_at")] == ["chat", "spawn"]
