@@ -218,7 +218,10 @@ def fan_out(messages, info) -> ModelResponse:
 
 
 async def test_a_grandchild_waits_in_its_members_bucket_under_the_top_level_run_it_descends_from(tmp_path):
-    config = '[agents.defaults]\nmodel = "test/fan"\n[agents.defaults.subagents]\nannounce = "direct"\nmax_spawn_depth = 2\n[agents.list.main]\n'
+    config = (
+        '[agents.defaults]\nmodel = "test/fan"\n[agents.defaults.subagents]\nannounce = "direct"\nmax_spawn_depth = 2\n'
+        "[agents.list.main]\n"
+    )
     async with running_core(tmp_path, ScriptedModels(fan=fan_out), config) as core:
         top = await chat_and_wait(core, "spawn spawn leaf")
         await core.core.dispatch.wait_idle()

@@ -11,7 +11,6 @@ from bot import app
 from bot.agents import model_catalog
 from bot.agents import models as models_module
 from bot.agents.models import ModelFactory
-from bot.records import short_run_id
 from tests.harness import announcement_for, answer_to, spawned_run_id
 from tests.test_wire_control import command
 

@@ -25,15 +25,16 @@ def text_of(message: dict) -> str:
 
 
 class MainAgent:
-    """The fake model's answers: the main agent spawns what a mention asks for, sub-agents answer, and a voice turn
-    answers with ``voice`` (a string, or a step); every voice turn's request is kept."""
+    """The fake model's answers: the main agent spawns what a mention asks for (its answer after the spawn waits for
+    ``hold_main``), sub-agents answer, and a voice turn answers with ``voice`` (a string, or a step); every voice
+    turn's request is kept."""
 
     def __init__(self, world, voice: str | Step = "Good news: the answer is 42.", tasks: tuple[str, ...] = ("dig",)):
         self.voice = voice
         self.voiced: list[dict] = []
         self.tasks = tasks
-        self.hold_children = asyncio.Event()
-        self.hold_children.set()
+        self.hold_main = asyncio.Event()  # the mention's turn, before its answer
+        self.hold_main.set()
         world.llm.default = self.answer
 
     async def answer(self, body: dict) -> str | Step:
@@ -42,9 +43,9 @@ class MainAgent:
             self.voiced.append(body)
             return self.voice
         if last["role"] == "tool":
+            await self.hold_main.wait()
             return "I started it."
         if "[Subagent Context]" in text_of(body["messages"][0]):
-            await self.hold_children.wait()
             return "Found 12."
         if "please research" in text_of(last):
             return Step.calls([("sessions_spawn", {"task": task}) for task in self.tasks])
@@ -114,13 +115,16 @@ async def test_a_voice_turn_that_says_no_reply_posts_nothing(world):
 
 async def test_results_arriving_together_are_one_turn_and_each_member_hears_of_their_own(world):
     agent = MainAgent(world, voice="Both parts are in.", tasks=("dig one", "dig two"))
-    agent.hold_children.clear()
+    agent.hold_main.clear()
     bob = member(world, "bob")
     await world.start_bot()
 
-    await mention(world, "please research both")
-    await eventually(lambda: len(child_ids(world)) == 2, timeout=10, describe="two sub-agents")
-    agent.hold_children.set()  # both answer at once, while the first's voice turn waits for its lane
+    bot_id = world.discord.bot_user_id
+    asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{bot_id}> please research both")
+    await world.until("SELECT status FROM runs WHERE kind = 'spawn'", [("completed",), ("completed",)], timeout=10)
+    assert agent.voiced == []  # both results wait for the turn in progress to end
+    agent.hold_main.set()
+    assert (await world.discord.wait_for_message(world.channel, answer_to(asked)))["content"] == "I started it."
     told = await world.discord.wait_for_message(world.channel, lambda m: "Both parts are in." in m["content"])
     await world.quiescent()
 
