@@ -19,7 +19,8 @@ from storage.due_rows import due_rows
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
-    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site, charged_to"
+    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site, "
+    "charged_to, acp_agent"
 )
 
 _NOT_ARCHIVED = "archived_at IS NULL"  # with a deadline compared, the partial index sessions_to_archive
@@ -48,7 +49,7 @@ class SessionRepository:
 
     async def insert(self, tx: Connection, session: Session, *, if_missing: bool = False) -> None:
         await tx.execute(
-            f"INSERT INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 22)})"
+            f"INSERT INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 23)})"
             + (" ON CONFLICT DO NOTHING" if if_missing else ""),
             (
                 session.key,
@@ -73,6 +74,7 @@ class SessionRepository:
                 session.delegation,
                 session.spawn_site,
                 session.charged_to,
+                session.acp_agent,
             ),
         )
 
