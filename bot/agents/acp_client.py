@@ -65,7 +65,9 @@ class TurnHooks(Protocol):
 
 @dataclass(frozen=True)
 class AcpReply:
-    """How a prompt ended, and the agent's message (what it had so far, when it did not complete)."""
+    """How a prompt ended, and the agent's message.
+
+    When it did not complete, the message is what the agent had said so far."""
 
     ending: Ending
     text: str
@@ -268,7 +270,7 @@ class AcpSession:
 
 
 class AcpAgents:
-    """The configured ACP agents, and the ACP session of each sub-agent session that has one."""
+    """The configured ACP agents, and each sub-agent session's ACP session."""
 
     def __init__(self, agents: Mapping[str, AcpAgentConfig], environ: Mapping[str, str] | None = None) -> None:
         self._agents = dict(agents)
@@ -288,7 +290,9 @@ class AcpAgents:
         cancelled: Callable[[], bool],
         timeout_seconds: float | None,
     ) -> AcpReply:
-        """Prompt sub-agent session ``key``'s ACP session of agent ``name``, opened now if it has none alive."""
+        """Prompt sub-agent session ``key``'s ACP session of agent ``name``.
+
+        The session is opened now if it has none alive."""
         session = self._live.get(key)
         if session is None or not session.alive:
             if session is not None:

@@ -1,4 +1,4 @@
-"""The environment of a process the bot starts for a tool source (an MCP server, an ACP agent).
+"""The environment of a tool source's process: an MCP server's, an ACP agent's.
 
 It gets only ``HOME``, ``PATH``, ``SHELL`` and ``TERM`` of the bot's environment (and the like), plus what its
 ``env_from`` names: the bot's token and API keys never reach it unless the config hands one over by name.

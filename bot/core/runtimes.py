@@ -10,7 +10,7 @@ from bot.config import Config
 from bot.core.errors import SpawnRefused
 from bot.text import quoted
 
-BOT_RUNTIMES = ("subagent", "agent")  # OpenClaw's name, and this bot's
+BOT_RUNTIMES = ("subagent", "agent")  # the contract's name, and this bot's
 
 
 def acp_target(runtime: str, agent_id: str | None, config: Config, *, sandboxed: bool) -> str | None:

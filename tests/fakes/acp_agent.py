@@ -4,7 +4,8 @@ Each prompt is its own script: steps separated by ``;``, run in order —
 ``plan`` (a two-entry plan), ``tool:<title>`` (a tool call in progress), ``ask`` (a permission request; the chosen
 outcome is recorded), ``read:<path>`` and ``write:<path>=<text>`` (file requests to the client; the answer or error
 is recorded), ``gate`` (wait until the file ``ACP_GATE_FILE`` exists), ``hold`` (wait until cancelled),
-``reply:<text>`` (a message chunk). With no ``reply`` the agent answers ``echo: <prompt>``.
+``reply:<text>`` (a message chunk), ``die`` (the process ends at once, like a crash). With no ``reply`` the
+agent answers ``echo: <prompt>``.
 
 Every event is one JSON line in the file named by ``ACP_LOG_FILE``: ``start`` (with the process id), ``session``,
 ``prompt`` (with the session id and text), ``permission``, ``read``, ``write``, ``cancel``.
@@ -103,6 +104,8 @@ class FakeAgent(Agent):
             elif verb == "hold":
                 await cancelled.wait()
                 return PromptResponse(stop_reason="cancelled")
+            elif verb == "die":
+                os._exit(1)
             elif verb == "reply":
                 replied = True
                 await self._conn.session_update(

@@ -30,7 +30,9 @@ _STATUS = {
 
 
 class Asking(Protocol):
-    """Asks the run's owner or a moderator to allow what an agent wants to do; ``False`` when denied or unanswered."""
+    """Asks the run's owner or a moderator to allow an agent's request.
+
+    ``False`` when denied or unanswered."""
 
     async def ask_live(
         self, run: Run, session: Session, title: str, details: str, cancelled: Callable[[], bool]

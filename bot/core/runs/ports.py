@@ -81,7 +81,7 @@ class TurnSetup(Protocol):
 
 
 class Harness(Protocol):
-    """A harness session's turn, run by its outside agent (an ACP agent) instead of the bot's runtime."""
+    """A harness session's turn, run by its ACP agent instead of the bot's runtime."""
 
     async def turn(self, run: Run, session: Session, prompt: str, cancelled: Callable[[], bool]) -> RunOutcome: ...
 

@@ -153,7 +153,7 @@ class Approvals:
             id=uuid.uuid4().hex,
             run_id=run.id,
             tool_call_id=f"acp-{uuid.uuid4().hex}",
-            tool_name=title[:200],
+            tool_name=title.replace("`", "'")[:200],  # shown in a code span
             arguments=arguments,
             channel_id=await self._asked_in(run, session),
             owner_user_id=run.requester_user_id,
