@@ -26,6 +26,11 @@ _COLUMNS = (
 _NOT_ARCHIVED = "archived_at IS NULL"  # with a deadline compared, the partial index sessions_to_archive
 
 
+def _stored(value: object) -> object:
+    """A session's field as its column holds it: flags as 0/1."""
+    return int(value) if isinstance(value, bool) else value
+
+
 def _from_row(row: Row) -> Session:
     values = dict(zip(row.keys(), row, strict=True))
     return Session(
@@ -48,34 +53,11 @@ class SessionRepository:
         self._db = db
 
     async def insert(self, tx: Connection, session: Session, *, if_missing: bool = False) -> None:
+        columns = _COLUMNS.split(", ")
         await tx.execute(
-            f"INSERT INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 23)})"
+            f"INSERT INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * len(columns))})"
             + (" ON CONFLICT DO NOTHING" if if_missing else ""),
-            (
-                session.key,
-                session.agent_id,
-                session.kind,
-                session.depth,
-                session.role,
-                session.requester_session_key,
-                session.label,
-                session.guild_id,
-                session.channel_id,
-                session.owner_user_id,
-                session.created_at,
-                session.control_scope,
-                session.task,
-                session.mode,
-                session.cleanup,
-                int(session.sandboxed),
-                session.archive_at,
-                session.archived_at,
-                session.model,
-                session.delegation,
-                session.spawn_site,
-                session.charged_to,
-                session.acp_agent,
-            ),
+            tuple(_stored(getattr(session, column)) for column in columns),
         )
 
     async def get(self, key: str) -> Session | None:
