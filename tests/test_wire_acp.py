@@ -244,3 +244,17 @@ async def test_an_agent_that_dies_mid_run_fails_it_with_a_reason_and_the_next_sp
     again = await spawn_acp(world, "reply:all done")
     assert "all done" in (await world.discord.wait_for_message(world.channel, announcement_for(again)))["content"]
     assert len(events(log, "start")) == 2
+
+
+async def test_subagents_send_from_the_channel_is_a_further_prompt_to_the_same_session(world):
+    log = with_acp(world)
+    await world.start_bot()
+    run_id = await spawn_acp(world, "reply:first answer")
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    await world.quiescent()
+
+    answer = await command(world, world.alice, "subagents send", target="1", message="reply:the second answer")
+
+    assert answer == "the second answer"
+    [first, second] = events(log, "prompt")
+    assert second["text"] == "reply:the second answer" and second["session"] == first["session"]
