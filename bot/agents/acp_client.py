@@ -99,6 +99,7 @@ class _Client:
         self.cwd = cwd
         self.hooks: TurnHooks | None = None
         self.text: list[str] = []
+        self.kept = 0  # characters in ``text``
         self.titles: dict[str, str] = {}  # tool call ids' titles, for updates that omit theirs
 
     def reply(self) -> str:
@@ -106,8 +107,9 @@ class _Client:
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContentBlock):
-            if sum(map(len, self.text)) < MAX_REPLY_CHARS:
-                self.text.append(update.content.text)
+            if self.kept < MAX_REPLY_CHARS:
+                self.text.append(update.content.text[: MAX_REPLY_CHARS - self.kept])
+                self.kept += len(self.text[-1])
             return
         line = None
         if isinstance(update, ToolCallStart | ToolCallProgress):
@@ -230,7 +232,7 @@ class AcpSession:
     ) -> AcpReply:
         """Send one prompt and follow it to its end: ``cancelled`` (polled) sends ``session/cancel``."""
         assert self._conn is not None
-        self._client.hooks, self._client.text = hooks, []
+        self._client.hooks, self._client.text, self._client.kept = hooks, [], 0
         asked = asyncio.ensure_future(self._conn.prompt(session_id=self.session_id, prompt=[text_block(text)]))
         deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
         ending: Ending | None = None

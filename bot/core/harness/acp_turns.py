@@ -45,8 +45,12 @@ class _Hooks:
     def __init__(self, ctx: CoreContext, asking: Asking, run: Run, session: Session, cancelled: Callable[[], bool]):
         self._ctx, self._asking = ctx, asking
         self._run, self._session, self._cancelled = run, session, cancelled
+        self._shown: str | None = None
 
     async def activity(self, line: str) -> None:
+        if line == self._shown:  # an agent repeating itself writes nothing
+            return
+        self._shown = line
         async with self._ctx.repos.db.transaction() as tx:
             await self._ctx.repos.run_activity.set(tx, self._run.id, self._ctx.redact.text(line), self._ctx.clock())
         self._ctx.signals.run_changed(self._run.id)
