@@ -17,6 +17,7 @@ from storage.inbox import InboxRepository
 from storage.outbox import OutboxRepository
 from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
+from storage.run_activity import RunActivityRepository
 from storage.run_steps import RunStepRepository
 from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
@@ -44,6 +45,7 @@ class Repositories:
     retention: RetentionRepository
     processes: ProcessRepository
     run_steps: RunStepRepository
+    run_activity: RunActivityRepository
 
     @classmethod
     def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
@@ -66,4 +68,5 @@ class Repositories:
             retention=RetentionRepository(db),
             processes=ProcessRepository(db),
             run_steps=RunStepRepository(db),
+            run_activity=RunActivityRepository(db),
         )

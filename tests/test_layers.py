@@ -35,6 +35,7 @@ LEAVES = {
     "errors",
     "guild_settings",
     "limits",
+    "runtimes",
     "server_cache",
     "signals",
     "stats",
@@ -50,6 +51,7 @@ CORRIDORS = {
     "jobs": {"runs", "durable", "budgets"},
     "tools": {"runs", "durable", "budgets", "oversight"},
     "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs"},
+    "harness": set(),  # a harness session's turn, on its ACP agent; handed to the engine as a port
 }
 
 

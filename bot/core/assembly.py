@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.agents.acp_client import AcpAgents
 from bot.agents.mcp_servers import McpServers
 from bot.agents.models import ModelFactory
 from bot.config import Config
@@ -25,6 +26,7 @@ from bot.core.durable.executors import Executors
 from bot.core.durable.run_queues import RunQueues
 from bot.core.durable.store_steps import StoreSteps
 from bot.core.guild_settings import GuildSettings
+from bot.core.harness.acp_turns import AcpTurns
 from bot.core.jobs.retention import Retention
 from bot.core.jobs.schedules import Schedules
 from bot.core.oversight.run_authority import RunAuthority
@@ -89,6 +91,7 @@ class Core:
     delegate_tasks: DelegateTasks
     tools: ToolControl
     execution: Execution
+    harness: AcpTurns
     executors: Executors
     schedules: Schedules
     retention: Retention
@@ -112,6 +115,7 @@ class Core:
         self.ctx.timers.shutdown()
         await asyncio.gather(self.dispatch.close(), self.ctx.signals.close(), self.bindings.close())
         await self.executors.close()
+        await self.harness.close()
 
 
 def build(
@@ -163,7 +167,8 @@ def build(
     mcp = McpTools(ctx, mcp_servers)
     turns = TurnSetups(ctx, control, mcp, envelopes, approvals, budgets)
     # the engine's run body, and the processes sharing the store
-    execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes)
+    harness = AcpTurns(ctx, AcpAgents(config.acp_agents), approvals)
+    execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes, harness)
     executors = Executors(ctx, settlement, effects.apply, shards, dispatch)
     schedules = Schedules(ctx, models, spawning, channel_conversation=channel_conversation)
     retention = Retention(ctx, durable)
@@ -191,6 +196,7 @@ def build(
         delegate_tasks=tasks,
         tools=control,
         execution=execution,
+        harness=harness,
         executors=executors,
         schedules=schedules,
         retention=retention,

@@ -23,7 +23,7 @@ from bot.core.context import CoreContext
 from bot.core.runs import internal_context
 from bot.core.runs.announcements import is_voice_turn
 from bot.core.runs.effects import Effects
-from bot.core.runs.ports import Journal, TurnSetup
+from bot.core.runs.ports import Harness, Journal, TurnSetup
 from bot.core.runs.prompts import subagent_context
 from bot.core.runs.run_lanes import RunLanes
 from bot.core.runs.settlement import Settlement, TurnEnd
@@ -57,6 +57,7 @@ class Execution:
         turns: TurnSetup,
         journal: Journal,
         lanes: RunLanes,
+        harness: Harness,
     ) -> None:
         self._ctx = ctx  # its redactor: what a turn stores and says, and tool results before the model reads them
         self._models = models
@@ -65,6 +66,7 @@ class Execution:
         self._turns = turns
         self._journal = journal
         self._lanes = lanes
+        self._harness = harness  # harness sessions' turns (an ACP agent's)
 
     async def take_inbox(self, run_id: str, *, wake: bool, deliver: bool = False) -> str | None:
         """Consume the run's pending inbox as one prompt.
@@ -167,6 +169,12 @@ class Execution:
         return await self.take_inbox(run.id, wake=True) if ended.again else None
 
     async def _run_turn(self, run: Run, session: Session, prompt: Prompt) -> RunOutcome:
+        if session.acp_agent is not None:  # a harness session: its ACP agent runs the turn, a kill cancels it
+            token = self._effects.cancellations.token(run.id)
+            try:
+                return await self._harness.turn(run, session, str(prompt), lambda: token.cancelled)
+            finally:
+                self._effects.cancellations.done(run.id)
         agent = self._ctx.config.agents.list[session.agent_id]
         system_prompt = agent.system_prompt or self._ctx.config.agents.defaults.system_prompt
         if session.kind == SessionKind.SUBAGENT:

@@ -85,6 +85,7 @@ class Spawning:
                 model=request.model,
                 thinking=request.thinking,
                 thread=request.thread,
+                runtime=request.runtime,
             )
             context = await self._spawn_context(requester, None, request.origin.user_id, by_user=True)
             plan = await self._policy.checked_plan(args, context)
@@ -206,6 +207,7 @@ class Spawning:
             cleanup=plan.cleanup,
             sandboxed=plan.sandboxed,
             spawn_site=SpawnSite.TOOL if requester_run is not None else SpawnSite.SLASH,
+            acp_agent=plan.acp_agent,
         )
         run = new_run(
             child,
@@ -231,7 +233,7 @@ class Spawning:
             await self.persist_and_queue(run, requester if requester.kind == SessionKind.MAIN else None, child, binding)
         if binding is not None:
             await self._threads.introduce(binding, child.label or child.agent_id)
-        return SpawnAccepted(run.id, child.key, plan.agent_id, plan.mode, plan.warning)
+        return SpawnAccepted(run.id, child.key, plan.acp_agent or plan.agent_id, plan.mode, plan.warning)
 
     async def persist_and_queue(
         self,
