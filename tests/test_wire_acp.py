@@ -10,7 +10,6 @@ import json
 import sys
 from pathlib import Path
 
-from bot.records import short_run_id
 from tests.harness import QUICK_STATUS_EDITS, World, announcement_for, answer_to
 from tests.polling import eventually
 from tests.test_wire_control import command, member
@@ -204,7 +203,14 @@ async def test_an_agents_sessions_spawn_with_runtime_acp_runs_the_coding_agent_a
     log = with_acp(world)
     world.llm.tool_call("sessions_spawn", {"task": "nope-agent", "runtime": "acp", "agentId": "nope"})
     world.llm.tool_call("sessions_spawn", {"task": "reply:patched", "runtime": "acp", "agentId": "coder"})
-    world.llm.default = lambda body: "Started." if body["messages"][-1]["role"] == "tool" else "ok"
+
+    def main_agent(body: dict) -> str:
+        last = body["messages"][-1]
+        if "[Internal task completion event]" in str(last["content"]):  # it tells what the coding agent answered
+            return "The coding agent says: " + ("patched" if "patched" in last["content"] else "nothing")
+        return "Started." if last["role"] == "tool" else "ok"
+
+    world.llm.default = main_agent
     await world.start_bot()
 
     asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> go")
@@ -214,10 +220,8 @@ async def test_an_agents_sessions_spawn_with_runtime_acp_runs_the_coding_agent_a
     ]
     assert results[0] == {"status": "error", "error": 'Unknown ACP agent "nope". Configured ACP agents: coder.'}
     assert results[1]["status"] == "accepted"
-    announcement = await world.discord.wait_for_message(
-        world.channel, announcement_for(short_run_id(results[1]["runId"]))
-    )
-    assert "patched" in announcement["content"]
+    told = f"<@{world.alice.id}> The coding agent says: patched"
+    await world.discord.wait_for_message(world.channel, lambda message: message["content"] == told)
     assert [event["text"] for event in events(log, "prompt")] == ["reply:patched"]
     assert world.rows("SELECT acp_agent FROM sessions WHERE acp_agent IS NOT NULL") == [("coder",)]
 
