@@ -52,12 +52,12 @@ class MainAgent:
         return "As I said: 42."
 
 
-async def mention(world, text: str, user=None) -> dict:
+async def mention(world, text: str, user=None, channel=None) -> dict:
+    channel = channel or world.channel
     asked = await world.discord.send_user_message(
-        user or world.alice, world.channel, f"<@{world.discord.bot_user_id}> {text}"
+        user or world.alice, channel, f"<@{world.discord.bot_user_id}> {text}"
     )
-    reply = await world.discord.wait_for_message(world.channel, answer_to(asked))
-    return reply
+    return await world.discord.wait_for_message(channel, answer_to(asked))
 
 
 def child_ids(world) -> list[str]:
@@ -251,3 +251,18 @@ async def test_a_voice_turn_over_the_members_budget_leaves_the_result_announced_
 
     assert "Found 12." in announced["content"] and agent.voiced == []
     assert [row[0] for row in world.rows("SELECT kind FROM runs ORDER BY created_at")] == ["chat", "spawn"]
+
+
+async def test_a_conversation_in_a_thread_is_told_in_that_thread(world):
+    MainAgent(world)
+    bob = member(world, "bob")
+    side = world.discord.add_thread(world.channel, "side talk", owner=bob)
+    await world.start_bot()
+
+    await mention(world, "please research the answer", user=bob, channel=side)
+    told = await world.discord.wait_for_message(side, lambda m: "the answer is 42" in m["content"])
+    await world.quiescent()
+
+    assert told["content"] == f"<@{bob.id}> Good news: the answer is 42."
+    assert world.bot_messages() == []  # nothing in the parent channel
+    assert world.rows("SELECT channel_id FROM runs WHERE kind = 'chat' ORDER BY created_at") == [(side.id,), (side.id,)]
