@@ -24,7 +24,6 @@ from tests.polling import eventually, stays
 SPAWNS = 200
 RUNNING_HERE = "SELECT COUNT(*) FROM runs WHERE status = 'running' AND executor_id = 'shards-0-of-2'"
 LATENCY = 0.5  # seconds per model answer: the model dominates, as in production
-RECORDING = 0.5  # seconds a loaded process may take to record an answer in its journal
 LANE, PER_PROCESS = 8, 4  # the sub-agent lane across both processes, and what each may run of it
 
 pytestmark = [
@@ -133,10 +132,12 @@ async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_one
             return rows(done)[0][0] >= 20 and rows(f"{RUNNING_HERE} AND {young}")[0][0] > 0
 
         await eventually(in_hand, timeout=20, describe="20 runs completed, the doomed process amid some")
-        killed_at = time.time()
         doomed.send_signal(signal.SIGKILL)
         await doomed.wait()
         owned = dict(rows("SELECT executor_id, COUNT(*) FROM runs WHERE status = 'running' GROUP BY 1"))
+        held = {
+            task for (task,) in rows("SELECT task FROM runs WHERE status = 'running' AND executor_id = 'shards-0-of-2'")
+        }
         assert owned.get("shards-0-of-2", 0) > 0, f"the killed process had no run in hand: {owned}"
         assert max(owned.values()) <= PER_PROCESS, owned
         # runs execute wherever there is room: each process ran runs spawned on the other's servers
@@ -168,18 +169,13 @@ async def test_two_processes_share_the_work_and_a_live_one_finishes_a_killed_one
     for run_id, task, _ in spawned:
         announced = [m["content"] for m in messages if announcement_for(run_id)(m)]
         assert len(announced) == 1 and f"answer for {task}" in announced[0], (run_id, announced)
-    # the requests the kill cut off: in flight, or answered a moment before it but not yet recorded in the journal
-    # (a step the crash cut off runs again); each run in hand had at most one. In flight by the fake's own clock: on a
-    # loaded machine an answer can leave well after its LATENCY
-    cut_off = {
-        task_of(r["body"])
-        for r in world.llm.requests
-        if r["at"] < killed_at and r.get("answered_at", killed_at) > killed_at - RECORDING
-    }
+    # only the runs the killed process had in hand were asked again, each at most once more: a request in flight, or
+    # answered but not yet recorded in the journal (a step the crash cut off runs again; on a loaded machine the
+    # recording can lag the answer by a long moment)
     asked = Counter(task_of(r["body"]) for r in world.llm.requests)
     assert set(asked) == {task for _, task, _ in spawned}
     again = {task for task, times in asked.items() if times > 1}
-    assert again <= cut_off and len(again) <= PER_PROCESS and max(asked.values()) <= 2, (again, cut_off)
+    assert again <= held and len(again) <= PER_PROCESS and max(asked.values()) <= 2, (again, held)
     owners = dict(rows("SELECT executor_id, COUNT(*) FROM runs GROUP BY 1"))
     assert set(owners) == {"shards-0-of-2", "shards-1-of-2"}
     assert rows("SELECT executor_id, claimed_by FROM processes") == [("shards-1-of-2", None)]
