@@ -183,6 +183,7 @@ class Session:
     delegation: Delegation | None = None
     spawn_site: SpawnSite | None = None
     charged_to: str | None = None  # the action budget its launch was charged to (agent-launched sessions)
+    memory_from: tuple[str, ...] | None = None  # a sub-agent's narrowed memory allowlist (None: its parent's)
 
     @property
     def budget_key(self) -> str:
@@ -337,6 +338,21 @@ class Schedule:
     claimed_through: float  # every slot at or before this is done with: fired, skipped, or before it existed
     last_fired_at: float | None = None  # the slot of the last firing
     last_run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One thing an agent identity remembers in one server, and whose conversation stored it."""
+
+    id: int
+    agent_id: str
+    guild_id: int
+    key: str
+    content: str
+    created_by_user_id: int | None
+    session_key: str | None
+    run_id: str | None
+    created_at: float
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from storage.delegate_tasks import DelegateTaskRepository
 from storage.guild_budgets import GuildBudgetRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
+from storage.memories import MemoryRepository
 from storage.outbox import OutboxRepository
 from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
@@ -44,6 +45,7 @@ class Repositories:
     retention: RetentionRepository
     processes: ProcessRepository
     run_steps: RunStepRepository
+    memories: MemoryRepository
 
     @classmethod
     def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
@@ -66,4 +68,5 @@ class Repositories:
             retention=RetentionRepository(db),
             processes=ProcessRepository(db),
             run_steps=RunStepRepository(db),
+            memories=MemoryRepository(db),
         )

@@ -81,6 +81,10 @@ SELECT id FROM due UNION SELECT id FROM transcript_messages WHERE run_id IN (SEL
 _OLD_OUTBOX_ROWS = "SELECT id FROM outbox WHERE status <> 'pending' AND created_at < :cutoff LIMIT :limit"
 
 
+# Memories stored (or last replaced) before the cutoff; SQLite's triggers take their search rows with them.
+_OLD_MEMORIES = "SELECT id FROM memories WHERE created_at < :cutoff ORDER BY created_at LIMIT :limit"
+
+
 class RetentionRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -141,6 +145,10 @@ class RetentionRepository:
     async def prune_outbox(self, cutoff: float, limit: int) -> Counter[str]:
         """Delete up to ``limit`` finished outbox rows written before ``cutoff``."""
         return await self._delete("outbox", _OLD_OUTBOX_ROWS, cutoff, limit)
+
+    async def prune_memories(self, cutoff: float, limit: int) -> Counter[str]:
+        """Delete up to ``limit`` memories stored before ``cutoff``, oldest first."""
+        return await self._delete("memories", _OLD_MEMORIES, cutoff, limit)
 
     async def _delete(self, table: str, select: str, cutoff: float, limit: int) -> Counter[str]:
         async with self._db.transaction() as tx:

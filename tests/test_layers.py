@@ -48,7 +48,8 @@ CORRIDORS = {
     "budgets": {"runs"},
     "threads": {"runs"},
     "jobs": {"runs", "durable", "budgets"},
-    "tools": {"runs", "durable", "budgets", "oversight"},
+    "memory": set(),
+    "tools": {"runs", "durable", "budgets", "oversight", "memory"},
     "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs"},
 }
 
