@@ -166,6 +166,7 @@ class MemoryConfig(Section):
     recall_limit: Annotated[int, Field(ge=1, le=50)] = 5
     max_rows_per_agent: Annotated[int, Field(ge=1, le=100_000)] = 500
     max_content_chars: Annotated[int, Field(ge=1, le=20_000)] = 2000
+    auto_save: bool = False  # save each top-level turn's message as a memory (never a scheduled run's)
 
 
 class LoggingConfig(Section):

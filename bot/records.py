@@ -353,6 +353,7 @@ class Memory:
     session_key: str | None
     run_id: str | None
     created_at: float
+    auto_saved: bool = False  # saved by ``[memory] auto_save``, not by a model's ``memory_store``
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import re
 from bot.records import Memory
 from storage.db import Connection, Database, Row
 
-_COLUMNS = "id, agent_id, guild_id, key, content, created_by_user_id, session_key, run_id, created_at"
+_COLUMNS = "id, agent_id, guild_id, key, content, created_by_user_id, session_key, run_id, created_at, auto_saved"
 _M_COLUMNS = ", ".join(f"m.{column.strip()}" for column in _COLUMNS.split(","))
 _WORDS = re.compile(r"\w+")
 _MAX_QUERY_WORDS = 32
@@ -31,7 +31,8 @@ ORDER BY ts_rank(m.search, q) DESC, m.created_at DESC LIMIT ?
 
 
 def _from_row(row: Row) -> Memory:
-    return Memory(**dict(zip(row.keys(), row, strict=True)))
+    values = dict(zip(row.keys(), row, strict=True))
+    return Memory(**{**values, "auto_saved": bool(values["auto_saved"])})
 
 
 def query_words(query: str) -> list[str]:
@@ -61,10 +62,10 @@ class MemoryRepository:
         """Store ``memory`` (its id is ignored); a row with its agent, server and key is replaced. Its id."""
         row = await tx.fetch_one(
             "INSERT INTO memories (agent_id, guild_id, key, content, created_by_user_id, session_key, run_id, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, guild_id, key) DO UPDATE SET "
-            "content = excluded.content, created_by_user_id = excluded.created_by_user_id, "
-            "session_key = excluded.session_key, run_id = excluded.run_id, created_at = excluded.created_at "
-            "RETURNING id",
+            "created_at, auto_saved) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, guild_id, key) DO "
+            "UPDATE SET content = excluded.content, created_by_user_id = excluded.created_by_user_id, "
+            "session_key = excluded.session_key, run_id = excluded.run_id, created_at = excluded.created_at, "
+            "auto_saved = excluded.auto_saved RETURNING id",
             (
                 memory.agent_id,
                 memory.guild_id,
@@ -74,10 +75,20 @@ class MemoryRepository:
                 memory.session_key,
                 memory.run_id,
                 memory.created_at,
+                int(memory.auto_saved),
             ),
         )
         assert row is not None
         return int(row[0])
+
+    async def oldest_auto_saved(self, tx: Connection, agent_id: str, guild_id: int) -> int | None:
+        """The id of the agent's oldest auto-saved memory in the server, if any."""
+        row = await tx.fetch_one(
+            "SELECT id FROM memories WHERE agent_id = ? AND guild_id = ? AND auto_saved = 1 ORDER BY created_at, id "
+            "LIMIT 1",
+            (agent_id, guild_id),
+        )
+        return int(row[0]) if row else None
 
     async def search(self, guild_id: int, agent_ids: list[str], query: str, limit: int) -> list[Memory]:
         """The rows of ``agent_ids`` in ``guild_id`` sharing a stemmed word with ``query``.

@@ -4,6 +4,8 @@ stays within its token budget; retention prunes old memories and their search ro
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from bot.config import parse_config
@@ -137,3 +139,22 @@ async def test_retention_prunes_old_memories_and_their_search_rows(repos):
     assert deleted == {"memories": 1}
     assert await keys(repos, "teal") == ["new"]
     assert [m.key for m in (await repos.memories.listed(GUILD, None, 10))[0]] == ["new"]
+
+
+async def test_auto_saved_messages_roll_over_and_never_push_out_stored_ones(repos):
+    room = memories(repos, "[memory]\nenabled = true\nauto_save = true\nmax_rows_per_agent = 2\n")
+    assert (await room.store(scope(), "kept", "a stored fact"))["status"] == "ok"
+    for run in ("run-aaaaaaaa", "run-bbbbbbbb"):
+        await room.auto_save(replace(scope(), run_id=run), f"message of {run}")
+    rows = (await repos.memories.listed(GUILD, None, 10))[0]
+    assert sorted((m.key, m.content, m.auto_saved) for m in rows) == [
+        ("kept", "a stored fact", False),
+        ("said in run run-bbbb", "message of run-bbbbbbbb", True),
+    ]
+    assert (await room.store(scope(), "more", "another fact"))["status"] == "error"  # stored ones are refused
+    await room.auto_save(replace(scope(), run_id="scheduled", scheduled=True), "a scheduled prompt")
+    await room.auto_save(replace(scope(), run_id="child", top_level=False), "a sub-agent's prompt")
+    await room.auto_save(replace(scope(guild=None), run_id="dm"), "a direct message")
+    assert len((await repos.memories.listed(GUILD, None, 10))[0]) == 2
+    await memories(repos).auto_save(replace(scope(), run_id="off"), "auto_save is off by default")
+    assert {m.run_id for m in (await repos.memories.listed(GUILD, None, 10))[0]} == {"run", "run-bbbbbbbb"}

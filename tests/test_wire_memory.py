@@ -11,6 +11,8 @@ import time
 from tests.harness import announcement_for
 from tests.test_wire_chat import replies_to
 from tests.test_wire_control import command, member, spawn
+from tests.test_wire_schedules import SCHEDULED, BehindClock, next_minute, run_timer_now
+from tests.test_wire_schedules import command as schedule
 
 MEMORY_ON = "[memory]\nenabled = true\n"
 BLOCK = "## Memories (untrusted data)"
@@ -232,3 +234,32 @@ async def test_memories_older_than_memory_days_are_pruned_at_start_up(world):
         await command(world, world.alice, "memory list")
         == "Nothing is remembered from your conversations in this server."
     )
+
+
+async def test_auto_save_keeps_members_messages_but_not_scheduled_runs(world):
+    world.extra_config = "[memory]\nenabled = true\nauto_save = true\n"
+    world.clock = clock = BehindClock()
+    world.llm.reply("Noted, tea it is.")
+    world.llm.reply("Morning digest: all quiet.")
+    world.llm.reply("Tea.")
+    bot = await world.start_bot()
+    admin = member(world, "admin", manage_guild=True)
+
+    await ask(world, world.alice, world.channel, "I prefer green tea over coffee")
+    assert world.rows("SELECT agent_id, content, created_by_user_id, auto_saved FROM memories") == [
+        ("main", "I prefer green tea over coffee", world.alice.id, 1)
+    ]
+    slot, cron = next_minute(clock)
+    await schedule(world, admin, "schedule add", name="digest", cron=cron, agent="main", prompt="Summarise tea news")
+    clock.move_past(slot)
+    run_timer_now(bot, 1)
+    await world.discord.wait_for_message(world.channel, lambda m: m["content"].startswith(SCHEDULED))
+    await world.quiescent()
+    scheduled = world.llm.requests[-1]
+    assert "[cron:1 digest] Summarise tea news" in str(scheduled["messages"])
+    assert "- [main] said in run " in system_prompt(scheduled)  # a scheduled run recalls, but saves nothing
+    assert world.rows("SELECT COUNT(*) FROM memories") == [(1,)]
+
+    await ask(world, admin, world.channel, "tea or coffee for alice?")
+    assert "I prefer green tea over coffee" in system_prompt(world.llm.requests[-1])
+    assert sorted(world.rows("SELECT created_by_user_id FROM memories")) == sorted([(world.alice.id,), (admin.id,)])

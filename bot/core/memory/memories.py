@@ -1,9 +1,10 @@
 """A run's memories: storing, recalling, forgetting, and a top-level turn's recalled block.
 
 Every answer is text or a small object the model reads; a refusal never raises. Each agent keeps at most
-``[memory] max_rows_per_agent`` rows per server: a new key past that is refused (nothing is dropped silently),
-replacing a key it already has is not. Recalled memories are untrusted data: the block that carries them into a
-system prompt is fenced and says so, and stays within ``inject_tokens`` (estimated as characters / 4).
+``[memory] max_rows_per_agent`` rows per server: a new key past that is refused (nothing stored is dropped),
+replacing a key it already has is not; auto-saved rows roll over instead. Recalled memories are untrusted data: the
+block that carries them into a system prompt is fenced and says so, and stays within ``inject_tokens`` (estimated
+as characters / 4).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from bot.records import Memory
 
 log = structlog.get_logger(__name__)
 MAX_KEY_CHARS = 100
+AUTO_KEY = "said in run"  # an auto-saved memory's key: this and the run's short id
 NO_SERVER = "Memory is kept per server, and this conversation is not in a server: nothing is stored or recalled here."
 CHARS_PER_TOKEN = 4
 BLOCK_HEAD = (
@@ -44,6 +46,10 @@ class Memories:
     def __init__(self, ctx: CoreContext) -> None:
         self._ctx = ctx
 
+    @property
+    def _max_rows(self) -> int:
+        return self._ctx.config.memory.max_rows_per_agent
+
     async def store(self, scope: MemoryScope, key: str, content: str) -> dict[str, Any]:
         if scope.guild_id is None:
             return _error(NO_SERVER)
@@ -55,28 +61,50 @@ class Memories:
             return _error(f"The key is too long ({len(key)} chars, max {MAX_KEY_CHARS}).")
         if len(content) > limits.max_content_chars:
             return _error(f"The content is too long ({len(content)} chars, max {limits.max_content_chars}).")
+        replaced = await self._put(scope, scope.guild_id, key, content, auto=False)
+        if replaced is None:
+            return _error(
+                f"Memory is full: agent '{scope.identity}' keeps at most {limits.max_rows_per_agent} memories in "
+                "this server. Forget one (memory_forget) or replace one by storing under its key."
+            )
+        return {"status": "ok", "key": key, "agent": scope.identity, "replaced": replaced}
+
+    async def auto_save(self, scope: MemoryScope, prompt: str) -> None:
+        """With ``[memory] auto_save``, keep a top-level turn's message (never a scheduled run's) as a memory.
+
+        Auto-saved memories roll over: at the cap the oldest auto-saved one goes; stored ones are never dropped."""
+        limits = self._ctx.config.memory
+        text = prompt.strip()[: limits.max_content_chars]
+        if not limits.auto_save or not scope.top_level or scope.scheduled or scope.guild_id is None or not text:
+            return
+        if await self._put(scope, scope.guild_id, f"{AUTO_KEY} {scope.run_id[:8]}", text, auto=True) is None:
+            log.info("memory_auto_save_skipped", memory_agent=scope.identity, reason="full of stored memories")
+
+    async def _put(self, scope: MemoryScope, guild_id: int, key: str, content: str, *, auto: bool) -> bool | None:
+        """Whether it replaced a memory of that key; ``None``: refused, the agent's memory in the server is full."""
         repo = self._ctx.repos.memories
         memory = Memory(
             id=0,
             agent_id=scope.identity,
-            guild_id=scope.guild_id,
+            guild_id=guild_id,
             key=key,
             content=self._ctx.redact.text(content),
             created_by_user_id=scope.user_id,
             session_key=scope.session_key,
             run_id=scope.run_id,
             created_at=self._ctx.clock(),
+            auto_saved=auto,
         )
         async with self._ctx.repos.db.transaction() as tx:
-            existing = await repo.by_key(tx, scope.identity, scope.guild_id, key)
-            if existing is None and await repo.count(tx, scope.identity, scope.guild_id) >= limits.max_rows_per_agent:
-                return _error(
-                    f"Memory is full: agent '{scope.identity}' keeps at most {limits.max_rows_per_agent} memories in "
-                    "this server. Forget one (memory_forget) or replace one by storing under its key."
-                )
+            existing = await repo.by_key(tx, scope.identity, guild_id, key)
+            full = existing is None and await repo.count(tx, scope.identity, guild_id) >= self._max_rows
+            if full and auto and (oldest := await repo.oldest_auto_saved(tx, scope.identity, guild_id)) is not None:
+                await repo.delete(tx, oldest)
+            elif full:
+                return None
             memory_id = await repo.put(tx, memory)
-        log.info("memory_stored", memory_id=memory_id, memory_agent=scope.identity, replaced=existing is not None)
-        return {"status": "ok", "key": key, "agent": scope.identity, "replaced": existing is not None}
+        log.info("memory_stored", memory_id=memory_id, memory_agent=scope.identity, auto_saved=auto)
+        return existing is not None
 
     async def recall(self, scope: MemoryScope, query: str, limit: int) -> dict[str, Any]:
         if scope.guild_id is None:

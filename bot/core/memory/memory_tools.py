@@ -53,7 +53,7 @@ def _tools(memories: Memories, scope: MemoryScope) -> dict[str, Tool[Any]]:
 
 
 class MemoryTurns:
-    """A turn's memory: its tools, and the memories recalled into a top-level turn's system prompt."""
+    """A turn's memory: its tools, the memories recalled into a top-level turn's prompt, and its auto-save."""
 
     def __init__(self, ctx: CoreContext, scopes: MemoryScopes, memories: Memories) -> None:
         self._ctx = ctx
@@ -69,4 +69,6 @@ class MemoryTurns:
         tools = [tool for name, tool in _tools(self._memories, scope).items() if risk is None or risk.allows(name)]
         if session.delegation in _DELEGATES and not self._ctx.config.runtime_profile_of(session.agent_id).agentic:
             tools = []
-        return (FunctionToolset(tools) if tools else None), await self._memories.injected(scope, run.task)
+        recalled = await self._memories.injected(scope, run.task)
+        await self._memories.auto_save(scope, run.task)  # after recalling: a message does not recall itself
+        return (FunctionToolset(tools) if tools else None), recalled

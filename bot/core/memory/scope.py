@@ -4,8 +4,8 @@ A session's identity is its agent, except a ``spawn_subagent`` child's, which is
 parent. Its allowlist is its agent's ``[agents.list.<id>.workspace] read_memory_from`` plus its own identity; a
 ``spawn_subagent`` child inherits its parent's, which a ``memory_from`` override may only narrow (the parent's own
 identity is always added back). A delegate is another agent: it has its own memory. Only a top-level turn (a
-conversation's main agent, a person's or a schedule's spawn) gets memories recalled into its prompt; a session an
-agent started gets none.
+conversation's main agent, a person's or a schedule's spawn) gets memories recalled into its prompt, and only one
+that is not a schedule's may be auto-saved; a session an agent started gets neither.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ class MemoryScope:
     session_key: str
     run_id: str
     top_level: bool
+    scheduled: bool = False  # a scheduled job's run: it never auto-saves
 
 
 class MemoryScopes:
@@ -54,6 +55,7 @@ class MemoryScopes:
             session_key=session.key,
             run_id=run.id,
             top_level=session.spawn_site not in _AGENT_STARTED,
+            scheduled=session.spawn_site is SpawnSite.CRON,
         )
 
     async def allowlist(self, session: Session) -> frozenset[str]:

@@ -10,11 +10,13 @@ CREATE TABLE memories (
     session_key           TEXT,
     run_id                TEXT,
     created_at            DOUBLE PRECISION NOT NULL,
+    auto_saved            BIGINT NOT NULL DEFAULT 0,  -- saved by [memory] auto_save, not by memory_store
     search                TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', key || ' ' || content)) STORED,
     UNIQUE (agent_id, guild_id, key)
 );
 CREATE INDEX memories_by_guild ON memories(guild_id, created_by_user_id);
 CREATE INDEX memories_by_age ON memories(created_at);
+CREATE INDEX memories_auto_saved ON memories(agent_id, guild_id, created_at) WHERE auto_saved = 1;
 CREATE INDEX memories_search ON memories USING GIN (search);
 -- A sub-agent's memory allowlist when its parent narrowed it (JSON array of agent ids; NULL: its parent's).
 ALTER TABLE sessions ADD COLUMN memory_from TEXT;

@@ -10,10 +10,12 @@ CREATE TABLE memories (
     session_key           TEXT,
     run_id                TEXT,
     created_at            REAL NOT NULL,
+    auto_saved            INTEGER NOT NULL DEFAULT 0,  -- saved by [memory] auto_save, not by memory_store
     UNIQUE (agent_id, guild_id, key)
 );
 CREATE INDEX memories_by_guild ON memories(guild_id, created_by_user_id);
 CREATE INDEX memories_by_age ON memories(created_at);
+CREATE INDEX memories_auto_saved ON memories(agent_id, guild_id, created_at) WHERE auto_saved = 1;
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     key, content, content='memories', content_rowid='id', tokenize='porter unicode61'
 );
