@@ -70,9 +70,10 @@ class Memories:
         return {"status": "ok", "key": key, "agent": scope.identity, "replaced": replaced}
 
     async def auto_save(self, scope: MemoryScope, prompt: str) -> None:
-        """With ``[memory] auto_save``, keep a top-level turn's message (never a scheduled run's) as a memory.
+        """Keep a top-level turn's message as a memory, with ``[memory] auto_save``.
 
-        Auto-saved memories roll over: at the cap the oldest auto-saved one goes; stored ones are never dropped."""
+        Never a scheduled run's. Auto-saved memories roll over: at the cap the oldest auto-saved one goes; stored
+        ones are never dropped."""
         limits = self._ctx.config.memory
         text = prompt.strip()[: limits.max_content_chars]
         if not limits.auto_save or not scope.top_level or scope.scheduled or scope.guild_id is None or not text:
