@@ -58,6 +58,14 @@ class MemoryRepository:
         )
         return _from_row(row) if row else None
 
+    async def find(self, agent_id: str, guild_id: int, key: str) -> Memory | None:
+        """The agent's memory of ``key`` in the server, as committed."""
+        row = await self._db.fetch_one(
+            f"SELECT {_COLUMNS} FROM memories WHERE agent_id = ? AND guild_id = ? AND key = ?",
+            (agent_id, guild_id, key),
+        )
+        return _from_row(row) if row else None
+
     async def put(self, tx: Connection, memory: Memory) -> int:
         """Store ``memory`` (its id is ignored); a row with its agent, server and key is replaced. Its id."""
         row = await tx.fetch_one(

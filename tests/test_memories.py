@@ -37,7 +37,7 @@ async def put(repos: Repositories, key: str, content: str, *, agent="main", guil
 
 
 def scope(guild: int | None = GUILD, readable: tuple[str, ...] = ("main",), top_level: bool = True) -> MemoryScope:
-    return MemoryScope(readable[0], readable, guild, 7, "session", "run", top_level)
+    return MemoryScope(readable[0], readable, guild, 7, 55, "session", "run", top_level)
 
 
 def memories(repos: Repositories, config: str = "[memory]\nenabled = true\n") -> Memories:
@@ -158,3 +158,27 @@ async def test_auto_saved_messages_roll_over_and_never_push_out_stored_ones(repo
     assert len((await repos.memories.listed(GUILD, None, 10))[0]) == 2
     await memories(repos).auto_save(replace(scope(), run_id="off"), "auto_save is off by default")
     assert {m.run_id for m in (await repos.memories.listed(GUILD, None, 10))[0]} == {"run", "run-bbbbbbbb"}
+
+
+async def test_another_members_memory_is_replaced_or_forgotten_only_in_a_moderators_turn(repos):
+    async def moderates(user_id: int, guild_id: int | None, channel_id: int | None) -> bool:
+        return (user_id, guild_id, channel_id) == (9, GUILD, 55)
+
+    room = Memories(context(repos, parse_config("[memory]\nenabled = true\n"), lambda: NOW), moderates)
+    assert (await room.store(scope(), "plan", "seven's plan"))["status"] == "ok"
+    other, moderator = replace(scope(), user_id=8, run_id="r8"), replace(scope(), user_id=9, run_id="r9")
+    assert await room.store(other, "plan", "eight's plan") == {
+        "status": "error",
+        "error": "Memory 'plan' was stored from another member's conversation; store this under another key (only "
+        "they or a moderator may replace it).",
+    }
+    assert await room.forget(other, "plan") == {
+        "status": "error",
+        "error": "Memory 'plan' was stored from another member's conversation; only they or a moderator may forget it.",
+    }
+    assert await room.forget(replace(scope(), user_id=None), "plan") == (await room.forget(other, "plan"))
+    assert (await room.store(moderator, "plan", "nine's plan"))["replaced"] is True
+    assert await room.forget(scope(), "plan") == (await room.forget(other, "plan"))  # now nine's
+    assert await room.forget(moderator, "plan") == {"status": "ok", "forgotten": "plan"}
+    audit = await repos.db.fetch_all("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log ORDER BY id")
+    assert [tuple(row) for row in audit] == [(9, 7, "memory_replace", "r9")]

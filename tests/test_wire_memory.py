@@ -263,3 +263,31 @@ async def test_auto_save_keeps_members_messages_but_not_scheduled_runs(world):
     await ask(world, admin, world.channel, "tea or coffee for alice?")
     assert "I prefer green tea over coffee" in system_prompt(world.llm.requests[-1])
     assert sorted(world.rows("SELECT created_by_user_id FROM memories")) == sorted([(world.alice.id,), (admin.id,)])
+
+
+async def test_a_turn_forgets_another_members_memory_only_when_its_person_moderates(world):
+    world.extra_config = MEMORY_ON
+    bob = member(world, "bob")
+    mod = member(world, "mod", manage_messages=True)
+    world.llm.tool_call("memory_store", {"key": "alice pet", "content": "Alice has a cat"})
+    world.llm.reply("ok")
+    for _ in (bob, mod):
+        world.llm.tool_call("memory_forget", {"key": "alice pet"})
+        world.llm.reply("done")
+    await world.start_bot()
+    await ask(world, world.alice, world.channel, "remember my cat")
+
+    await ask(world, bob, world.channel, "forget alice's pet")
+    assert json.loads(tool_results(world.llm.requests[-1])[-1]) == {
+        "status": "error",
+        "error": "Memory 'alice pet' was stored from another member's conversation; only they or a moderator may "
+        "forget it.",
+    }
+    assert world.rows("SELECT key FROM memories") == [("alice pet",)]
+
+    await ask(world, mod, world.channel, "forget alice's pet")
+    assert json.loads(tool_results(world.llm.requests[-1])[-1]) == {"status": "ok", "forgotten": "alice pet"}
+    assert world.rows("SELECT COUNT(*) FROM memories") == [(0,)]
+    assert world.rows("SELECT actor_user_id, target_user_id, action FROM audit_log") == [
+        (mod.id, world.alice.id, "memory_forget")
+    ]

@@ -167,7 +167,8 @@ def build(
     delegating = Delegating(ctx, spawning, tasks, budget)
     control = ToolControl(config, agent_tools, subagent_spawn, delegating)
     mcp = McpTools(ctx, mcp_servers)
-    turns = TurnSetups(ctx, control, mcp, envelopes, approvals, budgets, MemoryTurns(ctx, scopes, Memories(ctx)))
+    memories = Memories(ctx, lambda user, guild, channel: authority.moderation.is_moderator(user, guild, channel))
+    turns = TurnSetups(ctx, control, mcp, envelopes, approvals, budgets, MemoryTurns(ctx, scopes, memories))
     # the engine's run body, and the processes sharing the store
     execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes)
     executors = Executors(ctx, settlement, effects.apply, shards, dispatch)

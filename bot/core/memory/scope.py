@@ -35,6 +35,7 @@ class MemoryScope:
     readable: tuple[str, ...]  # the identity first
     guild_id: int | None  # None: a DM, which has no memory
     user_id: int | None  # whose conversation this is (None: a scheduled job from the config)
+    channel_id: int | None
     session_key: str
     run_id: str
     top_level: bool
@@ -52,6 +53,7 @@ class MemoryScopes:
             readable=(identity, *sorted(allowed - {identity})),
             guild_id=session.guild_id,
             user_id=run.requester_user_id,
+            channel_id=run.channel_id,
             session_key=session.key,
             run_id=run.id,
             top_level=session.spawn_site not in _AGENT_STARTED,
