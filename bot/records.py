@@ -183,7 +183,6 @@ class Session:
     delegation: Delegation | None = None
     spawn_site: SpawnSite | None = None
     charged_to: str | None = None  # the action budget its launch was charged to (agent-launched sessions)
-    memory_from: tuple[str, ...] | None = None  # a sub-agent's narrowed memory allowlist (None: its parent's)
 
     @property
     def budget_key(self) -> str:

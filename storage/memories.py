@@ -133,5 +133,16 @@ class MemoryRepository:
         assert total is not None
         return [_from_row(row) for row in rows], int(total[0])
 
+    async def narrow(self, tx: Connection, session_key: str, agents: list[str]) -> None:
+        """Record a sub-agent session's narrowed allowlist (in the transaction that creates the session)."""
+        await tx.execute(
+            "INSERT INTO memory_allowlists (session_key, agents) VALUES (?, ?)", (session_key, json.dumps(agents))
+        )
+
+    async def narrowed(self, session_key: str) -> list[str] | None:
+        """A sub-agent session's narrowed allowlist; ``None``: it reads its parent's."""
+        row = await self._db.fetch_one("SELECT agents FROM memory_allowlists WHERE session_key = ?", (session_key,))
+        return None if row is None else list(json.loads(row[0]))
+
     async def delete(self, tx: Connection, memory_id: int) -> bool:
         return await tx.execute("DELETE FROM memories WHERE id = ?", (memory_id,)) == 1

@@ -63,7 +63,10 @@ def _dependents(runs: str, transcripts: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-_SESSION_DEPENDENTS = _dependents(_RUNS, f"session_key IN ({_KEYS}) OR run_id IN ({_RUNS})")
+_SESSION_DEPENDENTS = (
+    *_dependents(_RUNS, f"session_key IN ({_KEYS}) OR run_id IN ({_RUNS})"),
+    ("memory_allowlists", f"session_key IN ({_KEYS})"),
+)
 _TURN_DEPENDENTS = _dependents(_KEYS, f"run_id IN ({_KEYS})")
 # A run's transcript rows go together, once the run ended before the cutoff: a history cut inside a run could
 # start with a tool return whose call is gone, which providers refuse. So a batch takes ``limit`` due rows and the

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 
 from bot.records import (
@@ -20,8 +19,7 @@ from storage.due_rows import due_rows
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
-    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site, "
-    "charged_to, memory_from"
+    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site, charged_to"
 )
 
 _NOT_ARCHIVED = "archived_at IS NULL"  # with a deadline compared, the partial index sessions_to_archive
@@ -40,7 +38,6 @@ def _from_row(row: Row) -> Session:
             "sandboxed": bool(values["sandboxed"]),
             "delegation": Delegation(values["delegation"]) if values["delegation"] else None,
             "spawn_site": SpawnSite(values["spawn_site"]) if values["spawn_site"] else None,
-            "memory_from": None if values["memory_from"] is None else tuple(json.loads(values["memory_from"])),
         }
     )
 
@@ -51,7 +48,7 @@ class SessionRepository:
 
     async def insert(self, tx: Connection, session: Session, *, if_missing: bool = False) -> None:
         await tx.execute(
-            f"INSERT INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 23)})"
+            f"INSERT INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 22)})"
             + (" ON CONFLICT DO NOTHING" if if_missing else ""),
             (
                 session.key,
@@ -76,7 +73,6 @@ class SessionRepository:
                 session.delegation,
                 session.spawn_site,
                 session.charged_to,
-                None if session.memory_from is None else json.dumps(list(session.memory_from)),
             ),
         )
 

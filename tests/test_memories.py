@@ -11,7 +11,7 @@ import pytest
 from bot.config import parse_config
 from bot.core.memory.memories import BLOCK_HEAD, NO_SERVER, Memories
 from bot.core.memory.scope import MemoryScope
-from bot.records import Memory
+from bot.records import Memory, Session, SessionKind, SessionRole
 from storage.db import Database
 from storage.repositories import Repositories
 from tests import stores
@@ -182,3 +182,18 @@ async def test_another_members_memory_is_replaced_or_forgotten_only_in_a_moderat
     assert await room.forget(moderator, "plan") == {"status": "ok", "forgotten": "plan"}
     audit = await repos.db.fetch_all("SELECT actor_user_id, target_user_id, action, run_id FROM audit_log ORDER BY id")
     assert [tuple(row) for row in audit] == [(9, 7, "memory_replace", "r9")]
+
+
+async def test_a_pruned_sub_agent_session_takes_its_narrowed_allowlist_with_it(repos):
+    session = Session(
+        "agent:main:subagent:x", "main", SessionKind.SUBAGENT, 1, SessionRole.LEAF, None, None, GUILD, 1, 7, NOW
+    )
+    async with repos.db.transaction() as tx:
+        await repos.sessions.insert(tx, session)
+        await repos.memories.narrow(tx, session.key, ["main"])
+        await repos.sessions.archive(tx, session.key, NOW - 40 * 86_400)
+    assert await repos.memories.narrowed(session.key) == ["main"]
+    deleted = await repos.retention.prune_sessions(NOW - 30 * 86_400, 500)
+    assert +deleted == {"sessions": 1, "memory_allowlists": 1}
+    assert await repos.memories.narrowed(session.key) is None
+    assert await stores.foreign_key_violations(repos.db) == []

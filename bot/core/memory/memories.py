@@ -62,7 +62,7 @@ def _line(memory: Memory) -> str:
 
 
 class Memories:
-    """A run's memory tools' work, with the authority of the person whose turn it is.
+    """The memory tools' work, with the authority of the turn's person.
 
     A memory stored from another member's conversation is replaced or forgotten only in a moderator's turn
     (audited); a scheduled job's turn speaks for nobody."""

@@ -1,12 +1,14 @@
 """The memory tools a turn is offered (``memory_store``, ``memory_recall``, ``memory_forget``), and its recalled block.
 
-They are offered in a server only (a DM has no memory), when ``[memory] enabled``, and as the agent's risk profile
-allows each; a delegate that is not agentic is offered none, as it is offered no tools at all. Each call acts on the
-run's :class:`~bot.core.memory.scope.MemoryScope`, resolved when the turn starts.
+They are offered in a server only (a DM has no memory), when ``[memory] enabled``, and as the session's policy
+envelope admits each (its agent's risk profile, narrowed by its agent parents'); a delegate that is not agentic is
+offered none, as it is offered no tools at all. Each call acts on the run's
+:class:`~bot.core.memory.scope.MemoryScope`, resolved when the turn starts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic_ai import Tool
@@ -60,13 +62,17 @@ class MemoryTurns:
         self._scopes = scopes
         self._memories = memories
 
-    async def setup(self, run: Run, session: Session) -> tuple[FunctionToolset[Any] | None, str]:
-        """The turn's memory toolset (``None``: not offered) and its recalled block (empty: none)."""
+    async def setup(
+        self, run: Run, session: Session, admits: Callable[[str], bool]
+    ) -> tuple[FunctionToolset[Any] | None, str]:
+        """The turn's memory toolset (``None``: not offered) and its recalled block (empty: none).
+
+        ``admits``: whether the session's policy envelope admits a tool (its risk profile, narrowed by its agent
+        parents')."""
         if not self._ctx.config.memory.enabled or session.guild_id is None:
             return None, ""
         scope = await self._scopes.of(run, session)
-        risk = self._ctx.config.risk_profile_of(session.agent_id)
-        tools = [tool for name, tool in _tools(self._memories, scope).items() if risk is None or risk.allows(name)]
+        tools = [tool for name, tool in _tools(self._memories, scope).items() if admits(name)]
         if session.delegation in _DELEGATES and not self._ctx.config.runtime_profile_of(session.agent_id).agentic:
             tools = []
         recalled = await self._memories.injected(scope, run.task)

@@ -74,6 +74,6 @@ class MemoryScopes:
             read = agent.workspace.read_memory_from if agent is not None else []
             return session.agent_id, frozenset({session.agent_id, *read})
         identity, allowed = await self._resolved(parent, hops + 1)
-        if session.memory_from is not None:
-            allowed = frozenset(session.memory_from) & allowed
+        if (narrowed := await self._ctx.repos.memories.narrowed(session.key)) is not None:
+            allowed = frozenset(narrowed) & allowed
         return identity, allowed | {identity}

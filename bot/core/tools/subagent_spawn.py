@@ -11,7 +11,7 @@ itself a bounded delegate). A child that cannot be built costs no action: nothin
 
 from __future__ import annotations
 
-from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import structlog
@@ -143,12 +143,13 @@ class SubagentSpawn:
             spawn_site=SpawnSite.TOOL,
             charged_to=charged_to,
         )
-        if memory_from is not None:
-            child = replace(child, memory_from=tuple(sorted(set(memory_from))))
         run = new_run(
             child, RunKind.SPAWN, prompt, caller_run.model, caller_run.thinking, 0, origin, caller_run.id, now
         )
-        await self._spawning.persist_and_queue(run, None, child)
+        narrowed = None
+        if memory_from is not None:
+            narrowed = partial(self._ctx.repos.memories.narrow, session_key=child.key, agents=sorted(set(memory_from)))
+        await self._spawning.persist_and_queue(run, None, child, also=narrowed)
         return run.id
 
     async def _finished(self, run_id: str) -> Run:

@@ -56,11 +56,12 @@ class TurnSetups:
     async def tools(self, run: Run, session: Session) -> TurnTools:
         runtime = self._ctx.config.runtime_profile_of(session.agent_id)
         toolset = session_toolset(await self._offered(session))
-        memory, recalled = await self._memory.setup(run, session)
+        envelope = await self._envelopes.effective(session, run)
+        memory, recalled = await self._memory.setup(run, session, envelope.admits)
         return TurnTools(
             toolsets=[found for found in (toolset, memory) if found] + await self._mcp.toolsets(session),
             deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id)),
-            gate=tool_gate(await self._envelopes.effective(session, run), self._ctx.config),
+            gate=tool_gate(envelope, self._ctx.config),
             parallel_tools=bool(runtime.parallel_tools),
             request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
             dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),

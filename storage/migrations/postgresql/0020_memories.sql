@@ -18,5 +18,9 @@ CREATE INDEX memories_by_guild ON memories(guild_id, created_by_user_id);
 CREATE INDEX memories_by_age ON memories(created_at);
 CREATE INDEX memories_auto_saved ON memories(agent_id, guild_id, created_at) WHERE auto_saved = 1;
 CREATE INDEX memories_search ON memories USING GIN (search);
--- A sub-agent's memory allowlist when its parent narrowed it (JSON array of agent ids; NULL: its parent's).
-ALTER TABLE sessions ADD COLUMN memory_from TEXT;
+-- A spawn_subagent child's memory allowlist when its parent narrowed it (a JSON array of agent ids); a child with no
+-- row here reads its parent's.
+CREATE TABLE memory_allowlists (
+    session_key           TEXT PRIMARY KEY REFERENCES sessions(key),
+    agents                TEXT NOT NULL
+);

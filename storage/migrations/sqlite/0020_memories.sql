@@ -29,5 +29,9 @@ CREATE TRIGGER memories_fts_update AFTER UPDATE ON memories BEGIN
     INSERT INTO memories_fts(memories_fts, rowid, key, content) VALUES ('delete', old.id, old.key, old.content);
     INSERT INTO memories_fts(rowid, key, content) VALUES (new.id, new.key, new.content);
 END;
--- A sub-agent's memory allowlist when its parent narrowed it (JSON array of agent ids; NULL: its parent's).
-ALTER TABLE sessions ADD COLUMN memory_from TEXT;
+-- A spawn_subagent child's memory allowlist when its parent narrowed it (a JSON array of agent ids); a child with no
+-- row here reads its parent's.
+CREATE TABLE memory_allowlists (
+    session_key           TEXT PRIMARY KEY REFERENCES sessions(key),
+    agents                TEXT NOT NULL
+);
