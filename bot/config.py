@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Literal, get_args
 
 from pydantic import (
+    AfterValidator,
     BeforeValidator,
     Field,
     ValidationError,
@@ -204,7 +205,9 @@ class SubagentDefaults(Section):
     ``max_concurrent_per_process``: with durable runs, at most this many of them in any one process (unset: no
     limit but the lane's). Up to 10,000: a run in flight holds about 100 KiB, a queued one a few.
     ``max_queued``: runs waiting for the lane, all servers together; ``max_queued_per_server``: one server's (DMs
-    count as one) share of them (unset: a quarter of ``max_queued``)."""
+    count as one) share of them (unset: a quarter of ``max_queued``). ``announce``: how the result of a sub-agent
+    the main agent spawned reaches people: ``main_agent``, a main-agent turn tells it in its own words (a model turn
+    per batch of results), or ``direct``, posted as it is (and joining the main agent's history)."""
 
     max_concurrent: Annotated[int, Field(ge=1, le=10_000)] = 8
     max_concurrent_per_process: Annotated[int, Field(ge=1, le=10_000)] | None = None
@@ -218,6 +221,7 @@ class SubagentDefaults(Section):
     thinking: ThinkingLevel | None = None
     allow_agents: list[str] = Field(default_factory=list)
     require_agent_id: bool = False
+    announce: Literal["main_agent", "direct"] = "main_agent"
 
     @property
     def server_queue_share(self) -> int:
@@ -369,6 +373,36 @@ class McpServerConfig(Section):
         return self
 
 
+ACP_AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+
+
+class AcpAgentConfig(Section):
+    """``[acp_agents.<name>]``: a coding agent spoken to over the Agent Client Protocol (stdio), run as a sub-agent
+    with ``runtime: "acp"``. ``env_from`` maps its environment variables to the bot's, as an MCP server's does;
+    ``cwd`` is its working directory, the only place its file requests may read or write."""
+
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env_from: dict[str, str] = Field(default_factory=dict)
+    cwd: str
+    timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 30  # to start and answer ``initialize``
+
+    @field_validator("cwd")
+    @classmethod
+    def _cwd_is_a_directory(cls, cwd: str) -> str:
+        resolved = Path(cwd).expanduser().resolve()
+        if not resolved.is_dir():
+            raise ValueError(f"cwd {cwd!r} is not an existing directory")
+        return str(resolved)
+
+
+def _acp_names_are_well_formed(agents: dict[str, AcpAgentConfig]) -> dict[str, AcpAgentConfig]:
+    for name in agents:
+        if not ACP_AGENT_NAME.match(name):
+            raise ValueError(f"ACP agent name {name!r} must match [a-z0-9][a-z0-9_-]{{0,31}}")
+    return agents
+
+
 class McpConfig(Section):
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
@@ -476,6 +510,9 @@ class Config(Section):
     runtime_profiles: dict[str, RuntimeProfile] = Field(default_factory=dict)
     delegate: DelegateToolConfig = DelegateToolConfig()
     mcp: McpConfig = McpConfig()
+    acp_agents: Annotated[dict[str, AcpAgentConfig], AfterValidator(_acp_names_are_well_formed)] = Field(
+        default_factory=dict
+    )
     schedules: list[ScheduleConfig] = Field(default_factory=list)
     budgets: BudgetsConfig = BudgetsConfig()
     memory: MemoryConfig = MemoryConfig()
@@ -630,6 +667,9 @@ def required_env_vars(config: Config) -> dict[str, str]:
     for server_name, server in config.mcp.servers.items():
         for variable, source in server.env_from.items():
             names[f"mcp.servers.{server_name}.env_from.{variable}"] = source
+    for acp_name, acp_agent in config.acp_agents.items():
+        for variable, source in acp_agent.env_from.items():
+            names[f"acp_agents.{acp_name}.env_from.{variable}"] = source
     return names
 
 

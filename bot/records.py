@@ -183,6 +183,7 @@ class Session:
     delegation: Delegation | None = None
     spawn_site: SpawnSite | None = None
     charged_to: str | None = None  # the action budget its launch was charged to (agent-launched sessions)
+    acp_agent: str | None = None  # the ``[acp_agents.<name>]`` that runs it (runtime "acp"); None: the bot's runtime
 
     @property
     def budget_key(self) -> str:

@@ -29,13 +29,17 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
 
     @app_commands.command(name="spawn", description="Start a sub-agent on a task; its result is posted here")
     @app_commands.describe(
-        agent="Agent id from the config, e.g. main",
+        agent="Agent id from the config, e.g. main (with runtime acp: an ACP agent's name)",
         task="What the sub-agent should do",
         model="Model as <provider>/<model>; defaults to the configured one",
         thinking="Reasoning effort, for models that support it",
         thread="Give the sub-agent its own thread, where you can keep talking to it",
+        runtime="subagent (the bot's agent, default) or acp (a coding agent from [acp_agents])",
     )
-    @app_commands.choices(thinking=[app_commands.Choice(name=level, value=level) for level in THINKING_LEVELS])
+    @app_commands.choices(
+        thinking=[app_commands.Choice(name=level, value=level) for level in THINKING_LEVELS],
+        runtime=[app_commands.Choice(name=name, value=name) for name in ("subagent", "acp")],
+    )
     @thinks_privately
     async def spawn(
         self,
@@ -45,6 +49,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         model: str | None = None,
         thinking: str | None = None,
         thread: bool = False,
+        runtime: str = "subagent",
     ) -> None:
         origin = Origin(
             user_id=interaction.user.id,
@@ -53,7 +58,9 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
             conversation=conversation_of(interaction),
         )
         accepted = await self.bot.orchestrator.spawn(
-            SpawnRequest(agent_id=agent, task=task, model=model, thinking=thinking, thread=thread, origin=origin)
+            SpawnRequest(
+                agent_id=agent, task=task, model=model, thinking=thinking, thread=thread, origin=origin, runtime=runtime
+            )
         )
         await send_text(
             interaction,
@@ -71,6 +78,8 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     @tools.autocomplete("agent")
     async def _agent_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         agents = sorted(agent_id for agent_id, agent in self.bot.config.agents.list.items() if agent.enabled)
+        if getattr(interaction.namespace, "runtime", None) == "acp":  # spawn's agent names an ACP agent then
+            agents = sorted(self.bot.config.acp_agents)
         return [app_commands.Choice(name=a, value=a) for a in agents if a.startswith(current.lower())][:25]
 
     @app_commands.command(name="list", description="Active and recent (30 min) sub-agents of this conversation")
@@ -84,7 +93,10 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     async def info(self, interaction: discord.Interaction, target: str) -> None:
         row = await self.bot.control.resolve(conversation_of(interaction), target)
         details = await self.bot.control.details(row)
-        await send_text(interaction, render_info(row, delivery=details.delivery, transcript_messages=details.messages))
+        shown = render_info(
+            row, delivery=details.delivery, transcript_messages=details.messages, activity=details.activity
+        )
+        await send_text(interaction, shown)
 
     @app_commands.command(name="log", description="The last messages of a sub-agent's transcript")
     @app_commands.describe(

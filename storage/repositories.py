@@ -18,6 +18,7 @@ from storage.memories import MemoryRepository
 from storage.outbox import OutboxRepository
 from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
+from storage.run_activity import RunActivityRepository
 from storage.run_steps import RunStepRepository
 from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
@@ -45,6 +46,7 @@ class Repositories:
     retention: RetentionRepository
     processes: ProcessRepository
     run_steps: RunStepRepository
+    run_activity: RunActivityRepository
     memories: MemoryRepository
 
     @classmethod
@@ -68,5 +70,6 @@ class Repositories:
             retention=RetentionRepository(db),
             processes=ProcessRepository(db),
             run_steps=RunStepRepository(db),
+            run_activity=RunActivityRepository(db),
             memories=MemoryRepository(db),
         )

@@ -285,6 +285,21 @@ class RunRepository:
         )
         return _from_row(row) if row else None
 
+    async def queued_voice_turn(
+        self, tx: Connection, session_key: str, channel_id: int, user_id: int | None
+    ) -> str | None:
+        """A main session's queued voice turn for ``user_id`` in ``channel_id``, if any.
+
+        Such a turn tells what sub-agents found and answers no message; completions that arrive before it starts
+        join it."""
+        person = "requester_user_id IS NULL" if user_id is None else "requester_user_id = ?"
+        row = await tx.fetch_one(
+            "SELECT id FROM runs WHERE session_key = ? AND kind = 'chat' AND source_message_id IS NULL "
+            f"AND status = 'queued' AND channel_id = ? AND {person} ORDER BY created_at DESC LIMIT 1",
+            (session_key, channel_id) + (() if user_id is None else (user_id,)),
+        )
+        return row[0] if row else None
+
     async def live_delegated_children(self, tx: Connection, run_id: str) -> list[Run]:
         """Live blocking delegated children of ``run_id`` (``spawn_subagent``, synchronous ``delegate``: their
         caller's tool call waits for them); background delegate tasks are not among them."""

@@ -19,10 +19,16 @@ from storage.due_rows import due_rows
 
 _COLUMNS = (
     "key, agent_id, kind, depth, role, requester_session_key, label, guild_id, channel_id, owner_user_id, created_at, "
-    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site, charged_to"
+    "control_scope, task, mode, cleanup, sandboxed, archive_at, archived_at, model, delegation, spawn_site, "
+    "charged_to, acp_agent"
 )
 
 _NOT_ARCHIVED = "archived_at IS NULL"  # with a deadline compared, the partial index sessions_to_archive
+
+
+def _stored(value: object) -> object:
+    """A session's field as its column holds it: flags as 0/1."""
+    return int(value) if isinstance(value, bool) else value
 
 
 def _from_row(row: Row) -> Session:
@@ -47,33 +53,11 @@ class SessionRepository:
         self._db = db
 
     async def insert(self, tx: Connection, session: Session, *, if_missing: bool = False) -> None:
+        columns = _COLUMNS.split(", ")
         await tx.execute(
-            f"INSERT INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * 22)})"
+            f"INSERT INTO sessions ({_COLUMNS}) VALUES ({', '.join('?' * len(columns))})"
             + (" ON CONFLICT DO NOTHING" if if_missing else ""),
-            (
-                session.key,
-                session.agent_id,
-                session.kind,
-                session.depth,
-                session.role,
-                session.requester_session_key,
-                session.label,
-                session.guild_id,
-                session.channel_id,
-                session.owner_user_id,
-                session.created_at,
-                session.control_scope,
-                session.task,
-                session.mode,
-                session.cleanup,
-                int(session.sandboxed),
-                session.archive_at,
-                session.archived_at,
-                session.model,
-                session.delegation,
-                session.spawn_site,
-                session.charged_to,
-            ),
+            tuple(_stored(getattr(session, column)) for column in columns),
         )
 
     async def get(self, key: str) -> Session | None:

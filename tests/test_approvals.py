@@ -12,6 +12,7 @@ import sqlite3
 import pytest
 
 import storage.db as storage_db
+import storage.sessions as storage_sessions
 from bot.agents.tool_gate import DENIED, TIMED_OUT
 from bot.core.budgets.meter import Budgets
 from bot.core.durable.executors import Executors
@@ -276,6 +277,7 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         old_bot.setattr(Executors, "start", lambda self, launch: launch())
         old_bot.setattr(Executors, "close", lambda self: asyncio.sleep(0))
         old_bot.setattr(BindingRepository, "next_deadline", lambda self: asyncio.sleep(0))  # nor deadline_at (0017)
+        old_bot.setattr(storage_sessions, "_COLUMNS", storage_sessions._COLUMNS.removesuffix(", acp_agent"))  # (0021)
         async with running_core(tmp_path, ScriptedModels(main=text("hello")), CONFIG) as core:
             old_id = await chat_and_wait(core)
     user = ToolUser(("calc__shout", {"text": "hi"}))

@@ -31,12 +31,13 @@ BASE = """
 [agents.defaults]
 model = "test/default"
 [agents.defaults.subagents]
+announce = "direct"
 max_concurrent = 4
 max_spawn_depth = 2
 [agents.list.main]
 [agents.list.researcher]
 """
-OTHER = ORIGIN.__class__(user_id=8, channel_id=100, conversation="discord:channel:100", guild_id=1)
+OTHER = ORIGIN.__class__(user_id=8, channel_id=100, conversation="discord:channel:100", guild_id=1, message_id=56)
 
 
 def spawn(origin=ORIGIN, task="find it"):
@@ -249,6 +250,7 @@ async def test_a_follow_up_an_agent_sends_is_the_session_owners_and_another_memb
 [agents.defaults]
 model = "test/main"
 [agents.defaults.subagents]
+announce = "direct"
 max_spawn_depth = 2
 allow_agents = ["*"]
 [agents.list.main]

@@ -303,6 +303,19 @@ def test_read_only_tools_are_a_list_of_the_servers_own_tool_names():
     assert "without 'calc__': calc__add" in error_for(server + 'read_only_tools = ["calc__add"]\n')
 
 
+def test_an_acp_agent_needs_a_command_and_an_existing_working_directory(tmp_path):
+    table = f'[acp_agents.coder]\ncommand = "codex-acp"\ncwd = "{tmp_path}"\n'
+    agent = parse_config(table + 'env_from = { OPENAI_API_KEY = "CODER_KEY" }\n').acp_agents["coder"]
+    assert (agent.command, agent.args, agent.cwd, agent.timeout_seconds) == ("codex-acp", [], str(tmp_path), 30)
+    assert missing_secrets(parse_config(table + 'env_from = { K = "CODER_KEY" }\n'), {})[1:] == [
+        "environment variable CODER_KEY is not set (named by acp_agents.coder.env_from.K in the config)"
+    ]
+    assert "is not an existing directory" in error_for(table.replace(str(tmp_path), str(tmp_path / "missing")))
+    assert "acp_agents.coder.cwd" in error_for('[acp_agents.coder]\ncommand = "codex-acp"\n')
+    assert "acp_agents.coder.command" in error_for(f'[acp_agents.coder]\ncwd = "{tmp_path}"\n')
+    assert "must match" in error_for(table.replace("coder]", "Coder]"))
+
+
 def test_memory_is_off_by_default_and_its_limits_and_allowlists_are_checked():
     memory = parse_config("").memory
     assert (memory.enabled, memory.auto_save, memory.inject_tokens) == (False, False, 400)

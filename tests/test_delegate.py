@@ -541,6 +541,7 @@ NESTED = """
 [agents.defaults]
 model = "test/main"
 [agents.defaults.subagents]
+announce = "direct"
 max_spawn_depth = 2
 allow_agents = ["*"]
 [risk_profiles.team]
@@ -710,6 +711,7 @@ SPENDING = """
 [agents.defaults]
 model = "test/main"
 [agents.defaults.subagents]
+announce = "direct"
 max_spawn_depth = 2
 [risk_profiles.team]
 delegation_policy = { mode = "allow" }

@@ -34,6 +34,7 @@ member_concurrent_runs = 0
 [agents.defaults]
 model = "test/work"
 [agents.defaults.subagents]
+announce = "direct"
 max_concurrent = 2
 [agents.list.main]
 """
@@ -117,6 +118,7 @@ FULL_AT_TWO = """
 [agents.defaults]
 model = "test/script"
 [agents.defaults.subagents]
+announce = "direct"
 model = "test/work"
 max_concurrent = 1
 max_queued = 2
@@ -217,7 +219,8 @@ def fan_out(messages, info) -> ModelResponse:
 
 async def test_a_grandchild_waits_in_its_members_bucket_under_the_top_level_run_it_descends_from(tmp_path):
     config = (
-        '[agents.defaults]\nmodel = "test/fan"\n[agents.defaults.subagents]\nmax_spawn_depth = 2\n[agents.list.main]\n'
+        '[agents.defaults]\nmodel = "test/fan"\n[agents.defaults.subagents]\nannounce = "direct"\nmax_spawn_depth = 2\n'
+        "[agents.list.main]\n"
     )
     async with running_core(tmp_path, ScriptedModels(fan=fan_out), config) as core:
         top = await chat_and_wait(core, "spawn spawn leaf")

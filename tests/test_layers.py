@@ -35,6 +35,7 @@ LEAVES = {
     "errors",
     "guild_settings",
     "limits",
+    "runtimes",
     "server_cache",
     "signals",
     "stats",
@@ -51,6 +52,7 @@ CORRIDORS = {
     "memory": set(),
     "tools": {"runs", "durable", "budgets", "oversight", "memory"},
     "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs"},
+    "harness": set(),  # a harness session's turn, on its ACP agent; handed to the engine as a port
 }
 
 

@@ -27,6 +27,7 @@ NESTED = """
 [agents.defaults]
 model = "test/main"
 [agents.defaults.subagents]
+announce = "direct"
 max_spawn_depth = 2
 max_concurrent = 8
 allow_agents = ["*"]

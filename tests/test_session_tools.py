@@ -27,6 +27,7 @@ CONFIG = """
 [agents.defaults]
 model = "test/main"
 [agents.defaults.subagents]
+announce = "direct"
 max_spawn_depth = 2
 allow_agents = ["*"]
 [agents.list.main]

@@ -11,7 +11,6 @@ from bot import app
 from bot.agents import model_catalog
 from bot.agents import models as models_module
 from bot.agents.models import ModelFactory
-from bot.records import short_run_id
 from tests.harness import announcement_for, answer_to, spawned_run_id
 from tests.test_wire_control import command
 
@@ -121,14 +120,16 @@ async def test_sessions_spawn_with_an_unusable_model_runs_the_child_on_the_defau
     assert result["warning"] == (
         f'Model "{model}" is not available; running on the default model fake/gpt-4o-mini. {reason}'
     )
-    await world.discord.wait_for_message(world.channel, announcement_for(short_run_id(result["runId"])))
-    [child] = [r for r in world.llm.requests if "Research it" in json.dumps(r["messages"][-1])]
+    told = f"<@{world.alice.id}> Found it."  # the main agent tells the child's result, in its own voice
+    await world.discord.wait_for_message(world.channel, lambda message: message["content"] == told)
+    [child] = [r for r in world.llm.requests if r["messages"][-1]["content"] == "Research it"]
     assert child["model"] == "gpt-4o-mini"
     assert world.llm.model_list_requests == lists
     await world.quiescent()
     assert world.rows("SELECT kind, model, status FROM runs ORDER BY created_at") == [
         ("chat", "fake/gpt-4o-mini", "completed"),
         ("spawn", "fake/gpt-4o-mini", "completed"),
+        ("chat", "fake/gpt-4o-mini", "completed"),
     ]
 
 

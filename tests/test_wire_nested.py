@@ -1,10 +1,12 @@
 """Nested sub-agents over the wire: a mention makes the main agent spawn a planner, which fans out to three
-workers and synthesises; the channel sees the main agent's reply and exactly one final answer."""
+workers and synthesises; the channel sees the main agent's reply and exactly one final answer, in the main agent's
+words (the announce chain: each level reads only its direct children's completions)."""
 
 from __future__ import annotations
 
 from tests.fakes.openai_server import Step
-from tests.harness import announcement_for
+
+EVENT = "[Internal task completion event]"
 
 NESTED = """
 [agents.defaults.subagents]
@@ -38,6 +40,9 @@ def team(body: dict) -> Step | str:
         return Step.calls([("sessions_spawn", {"agentId": "worker", "task": f"part {i}"}) for i in (1, 2, 3)])
     if "ROLE=worker" in system:
         return f"result of {messages[1]['content']}"
+    if EVENT in str(last["content"]):  # the main agent tells the planner's result
+        [plan] = [line for line in last["content"].splitlines() if line.startswith("Final plan")]
+        return f"The planner is done. {plan}"
     if last["role"] == "tool":
         return "On it: the planner is working."
     return Step.calls(
@@ -57,21 +62,24 @@ async def test_mention_to_planner_to_three_workers_gives_one_final_answer(world)
     )
     assert reply["content"] == "On it: the planner is working."
 
-    announced = f"<@{world.alice.id}> ✅ Subagent **Launch planner**"  # not its status message, which names it too
-    final = await world.discord.wait_for_message(world.channel, lambda m: announced in m["content"], timeout=20)
-    assert final["content"].startswith(f"<@{world.alice.id}> ✅ Subagent **Launch planner**")
-    assert "Final plan: result of part 1; result of part 2; result of part 3" in final["content"]
+    told = f"<@{world.alice.id}> The planner is done. "
+    final = await world.discord.wait_for_message(world.channel, lambda m: told in m["content"], timeout=20)
+    assert final["content"] == told + "Final plan: result of part 1; result of part 2; result of part 3"
 
-    await world.quiescent()  # nothing else may follow: workers report to the planner, not the channel
+    await world.quiescent()  # nothing else may follow: workers report to the planner, the planner to the main agent
     messages = world.bot_messages()
     assert len(messages) == 2
     assert not any("INTERNAL" in m["content"] or "untrusted" in m["content"].lower() for m in messages)
-    statuses = dict(
-        world.rows("SELECT s.agent_id || ':' || r.id, r.status FROM runs r JOIN sessions s ON s.key = r.session_key")
+    assert not any("✅ Subagent" in m["content"] for m in messages)  # no template: the main agent told it
+    statuses = world.rows(
+        "SELECT s.agent_id, r.kind, r.status FROM runs r JOIN sessions s ON s.key = r.session_key ORDER BY r.created_at"
     )
-    assert sorted(statuses.values()) == ["completed"] * 5
-    run_id = final["content"].split("(run `")[1][:8]
-    assert announcement_for(run_id)(final)
+    assert [row for row in statuses if row[0] != "worker"] == [
+        ("main", "chat", "completed"),
+        ("planner", "spawn", "completed"),
+        ("main", "chat", "completed"),  # the voice turn, after the planner's synthesis
+    ]
+    assert [row[2] for row in statuses if row[0] == "worker"] == ["completed"] * 3
 
 
 async def test_a_requester_reads_its_childs_session_key_and_run_id_in_the_stats_line(world):
@@ -89,6 +97,8 @@ async def test_a_requester_reads_its_childs_session_key_and_run_id_in_the_stats_
             if last["role"] == "tool":
                 return "Waiting for my worker."
             return Step.calls([("sessions_spawn", {"agentId": "worker", "task": "part 1"})])
+        if EVENT in str(last["content"]):
+            return "The planner says: Planned."
         if last["role"] == "tool":
             return "On it."
         return Step.calls([("sessions_spawn", {"agentId": "planner", "task": "Plan", "label": "Planner"})])
@@ -97,9 +107,8 @@ async def test_a_requester_reads_its_childs_session_key_and_run_id_in_the_stats_
     await world.start_bot()
     await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> plan")
     final = await world.discord.wait_for_message(
-        world.channel, lambda m: f"<@{world.alice.id}> ✅ Subagent **Planner**" in m["content"], timeout=20
+        world.channel, lambda m: m["content"] == f"<@{world.alice.id}> The planner says: Planned.", timeout=20
     )
-    assert "Planned." in final["content"]
 
     [(worker_key, worker_run)] = world.rows(
         "SELECT s.key, r.id FROM runs r JOIN sessions s ON s.key = r.session_key WHERE s.agent_id = 'worker'"
@@ -107,8 +116,9 @@ async def test_a_requester_reads_its_childs_session_key_and_run_id_in_the_stats_
     events = [
         message["content"]
         for body in world.llm.requests
+        if "ROLE=planner" in body["body"]["messages"][0]["content"]
         for message in body["body"]["messages"]
-        if message["role"] == "user" and "[Internal task completion event]" in str(message["content"])
+        if message["role"] == "user" and EVENT in str(message["content"])
     ]
     assert events, "the planner read its worker's completion"
     lines = events[-1].splitlines()

@@ -82,6 +82,9 @@ def lead_and_failing_researcher(body: dict) -> Step | str:
         return Step.error(403, ECHO)
     if messages[-1]["role"] == "tool":
         return "The researcher is on it."
+    if "[Internal task completion event]" in str(messages[-1]["content"]):  # the main agent tells what happened
+        [status] = [line for line in messages[-1]["content"].splitlines() if line.startswith("status: ")]
+        return "The researcher " + status.removeprefix("status: ")
     if "how did it go" in str(messages[-1]["content"]):
         return "It failed."
     return Step.calls([("sessions_spawn", {"agentId": "researcher", "task": "Dig up the numbers"})])
@@ -97,7 +100,7 @@ async def test_a_failed_child_tells_its_main_agent_without_the_key(world):
     assert (await world.discord.wait_for_message(world.channel, answer_to(first)))["content"] == (
         "The researcher is on it."
     )
-    failed = await world.discord.wait_for_message(world.channel, lambda m: "❌ Subagent" in m["content"])
+    failed = await world.discord.wait_for_message(world.channel, lambda m: "The researcher failed" in m["content"])
     assert f"HTTP 403: {ECHOED}" in failed["content"]
     await world.quiescent()
     second = await world.discord.send_user_message(world.alice, world.channel, f"<@{bot_id}> how did it go?")

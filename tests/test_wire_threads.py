@@ -199,7 +199,8 @@ async def test_agent_spawns_a_persistent_session_into_a_thread_and_spawning_from
 
 
 async def test_run_mode_thread_binding_ends_with_the_run(world):
-    world.extra_config = THREADS_ON + '[agents.defaults.subagents]\nallow_agents = ["*"]\n'
+    # the result is posted in its thread as it is (the main agent telling it would speak in the channel)
+    world.extra_config = THREADS_ON + '[agents.defaults.subagents]\nallow_agents = ["*"]\nannounce = "direct"\n'
 
     def main_agent(body):
         if body["messages"][-1]["role"] == "tool":
@@ -308,7 +309,7 @@ def run_mode_spawner(task="Quick check"):
 
 
 async def test_a_run_mode_thread_says_goodbye_after_its_result_and_then_routes_nothing(world):
-    world.extra_config = THREADS_ON
+    world.extra_config = THREADS_ON + '[agents.defaults.subagents]\nannounce = "direct"\n'  # its result in the thread
     world.llm.default = run_mode_spawner()
     await world.start_bot()
     asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> check")

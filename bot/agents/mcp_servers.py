@@ -24,13 +24,13 @@ from typing import Any
 from fastmcp import Client
 from fastmcp.client.transports import ClientTransport, StdioTransport, StreamableHttpTransport
 from fastmcp.exceptions import ToolError
-from mcp.client.stdio import get_default_environment
 from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.exceptions import AgentRunError
 from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
+from bot.agents.child_env import child_environment
 from bot.config import McpServerConfig
 
 TOOL_SEPARATOR = "__"
@@ -104,7 +104,7 @@ def _transport(server: McpServerConfig, environ: Mapping[str, str]) -> ClientTra
     if server.url is not None:
         return StreamableHttpTransport(server.url)
     assert server.command is not None, "validated: a server has a command or a url"
-    env = get_default_environment() | {name: environ.get(source, "") for name, source in server.env_from.items()}
+    env = child_environment(server.env_from, environ)
     return StdioTransport(server.command, list(server.args), env=env, keep_alive=False)  # ends with its last run
 
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.agents.acp_client import AcpAgents
 from bot.agents.mcp_servers import McpServers
 from bot.agents.models import ModelFactory
 from bot.config import Config
@@ -25,6 +26,7 @@ from bot.core.durable.executors import Executors
 from bot.core.durable.run_queues import RunQueues
 from bot.core.durable.store_steps import StoreSteps
 from bot.core.guild_settings import GuildSettings
+from bot.core.harness.acp_turns import AcpTurns
 from bot.core.jobs.retention import Retention
 from bot.core.jobs.schedules import Schedules
 from bot.core.memory.memories import Memories
@@ -93,6 +95,7 @@ class Core:
     delegate_tasks: DelegateTasks
     tools: ToolControl
     execution: Execution
+    harness: AcpTurns
     executors: Executors
     schedules: Schedules
     retention: Retention
@@ -117,6 +120,7 @@ class Core:
         self.ctx.timers.shutdown()
         await asyncio.gather(self.dispatch.close(), self.ctx.signals.close(), self.bindings.close())
         await self.executors.close()
+        await self.harness.close()
 
 
 def build(
@@ -142,17 +146,17 @@ def build(
     # the engine's end of a run: settlement, and what its commits ask for
     archiving = Archiving(ctx)
     records = DelegateRecords(ctx)
-    settlement = Settlement(ctx, archiving, Results(repos, config.tools.result_max_bytes), records)
     lanes = RunLanes(ctx)
     queues = RunQueues(config.agents.defaults.subagents, config.durability.queue_poll_seconds)
     dispatch = RunDispatch(repos, lanes.subagents, durable, queues)
     bindings = ThreadBindings(ctx, threads, settings, archiving)
-    effects = Effects(ctx.signals, dispatch, Cancellations(), archiving, bindings)
-    # budgets, approvals, and the start of runs
+    # budgets, and the start of runs (a settled sub-agent's result may start a main-agent turn)
     budget_limits = BudgetLimits(ctx)
     budgets = Budgets(ctx, budget_limits)
-    approvals = Approvals(ctx, effects.apply)
     spawning = Spawning(ctx, models, policy, settings, bindings, dispatch, budgets, envelopes)
+    settlement = Settlement(ctx, archiving, Results(ctx, budgets, spawning.main_model), records)
+    effects = Effects(ctx.signals, dispatch, Cancellations(), archiving, bindings)
+    approvals = Approvals(ctx, effects.apply)
     commands = RunCommands(ctx, settlement, effects, spawning, approvals)
     steer_limit = SteerLimit(clock)  # thread messages to a live run count as steers
     messages = ThreadMessages(ctx, bindings.routes, commands, steer_limit)
@@ -170,7 +174,8 @@ def build(
     memories = Memories(ctx, lambda user, guild, channel: authority.moderation.is_moderator(user, guild, channel))
     turns = TurnSetups(ctx, control, mcp, envelopes, approvals, budgets, MemoryTurns(ctx, scopes, memories))
     # the engine's run body, and the processes sharing the store
-    execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes)
+    harness = AcpTurns(ctx, AcpAgents(config.acp_agents), approvals)
+    execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes, harness)
     executors = Executors(ctx, settlement, effects.apply, shards, dispatch)
     schedules = Schedules(ctx, models, spawning, channel_conversation=channel_conversation)
     retention = Retention(ctx, durable)
@@ -198,6 +203,7 @@ def build(
         delegate_tasks=tasks,
         tools=control,
         execution=execution,
+        harness=harness,
         executors=executors,
         schedules=schedules,
         retention=retention,

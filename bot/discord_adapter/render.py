@@ -36,11 +36,14 @@ def _header(announcement: Announcement) -> str:
 def render(announcement: Announcement) -> list[OutgoingMessage]:
     """The messages to post. This is the outbound choke point: internal runtime context never gets past it.
 
-    A completion has a header (and a stats footer); a reply is its text alone. Either body, when longer than
+    A completion has a header (and a stats footer); a reply is its text alone (a voice turn's mentions whom it
+    tells, since it answers no message of theirs). Either body, when longer than
     ``ATTACH_OVER_CHARS``, is posted as one message with a preview and the whole text attached as ``result.md``;
     otherwise it is split into messages, so nothing takes more than a few messages."""
     body = strip_internal_context(announcement.body) or "(no output)"
     reply = announcement.kind == "reply"
+    if announcement.source == "voice" and announcement.mention_user_id:  # it answers no message: it mentions
+        body = f"<@{announcement.mention_user_id}> {body}"
     header = "" if reply else _header(announcement)
     footer = f"-# {announcement.stats_line}" if announcement.stats_line else ""
     if len(body) > ATTACH_OVER_CHARS:

@@ -82,7 +82,9 @@ def usage_line(usage: Usage) -> str:
     )
 
 
-def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: float | None = None) -> str:
+def render_info(
+    row: ChildRow, *, delivery: str, transcript_messages: int, now: float | None = None, activity: str | None = None
+) -> str:
     now = time.time() if now is None else now
     run, session = row.run, row.session
     assert run is not None
@@ -101,6 +103,8 @@ def render_info(row: ChildRow, *, delivery: str, transcript_messages: int, now: 
             f"Run: {run.id}",
             f"Session: {session.key}",
             f"Agent: {session.agent_id} (depth {session.depth}, {session.role})",
+            *([f"Runtime: acp ({session.acp_agent})"] if session.acp_agent else []),
+            *([f"Now: {activity}"] if activity and not run.status.is_terminal else []),
             *(
                 [f"Kind: {_kind(row, short=False)}" + (f" ({session.delegation})" if session.delegation else "")]
                 if row.kind

@@ -113,7 +113,8 @@ class StatusBoard:
         state = run.status.value.replace("_", " ")
         if run.status is RunStatus.WAITING_CHILDREN:
             state = f"waiting on {await self._repos.runs.count_unsettled_children(run.id)} children"
+        activity = None if run.status.is_terminal else await self._repos.run_activity.get(run.id)
         return (
             f"{run.status.icon} **{label}** · {state} · {runtime} · {tool_calls} tool call(s) · "
-            f"tokens {format_tokens(tokens)}\n-# run {run.short_id}"
+            f"tokens {format_tokens(tokens)}\n" + (f"{activity}\n" if activity else "") + f"-# run {run.short_id}"
         )

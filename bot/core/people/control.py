@@ -32,6 +32,7 @@ def _run_of(row: ChildRow) -> Run | None:
 class Details:
     delivery: str
     messages: int
+    activity: str | None = None  # what the live run is doing now (an ACP agent's tool call or plan)
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ class RunControl:
                 delivery = "none (killed runs announce nothing)"
             elif row.run.status.is_terminal:
                 delivery = "none (the run replied NO_REPLY)"
-        return Details(delivery, await self._ctx.repos.transcripts.count(row.session.key))
+        activity = await self._ctx.repos.run_activity.get(row.run.id) if row.run is not None else None
+        return Details(delivery, await self._ctx.repos.transcripts.count(row.session.key), activity)
 
     async def target_choices(self, conversation: str, current: str) -> list[tuple[str, str]]:
         """Autocomplete: ``(name, value)`` pairs — index, label, status, age — matching what was typed."""

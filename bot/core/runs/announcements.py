@@ -28,7 +28,18 @@ class Announcement(BaseModel):
     reply_to_message_id: int | None = None
     stats_line: str | None = None
     fallback_channel_id: int | None = None  # a bound thread's parent: where to say so if the thread is gone
-    source: Literal["subagent", "schedule"] = "subagent"  # who speaks: a sub-agent, or a scheduled job's run
+    # who speaks: a sub-agent, a scheduled job's run, or the main agent telling what its sub-agents found
+    source: Literal["subagent", "schedule", "voice"] = "subagent"
+
+
+VOICE_TASK = "Tell the user what the sub-agents they asked for found."
+
+
+def is_voice_turn(run: Run) -> bool:
+    """A main-agent turn telling what sub-agents found.
+
+    It answers no message of anyone's; every other main-agent turn answers a person's message."""
+    return run.kind is RunKind.CHAT and run.source_message_id is None
 
 
 def status_line(status: RunStatus, error: str | None) -> str:
@@ -76,5 +87,5 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
         stats_line=stats_line(ended_at - started, run.usage, fallback_model=run.fallback_model)
         if kind == "completion"
         else None,
-        source="schedule" if scheduled else "subagent",
+        source="schedule" if scheduled else "voice" if is_voice_turn(run) else "subagent",
     )

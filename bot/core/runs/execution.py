@@ -21,8 +21,9 @@ from bot.agents.result_caps import ResultLimits
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
 from bot.core.context import CoreContext
 from bot.core.runs import internal_context
+from bot.core.runs.announcements import is_voice_turn
 from bot.core.runs.effects import Effects
-from bot.core.runs.ports import Journal, TurnSetup
+from bot.core.runs.ports import Harness, Journal, TurnSetup
 from bot.core.runs.prompts import subagent_context
 from bot.core.runs.run_lanes import RunLanes
 from bot.core.runs.settlement import Settlement, TurnEnd
@@ -56,6 +57,7 @@ class Execution:
         turns: TurnSetup,
         journal: Journal,
         lanes: RunLanes,
+        harness: Harness,
     ) -> None:
         self._ctx = ctx  # its redactor: what a turn stores and says, and tool results before the model reads them
         self._models = models
@@ -64,12 +66,14 @@ class Execution:
         self._turns = turns
         self._journal = journal
         self._lanes = lanes
+        self._harness = harness  # harness sessions' turns (an ACP agent's)
 
-    async def take_inbox(self, run_id: str, *, wake: bool) -> str | None:
+    async def take_inbox(self, run_id: str, *, wake: bool, deliver: bool = False) -> str | None:
         """Consume the run's pending inbox as one prompt.
 
-        Steers go in as they are, completions in one internal block. The take is a step journaled in the store, so a
-        replay takes what the first execution took, nothing included."""
+        Steers go in as they are, completions in one internal block (``deliver``: for the user, in the main agent's
+        voice). The take is a step journaled in the store, so a replay takes what the first execution took, nothing
+        included."""
 
         async def take(tx: Connection) -> list[tuple[str | None, str]]:
             return await self._ctx.repos.inbox.take_pending(tx, run_id, self._ctx.clock())
@@ -79,7 +83,7 @@ class Execution:
             return None
         steers = [content for source, content in items if source is None]
         events = [content for source, content in items if source is not None]
-        parts = steers + ([internal_context.wrap(events, wake=wake)] if events else [])
+        parts = steers + ([internal_context.wrap(events, wake=wake, deliver=deliver)] if events else [])
         return "\n\n".join(parts)
 
     async def _own(self, run_id: str) -> None:
@@ -141,7 +145,13 @@ class Execution:
             return None
         log.info("run_started", model=run.model)
         self._ctx.signals.run_changed(run.id)
-        return run.task
+        if not is_voice_turn(run):
+            return run.task
+        results = await self.take_inbox(run.id, wake=False, deliver=True)
+        if results is None:  # nothing to tell: it ends silent
+            silent = RunOutcome(RunStatus.COMPLETED, internal_context.SILENT_REPLIES[0], None, run.usage, [])
+            return await self._next_prompt(run, await self._settlement.end_turn(run, session, silent))
+        return results
 
     async def _mark_running(self, run_id: str, durable: bool) -> bool:
         """Queued → running; in a workflow, also true for a run it marked before (a replay): no step needs to record
@@ -159,6 +169,12 @@ class Execution:
         return await self.take_inbox(run.id, wake=True) if ended.again else None
 
     async def _run_turn(self, run: Run, session: Session, prompt: Prompt) -> RunOutcome:
+        if session.acp_agent is not None:  # a harness session: its ACP agent runs the turn, a kill cancels it
+            token = self._effects.cancellations.token(run.id)
+            try:
+                return await self._harness.turn(run, session, str(prompt), lambda: token.cancelled)
+            finally:
+                self._effects.cancellations.done(run.id)
         agent = self._ctx.config.agents.list[session.agent_id]
         system_prompt = agent.system_prompt or self._ctx.config.agents.defaults.system_prompt
         if session.kind == SessionKind.SUBAGENT:

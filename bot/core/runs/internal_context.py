@@ -25,6 +25,12 @@ ACTION = (
     "words and do not mention this internal context, stats or session details. If this result is a duplicate "
     "or needs no update, reply ONLY: NO_REPLY."
 )
+DELIVER = (
+    "Action: A completed subagent task is ready for user delivery. Convert the result above into your normal "
+    "assistant voice and send that user-facing update now. Keep this internal context private (don't mention "
+    "system/log/stats/session details or announce type). If this result is a duplicate or needs no update, reply "
+    "ONLY: NO_REPLY."
+)
 POSTED_NOTE = (
     "delivery: already posted to the user in this conversation; it is here so you can refer to it when asked. "
     "Do not repeat it unprompted."
@@ -76,14 +82,14 @@ def completion_event(completion: ChildCompletion) -> str:
     )
 
 
-def wrap(events: Sequence[str], *, wake: bool = False) -> str:
+def wrap(events: Sequence[str], *, wake: bool = False, deliver: bool = False) -> str:
     """One internal block holding one or more completion events.
 
-    A batch is one block, and so one model turn."""
+    A batch is one block, and so one model turn. ``deliver``: the main agent tells the user, in its own voice."""
     parts = [BEGIN, HEADER, ""]
     if wake:
         parts += [WAKE_NOTE, ""]
-    parts += ["\n\n".join(events), "", ACTION, END]
+    parts += ["\n\n".join(events), "", DELIVER if deliver else ACTION, END]
     return "\n".join(parts)
 
 

@@ -81,6 +81,12 @@ class TurnSetup(Protocol):
     async def decisions(self, run_id: str) -> DeferredToolResults | None: ...
 
 
+class Harness(Protocol):
+    """A harness session's turn, run by its ACP agent instead of the bot's runtime."""
+
+    async def turn(self, run: Run, session: Session, prompt: str, cancelled: Callable[[], bool]) -> RunOutcome: ...
+
+
 class Admission(Protocol):
     """The budget caps a new run must fit: checked early, and again in the transaction that persists it."""
 

@@ -30,6 +30,7 @@ class SpawnRequest:
     model: str | None = None
     thinking: str | None = None
     thread: bool = False
+    runtime: str = "subagent"  # or "acp": ``agent_id`` names an ACP agent
 
 
 @dataclass(frozen=True)

@@ -30,12 +30,13 @@ A turn that ends after its run was killed only records what it spent: the kill a
 ``awaiting_approval`` transitions are :mod:`bot.core.tools.approvals`'s (a pause routes nothing and ends nothing).
 
 A result is *routed* to the run's direct requester: a top-level requester (a main session, or none) gets a
-Discord announcement (outbox row); a live nested requester gets an inbox message; a requester that is gone
-passes it to its own requester; a killed requester drops it. A killed run announces nothing. A delegated child
-(``spawn_subagent``, ``delegate``) is not routed to the channel: its caller reads its result (from the run, or from
-its delegate task record, settled here in the same transaction); a background delegate's result also reaches a
-sub-agent caller, waiting on its children or still in its turn; a blocking child whose caller's turn ends without
-it is stopped.
+Discord announcement (outbox row), or, for a sub-agent its main agent spawned, a main-agent *voice turn* that tells
+people in the agent's own words (announced as they are, unless it ends completed); a live nested requester gets an
+inbox message; a requester that is gone passes it to its own requester; a killed requester drops it. A killed run
+announces nothing. A delegated child (``spawn_subagent``, ``delegate``) is not routed to the channel: its caller
+reads its result (from the run, or its delegate task record, settled here in the same transaction); a background
+delegate's result also reaches a sub-agent caller, waiting on its children or in its turn; a blocking child whose
+caller's turn ends without it is stopped.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import structlog
 from bot.agents.runner import INTERRUPTED_BEFORE, KILLED_BEFORE, RunOutcome, partial_result
 from bot.core.context import CoreContext
 from bot.core.runs import internal_context
-from bot.core.runs.announcements import INTERRUPTED_REASON
+from bot.core.runs.announcements import INTERRUPTED_REASON, is_voice_turn
 from bot.core.runs.results import Results
 from bot.records import LIVE_STATUSES, Cleanup, Run, RunKind, RunStatus, Session, SessionKind
 from storage.db import Connection
@@ -101,10 +102,13 @@ class Settlement:
             await runs.record_usage(tx, run.id, outcome.usage)
             if outcome.served_model is not None:
                 await runs.record_served_model(tx, run.id, outcome.served_model)
-            if session.kind == SessionKind.MAIN:
-                await self._results.keep_unread(tx, run.id, session.key, now)
             if current.status is not RunStatus.RUNNING:
+                if session.kind == SessionKind.MAIN:
+                    await self._results.keep_unread(tx, run.id, session.key, now)
                 return TurnEnd(again=False)  # killed meanwhile: its spending is counted, and it announces nothing
+            failed = outcome.status is not RunStatus.COMPLETED
+            if session.kind == SessionKind.MAIN and await self._results.main_turn_ended(tx, run, now, failed=failed):
+                after.outbox = True
             await self._stop_abandoned(tx, run.id, now, after)
             quiet = after if after.cancel else None  # nothing else to apply while the run goes on
             orchestrating = outcome.status is RunStatus.COMPLETED and session.kind == SessionKind.SUBAGENT
@@ -147,8 +151,8 @@ class Settlement:
                 await self._ctx.repos.runs.finish(
                     tx, run.id, RunStatus.KILLED, now, result_text=partials[run.id], error="killed"
                 )
-                if run.kind is RunKind.CHAT:
-                    await self._results.keep_unread(tx, run.id, run.session_key, now)
+                if run.kind is RunKind.CHAT and await self._results.main_turn_ended(tx, run, now, failed=True):
+                    after.outbox = True
                 killed = replace(run, status=RunStatus.KILLED)
                 await self._records.settle(tx, killed, now, killed_directly=run.id == run_id)
             for run in subtree:
@@ -180,8 +184,8 @@ class Settlement:
                     tx, run.id, RunStatus.INTERRUPTED, now, result_text=partial, error=INTERRUPTED_REASON
                 ):
                     continue
-                if run.kind is RunKind.CHAT:
-                    await self._results.keep_unread(tx, run.id, run.session_key, now)
+                if run.kind is RunKind.CHAT and await self._results.main_turn_ended(tx, run, now, failed=True):
+                    after.outbox = True
                 if run.parent_run_id not in live_ids or session.delegation is not None:
                     interrupted = replace(
                         run, status=RunStatus.INTERRUPTED, ended_at=now, error=INTERRUPTED_REASON, result_text=partial
@@ -200,8 +204,8 @@ class Settlement:
                 tx, run.id, RunStatus.FAILED, now, result_text=partial, error=error
             ):
                 return after
-            if run.kind is RunKind.CHAT:
-                await self._results.keep_unread(tx, run.id, run.session_key, now)
+            if run.kind is RunKind.CHAT and await self._results.main_turn_ended(tx, run, now, failed=True):
+                after.outbox = True
             failed = replace(run, status=RunStatus.FAILED, ended_at=now, error=error, result_text=partial)
             await self._route(tx, failed, session, now, after)
         after.changed.append(run.id)
@@ -251,10 +255,14 @@ class Settlement:
             target = await self._ctx.repos.runs.get(target_id, tx) if target_id else None
             target_session = await self._ctx.repos.sessions.get(target.session_key) if target else None
             if target is None or target_session is None or target_session.kind == SessionKind.MAIN:
-                if silent:
+                if silent or (is_voice_turn(run) and run.status is not RunStatus.COMPLETED):  # told as they are
                     after.archive_now += done_with
                     return
                 requester = await self._ctx.repos.sessions.get(session.requester_session_key or "")
+                if self._results.speaks_for(run, session, requester):
+                    after.queue += await self._results.voice(tx, run, session, requester, now)
+                    after.outbox = True  # maybe announced as it is
+                    return
                 announcement = await self._results.announce(tx, run, session, requester, now)
                 if announcement.kind == "completion":
                     await self._results.tell_main_agent(tx, run, session, requester, now)

@@ -12,17 +12,12 @@ from dataclasses import dataclass, replace
 
 from bot.agents.model_catalog import ModelCatalog
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
-from bot.config import (
-    AGENT_ID_PATTERN,
-    THINKING_LEVELS,
-    AgentConfig,
-    Config,
-    ThreadBindingSettings,
-)
+from bot.config import AGENT_ID_PATTERN, THINKING_LEVELS, AgentConfig, Config, ThreadBindingSettings
 from bot.core.errors import SpawnRefused, TextRefused
 from bot.core.guild_settings import binding_gate
 from bot.core.limits import MAX_LABEL_CHARS, checked_text
 from bot.core.runs.queue_caps import NOTHING_QUEUED, check_member, check_queue
+from bot.core.runtimes import acp_target
 from bot.records import Cleanup, Run, Session, SessionMode, SessionRole
 from bot.text import has_visible_text, quoted
 from storage.runs import QueueLoad
@@ -40,6 +35,7 @@ class SpawnArgs:
     mode: str | None = None
     cleanup: str = "keep"
     sandbox: str = "inherit"
+    runtime: str = "subagent"  # or "acp": ``agent_id`` names an ACP agent (:mod:`bot.core.runtimes`)
 
 
 @dataclass(frozen=True)
@@ -57,6 +53,7 @@ class SpawnPlan:
     sandboxed: bool
     thread: bool = False
     warning: str | None = None  # an agent's explicit model, dropped: why, and what runs instead
+    acp_agent: str | None = None  # the ACP agent that runs the child (runtime "acp")
 
 
 def _first(*values):
@@ -89,19 +86,22 @@ class SpawnPolicy:
     async def checked_plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
         """``plan``, with an explicit model checked before it is built. An agent's must be one the config names,
         any must be served. A person is refused (they can retry); an agent's model is dropped with a warning and
-        its child runs on the default, so the agent's flow goes on. A refused name builds nothing."""
+        its child runs on the default, so the agent's flow goes on. A refused name builds nothing. An ACP agent
+        (runtime "acp") is checked first; its child is then the requester's agent's for every other check."""
+        if acp_agent := acp_target(args.runtime, args.agent_id, self._config, sandboxed=context.requester.sandboxed):
+            args = replace(args, agent_id=context.requester.agent_id)
         before, configured = self._before_model(args, context), self._config.configured_models()
         if (model := args.model) is not None and not context.by_user and model not in configured:
             refusal: str | None = f"An agent may pick only a model the config names ({', '.join(configured)})."
         else:
             refusal = model and await self._catalog.refusal(model)
         if not refusal or model is None:
-            return self._planned(args, context, before)
+            return replace(self._planned(args, context, before), acp_agent=acp_agent)
         if context.by_user:
             raise SpawnRefused("error", refusal)
         plan = self._planned(replace(args, model=None), context, before)
         warning = f'Model "{quoted(model)}" is not available; running on the default model {plan.model.reference}.'
-        return replace(plan, warning=f"{warning} {refusal}")
+        return replace(plan, warning=f"{warning} {refusal}", acp_agent=acp_agent)
 
     def plan(self, args: SpawnArgs, context: SpawnContext) -> SpawnPlan:
         """The validation chain, in the contract's order: the request's own shape, the limits on the requester, the

@@ -85,6 +85,7 @@ class Spawning:
                 model=request.model,
                 thinking=request.thinking,
                 thread=request.thread,
+                runtime=request.runtime,
             )
             context = await self._spawn_context(requester, None, request.origin.user_id, by_user=True)
             plan = await self._policy.checked_plan(args, context)
@@ -103,19 +104,24 @@ class Spawning:
             return await self._create_child(plan, requester, requester_run, origin_of(requester_run))
 
     async def chat(self, request: ChatRequest) -> str:
-        """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox."""
+        """Queue a main-agent turn in the conversation's session; the answer arrives through the outbox.
+
+        The turn answers the person's message (a turn that answers none is a voice turn, which settlement starts)."""
+        assert request.origin.message_id is not None, "a chat turn answers a message"
         text = checked_text(request.text)
         agent_id = self._ctx.config.agents.default_agent
         now = self._ctx.clock()
         session = self.main_session(request.origin, now)
-        model = self._resolve_model(
-            await self._switched_model(session.key)
-            or self._ctx.config.agents.list[agent_id].model
-            or self._ctx.config.agents.defaults.model
-        )
-        run = new_run(session, RunKind.CHAT, text, model.reference, None, 0, request.origin, None, now)
+        model = await self.main_model(session.key, agent_id)
+        run = new_run(session, RunKind.CHAT, text, model, None, 0, request.origin, None, now)
         await self.persist_and_queue(run, session)
         return run.id
+
+    async def main_model(self, session_key: str, agent_id: str) -> str:
+        """The model of a main session's next turn: the one ``model_switch`` chose, else its agent's."""
+        agents = self._ctx.config.agents
+        chosen = await self._switched_model(session_key) or agents.list[agent_id].model or agents.defaults.model
+        return self._resolve_model(chosen).reference
 
     async def _switched_model(self, session_key: str) -> str | None:
         """The model ``model_switch`` chose for this conversation, while the config still names it."""
@@ -201,6 +207,7 @@ class Spawning:
             cleanup=plan.cleanup,
             sandboxed=plan.sandboxed,
             spawn_site=SpawnSite.TOOL if requester_run is not None else SpawnSite.SLASH,
+            acp_agent=plan.acp_agent,
         )
         run = new_run(
             child,
@@ -226,7 +233,7 @@ class Spawning:
             await self.persist_and_queue(run, requester if requester.kind == SessionKind.MAIN else None, child, binding)
         if binding is not None:
             await self._threads.introduce(binding, child.label or child.agent_id)
-        return SpawnAccepted(run.id, child.key, plan.agent_id, plan.mode, plan.warning)
+        return SpawnAccepted(run.id, child.key, plan.acp_agent or plan.agent_id, plan.mode, plan.warning)
 
     async def persist_and_queue(
         self,

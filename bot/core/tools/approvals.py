@@ -7,10 +7,12 @@ server decides, from the request's own channel only (a moderator's decision on s
 the run's server); no decision by the deadline denies. When the last of a
 run's calls is decided the run is woken and its next turn starts from the decisions (``DeferredToolResults``): an
 approved call runs then, a denied one reads as a refusal to the model. A killed run's pending calls are cancelled.
+An ACP agent's permission request is asked the same way, but its run keeps running while the agent waits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Callable, Collection
@@ -33,6 +35,8 @@ from storage.audit import AuditEntry
 from storage.db import Connection
 
 log = structlog.get_logger(__name__)
+LIVE_POLL_SECONDS = 0.2  # how often an ACP agent's waiting request looks for its decision
+LIVE_GRACE_SECONDS = 5.0  # past its deadline, a waiting request denies itself (its timer may be another process's)
 
 
 def _escaped(char: str) -> str:
@@ -94,8 +98,7 @@ class Approvals:
         durable run's workflow replayed after its pause (the process stopped before DBOS recorded the workflow's end)
         asks nothing again: the calls may be decided already, and their wake owns the run."""
         now = self._ctx.clock()
-        bound = await self._ctx.repos.bindings.for_session(session.key)
-        channel_id = bound[0].thread_id if bound else run.channel_id
+        channel_id = await self._asked_in(run, session)
         approvals = [
             Approval(
                 id=uuid.uuid4().hex,
@@ -132,6 +135,52 @@ class Approvals:
         self._changed()
         return AfterCommit(changed=[run.id])
 
+    async def _asked_in(self, run: Run, session: Session) -> int:
+        """Where a run's requests are posted: its session's bound thread, else the run's channel."""
+        bound = await self._ctx.repos.bindings.for_session(session.key)
+        return bound[0].thread_id if bound else run.channel_id
+
+    async def ask_live(
+        self, run: Run, session: Session, title: str, details: str, cancelled: Callable[[], bool]
+    ) -> bool:
+        """An ACP agent's permission request, asked as an ``always_ask`` call is; true once approved.
+
+        The agent waits for the answer, so the run stays running and this waits in its process (watching the
+        store, where any process may record the decision); no decision by the deadline, or a kill, denies."""
+        now = self._ctx.clock()
+        arguments = shown_arguments({"agent": session.acp_agent, "options": details}, self._ctx.redact)
+        approval = Approval(
+            id=uuid.uuid4().hex,
+            run_id=run.id,
+            tool_call_id=f"acp-{uuid.uuid4().hex}",
+            tool_name=title.replace("`", "'")[:200],  # shown in a code span
+            arguments=arguments,
+            channel_id=await self._asked_in(run, session),
+            owner_user_id=run.requester_user_id,
+            created_at=now,
+            deadline=now + self.timeout_minutes * 60,
+        )
+        async with self._ctx.repos.db.transaction() as tx:
+            await self._ctx.repos.approvals.add(tx, [approval])
+        self._ctx.timers.at(f"approval:{approval.id}", approval.deadline, self.expire, approval.id)
+        log.info("acp_permission_asked", approval_id=approval.id, request=approval.tool_name)
+        self._changed()
+        while (current := await self._ctx.repos.approvals.get(approval.id)) is not None:
+            if current.status is not ApprovalStatus.PENDING:
+                return current.status is ApprovalStatus.APPROVED
+            if cancelled():  # killed: its request is closed as its run's
+                await self.runs_ended([run.id])
+            elif self._ctx.clock() > approval.deadline + LIVE_GRACE_SECONDS:
+                await self.expire(approval.id)
+            await asyncio.sleep(LIVE_POLL_SECONDS)
+        return False
+
+    async def _awaits_decisions(self, run: Run) -> bool:
+        """Whether the run is where its requests may be decided: paused, or running while its ACP agent waits."""
+        session = await self._ctx.repos.sessions.get(run.session_key)
+        live = session is not None and session.acp_agent is not None
+        return run.status is (RunStatus.RUNNING if live else RunStatus.AWAITING_APPROVAL)
+
     async def decide(self, actor: Actor, approval_id: str, approve: bool, *, where: Collection[int]) -> str:
         """A person's Approve or Deny, from the channels ``where``.
 
@@ -147,7 +196,7 @@ class Approvals:
         if approval.status is not ApprovalStatus.PENDING:
             raise UserError(f"That call of {run_label} is already {approval.status.value.replace('_', ' ')}.")
         run = await self._ctx.repos.runs.get(approval.run_id)
-        if run is None or run.status is not RunStatus.AWAITING_APPROVAL:  # ended another way (its caller's end)
+        if run is None or not await self._awaits_decisions(run):  # ended another way (its caller's end)
             await self.runs_ended([approval.run_id])
             raise UserError(f"{run_label.capitalize()} is already finished.")
         verb = "approve" if approve else "deny"

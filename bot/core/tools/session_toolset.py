@@ -129,6 +129,7 @@ class _SpawnArgsModel(BaseModel):
     mode: str | None = None
     cleanup: str = "keep"
     sandbox: str = "inherit"
+    runtime: str = "subagent"
 
 
 async def sessions_spawn(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:

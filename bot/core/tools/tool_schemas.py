@@ -14,6 +14,11 @@ SPAWN_SCHEMA: dict[str, Any] = {
     "properties": {
         "task": {"type": "string", "description": "What the sub-agent should do (required)."},
         "label": {"type": "string", "description": "Short name shown in lists and announcements."},
+        "runtime": {
+            "type": "string",
+            "enum": ["subagent", "acp"],
+            "description": "subagent (default) or acp: an ACP harness session (a coding agent); agentId names it.",
+        },
         "agentId": {"type": "string", "description": "Agent to run; default your own. See agents_list."},
         "model": {"type": "string", "description": "Model as <provider>/<model>; default from config."},
         "thinking": {"type": "string", "enum": ["off", "minimal", "low", "medium", "high", "xhigh", "max"]},

@@ -18,6 +18,7 @@ from bot.agents.runner import RunOutcome
 from bot.core.budgets.meter import Budgets
 from bot.core.context import CoreContext
 from bot.core.memory.memory_tools import MemoryTurns
+from bot.core.runs.announcements import is_voice_turn
 from bot.core.runs.ports import TurnTools
 from bot.core.runs.settlement import AfterCommit
 from bot.core.tools.approvals import Approvals
@@ -30,6 +31,7 @@ from bot.records import Delegation, Run, Session
 from storage.db import Connection
 
 _DELEGATES = (Delegation.BOUNDED, Delegation.INDEPENDENT)  # their agentic loop stops at max_tool_iterations
+STARTS_WORK = frozenset({"sessions_spawn", "spawn_subagent", "delegate", "sessions_send"})
 
 
 class TurnSetups:
@@ -54,10 +56,15 @@ class TurnSetups:
         self._memory = memory
 
     async def tools(self, run: Run, session: Session) -> TurnTools:
+        """What the turn may call. A voice turn tells; it starts no work, so a result never leads to another
+        without someone asking."""
         runtime = self._ctx.config.runtime_profile_of(session.agent_id)
-        toolset = session_toolset(await self._offered(session))
+        offered = await self._offered(session)
+        voice = is_voice_turn(run)
+        toolset = session_toolset(offered - STARTS_WORK if voice else offered)
         envelope = await self._envelopes.effective(session, run)
-        memory, recalled = await self._memory.setup(run, session, envelope.admits)
+        # a voice turn tells a result: it neither recalls for, nor saves, what a member did not say
+        memory, recalled = (None, "") if voice else await self._memory.setup(run, session, envelope.admits)
         return TurnTools(
             toolsets=[found for found in (toolset, memory) if found] + await self._mcp.toolsets(session),
             deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id)),
