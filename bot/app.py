@@ -55,6 +55,7 @@ INITIAL_EXTENSIONS = (
     "cogs.chat",
     "cogs.threads",
     "cogs.usage",
+    "cogs.memory",
 )
 COMMAND_SCHEMA_KEY = "command_schema_sha256"
 LOGIN_RETRY_MAX_DELAY = 60.0

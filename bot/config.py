@@ -151,9 +151,23 @@ class RetentionConfig(Section):
     archived_sessions_days: RetentionDays = 30
     transcripts_days: RetentionDays = 30
     outbox_days: RetentionDays = 30
+    memory_days: RetentionDays = 180  # agents' memories, by when each was stored
     journal_days: RetentionDays = 7
     batch_size: Annotated[int, Field(ge=1, le=10_000)] = 500
     interval_minutes: Annotated[int, Field(ge=1, le=10_080)] = 60
+
+
+class MemoryConfig(Section):
+    """``[memory]``: agents' memories (``memory_store``/``memory_recall``/``memory_forget``), kept per agent and
+    server, once an operator turns it on (it keeps what members say). ``inject_tokens``: the budget of recalled
+    memories put in a top-level turn's system prompt (estimated as characters / 4; 0: none)."""
+
+    enabled: bool = False
+    inject_tokens: Annotated[int, Field(ge=0, le=16_000)] = 400
+    recall_limit: Annotated[int, Field(ge=1, le=50)] = 5
+    max_rows_per_agent: Annotated[int, Field(ge=1, le=100_000)] = 500
+    max_content_chars: Annotated[int, Field(ge=1, le=20_000)] = 2000
+    auto_save: bool = False  # save each top-level turn's message as a memory (never a scheduled run's)
 
 
 class LoggingConfig(Section):
@@ -241,6 +255,10 @@ class BudgetsConfig(Section):
     server_cost_per_day_usd: UsdCap = Decimal(0)
 
 
+class AgentWorkspace(Section):
+    read_memory_from: list[str] = Field(default_factory=list)  # other agents whose memories this one may recall
+
+
 class AgentConfig(Section):
     name: str | None = None
     model: str | None = None
@@ -255,6 +273,7 @@ class AgentConfig(Section):
     delegate_same_risk_profile: bool = True  # may delegate to agents with the same risk profile
     delegates: list[Delegate] = Field(default_factory=list)
     mcp_servers: list[str] = Field(default_factory=list)  # [mcp.servers.<name>] whose tools this agent may use
+    workspace: AgentWorkspace = AgentWorkspace()
     tokens_per_day: Cap = 0  # across every server and member
     cost_per_day_usd: UsdCap = Decimal(0)
 
@@ -496,6 +515,7 @@ class Config(Section):
     )
     schedules: list[ScheduleConfig] = Field(default_factory=list)
     budgets: BudgetsConfig = BudgetsConfig()
+    memory: MemoryConfig = MemoryConfig()
 
     def configured_models(self) -> list[str]:
         """Every model reference the config names: what ``model_switch`` may switch to."""
@@ -536,6 +556,12 @@ class Config(Section):
                     )
             if problems := delegate_problems(agent_id, agent.delegates, configured):
                 raise ValueError(problems[0])
+            for index, alias in enumerate(agent.workspace.read_memory_from):
+                if alias not in configured:
+                    raise ValueError(
+                        f'agents.list.{agent_id}.workspace.read_memory_from[{index}] = "{alias}" but '
+                        f"agents.list.{alias} is not configured (configured: {', '.join(sorted(configured))})"
+                    )
             for index, server in enumerate(agent.mcp_servers):
                 if server not in self.mcp.servers:
                     known = ", ".join(sorted(self.mcp.servers)) or "none"

@@ -341,6 +341,22 @@ class Schedule:
 
 
 @dataclass(frozen=True)
+class Memory:
+    """One thing an agent identity remembers in one server, and whose conversation stored it."""
+
+    id: int
+    agent_id: str
+    guild_id: int
+    key: str
+    content: str
+    created_by_user_id: int | None
+    session_key: str | None
+    run_id: str | None
+    created_at: float
+    auto_saved: bool = False  # saved by ``[memory] auto_save``, not by a model's ``memory_store``
+
+
+@dataclass(frozen=True)
 class Origin:
     """Who asked, and where: the conversation a request came from and where its answer goes. A scheduled job
     from config.toml is asked for by nobody (``user_id`` is ``None``)."""

@@ -74,6 +74,7 @@ class Database(ABC):
     """
 
     migrations_folder: str
+    postgresql = False  # full-text search is the one query written per dialect (storage/memories.py)
     skip_locked = ""
     """Appended to a ``SELECT`` that claims rows inside a transaction: with row locks (PostgreSQL), rows another
     transaction holds are skipped rather than waited for; SQLite serialises writers, so it needs nothing."""
@@ -227,6 +228,18 @@ class _Resumed:
 
 
 def _split_statements(sql: str) -> list[str]:
-    """Split a migration into statements; migrations hold no semicolons inside literals or triggers."""
+    """Split a migration into statements.
+
+    Migrations hold no semicolons inside literals; a ``CREATE TRIGGER``'s body runs up to its ``END``."""
     body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
-    return [statement.strip() for statement in body.split(";") if statement.strip()]
+    statements: list[str] = []
+    pending = ""
+    for part in body.split(";"):
+        pending = f"{pending};{part}" if pending else part
+        text = pending.strip()
+        if text.upper().startswith("CREATE TRIGGER") and not text.upper().endswith("END"):
+            continue
+        if text:
+            statements.append(text)
+        pending = ""
+    return statements

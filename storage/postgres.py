@@ -118,6 +118,7 @@ class PostgresDatabase(Database):
     committed state only."""
 
     migrations_folder = "migrations/postgresql"
+    postgresql = True
     skip_locked = " FOR UPDATE SKIP LOCKED"
 
     def __init__(self, pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]], url: str) -> None:

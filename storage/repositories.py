@@ -14,6 +14,7 @@ from storage.delegate_tasks import DelegateTaskRepository
 from storage.guild_budgets import GuildBudgetRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
+from storage.memories import MemoryRepository
 from storage.outbox import OutboxRepository
 from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
@@ -46,6 +47,7 @@ class Repositories:
     processes: ProcessRepository
     run_steps: RunStepRepository
     run_activity: RunActivityRepository
+    memories: MemoryRepository
 
     @classmethod
     def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
@@ -69,4 +71,5 @@ class Repositories:
             processes=ProcessRepository(db),
             run_steps=RunStepRepository(db),
             run_activity=RunActivityRepository(db),
+            memories=MemoryRepository(db),
         )

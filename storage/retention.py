@@ -63,7 +63,10 @@ def _dependents(runs: str, transcripts: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-_SESSION_DEPENDENTS = _dependents(_RUNS, f"session_key IN ({_KEYS}) OR run_id IN ({_RUNS})")
+_SESSION_DEPENDENTS = (
+    *_dependents(_RUNS, f"session_key IN ({_KEYS}) OR run_id IN ({_RUNS})"),
+    ("memory_allowlists", f"session_key IN ({_KEYS})"),
+)
 _TURN_DEPENDENTS = _dependents(_KEYS, f"run_id IN ({_KEYS})")
 # A run's transcript rows go together, once the run ended before the cutoff: a history cut inside a run could
 # start with a tool return whose call is gone, which providers refuse. So a batch takes ``limit`` due rows and the
@@ -79,6 +82,10 @@ SELECT id FROM due UNION SELECT id FROM transcript_messages WHERE run_id IN (SEL
 # Delivered rows, and failed ones (given up on; their requester was told by a notice row of its own). Never a
 # pending row. created_at is never later than delivery, which gives up within discord.delivery_give_up_after.
 _OLD_OUTBOX_ROWS = "SELECT id FROM outbox WHERE status <> 'pending' AND created_at < :cutoff LIMIT :limit"
+
+
+# Memories stored (or last replaced) before the cutoff; SQLite's triggers take their search rows with them.
+_OLD_MEMORIES = "SELECT id FROM memories WHERE created_at < :cutoff ORDER BY created_at LIMIT :limit"
 
 
 class RetentionRepository:
@@ -141,6 +148,10 @@ class RetentionRepository:
     async def prune_outbox(self, cutoff: float, limit: int) -> Counter[str]:
         """Delete up to ``limit`` finished outbox rows written before ``cutoff``."""
         return await self._delete("outbox", _OLD_OUTBOX_ROWS, cutoff, limit)
+
+    async def prune_memories(self, cutoff: float, limit: int) -> Counter[str]:
+        """Delete up to ``limit`` memories stored before ``cutoff``, oldest first."""
+        return await self._delete("memories", _OLD_MEMORIES, cutoff, limit)
 
     async def _delete(self, table: str, select: str, cutoff: float, limit: int) -> Counter[str]:
         async with self._db.transaction() as tx:

@@ -314,3 +314,17 @@ def test_an_acp_agent_needs_a_command_and_an_existing_working_directory(tmp_path
     assert "acp_agents.coder.cwd" in error_for('[acp_agents.coder]\ncommand = "codex-acp"\n')
     assert "acp_agents.coder.command" in error_for(f'[acp_agents.coder]\ncwd = "{tmp_path}"\n')
     assert "must match" in error_for(table.replace("coder]", "Coder]"))
+
+
+def test_memory_is_off_by_default_and_its_limits_and_allowlists_are_checked():
+    memory = parse_config("").memory
+    assert (memory.enabled, memory.auto_save, memory.inject_tokens) == (False, False, 400)
+    assert (memory.max_rows_per_agent, memory.max_content_chars, memory.recall_limit) == (500, 2000, 5)
+    assert parse_config("").retention.memory_days == 180
+    listed = parse_config('[agents.list.main.workspace]\nread_memory_from = ["helper"]\n[agents.list.helper]\n')
+    assert listed.agents.list["main"].workspace.read_memory_from == ["helper"]
+    assert error_for('[agents.list.main.workspace]\nread_memory_from = ["ghost"]\n') == (
+        'config.toml: agents.list.main.workspace.read_memory_from[0] = "ghost" but agents.list.ghost is not '
+        "configured (configured: main)"
+    )
+    assert "memory.max_rows_per_agent" in error_for("[memory]\nmax_rows_per_agent = 0\n")

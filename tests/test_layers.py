@@ -49,7 +49,8 @@ CORRIDORS = {
     "budgets": {"runs"},
     "threads": {"runs"},
     "jobs": {"runs", "durable", "budgets"},
-    "tools": {"runs", "durable", "budgets", "oversight"},
+    "memory": set(),
+    "tools": {"runs", "durable", "budgets", "oversight", "memory"},
     "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs"},
     "harness": set(),  # a harness session's turn, on its ACP agent; handed to the engine as a port
 }

@@ -34,11 +34,19 @@ _POSTGRESQL_INDEXES = (
 )
 
 
+# Full-text search is each dialect's own: SQLite's FTS5 table (and its shadow tables), PostgreSQL's generated
+# tsvector column and its GIN index (storage/memories.py).
+_SEARCH_TABLE = "memories_fts"
+_SEARCH_COLUMN = ("memories", "search")
+_SEARCH_INDEX = "memories_search"
+
+
 async def _sets(url: str, columns: str, indexes: str) -> tuple[set[tuple[str, str]], set[str]]:
     db = await Database.open(url)
     try:
-        return {(row[0], row[1]) for row in await db.fetch_all(columns)}, {
-            row[0] for row in await db.fetch_all(indexes)
+        found = {(row[0], row[1]) for row in await db.fetch_all(columns)}
+        return {c for c in found if not c[0].startswith(_SEARCH_TABLE) and c != _SEARCH_COLUMN}, {
+            row[0] for row in await db.fetch_all(indexes) if row[0] != _SEARCH_INDEX
         }
     finally:
         await db.close()

@@ -201,7 +201,7 @@ async def test_the_core_prunes_at_start_up_unless_everything_is_kept_forever(tmp
     rows.tree("old", archived_at=OLD, keep=False, requester=main, parent_run=turn)
     rows.tree("recent", archived_at=RECENT, keep=True, requester=main, parent_run=turn)
     db = await filled(tmp_path, rows)
-    forever = "[retention]\narchived_sessions_days = 0\ntranscripts_days = 0\noutbox_days = 0\n"
+    forever = "[retention]\narchived_sessions_days = 0\ntranscripts_days = 0\noutbox_days = 0\nmemory_days = 0\n"
     try:
         for text, events in ((forever, ["retention_off"]), ("", ["retention_pass"])):
             with capture_logs() as logs:

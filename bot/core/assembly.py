@@ -29,6 +29,10 @@ from bot.core.guild_settings import GuildSettings
 from bot.core.harness.acp_turns import AcpTurns
 from bot.core.jobs.retention import Retention
 from bot.core.jobs.schedules import Schedules
+from bot.core.memory.memories import Memories
+from bot.core.memory.memory_control import MemoryControl
+from bot.core.memory.memory_tools import MemoryTurns
+from bot.core.memory.scope import MemoryScopes
 from bot.core.oversight.run_authority import RunAuthority
 from bot.core.oversight.session_queries import SessionQueries
 from bot.core.people.binding_control import BindingControl
@@ -98,6 +102,7 @@ class Core:
     control: RunControl
     binding_control: BindingControl
     schedule_control: ScheduleControl
+    memory_control: MemoryControl
 
     async def start(self) -> None:
         """Resume or settle what a previous process left, rebuild timers, then take work."""
@@ -160,12 +165,14 @@ def build(
     authority = RunAuthority(ctx)
     agent_tools = AgentTools(ctx, queries, policy, spawning, commands, authority)
     budget = ActionBudget(ctx)
-    subagent_spawn = SubagentSpawn(ctx, spawning, budget, models)
+    scopes = MemoryScopes(ctx)
+    subagent_spawn = SubagentSpawn(ctx, spawning, budget, models, scopes)
     tasks = DelegateTasks(ctx, records, commands.kill, authority)
     delegating = Delegating(ctx, spawning, tasks, budget)
     control = ToolControl(config, agent_tools, subagent_spawn, delegating)
     mcp = McpTools(ctx, mcp_servers)
-    turns = TurnSetups(ctx, control, mcp, envelopes, approvals, budgets)
+    memories = Memories(ctx, lambda user, guild, channel: authority.moderation.is_moderator(user, guild, channel))
+    turns = TurnSetups(ctx, control, mcp, envelopes, approvals, budgets, MemoryTurns(ctx, scopes, memories))
     # the engine's run body, and the processes sharing the store
     harness = AcpTurns(ctx, AcpAgents(config.acp_agents), approvals)
     execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes, harness)
@@ -203,4 +210,5 @@ def build(
         control=run_control,
         binding_control=BindingControl(ctx, run_control, settings, bindings, threads),
         schedule_control=ScheduleControl(ctx, schedules),
+        memory_control=MemoryControl(ctx),
     )

@@ -21,6 +21,7 @@ from bot.core.assembly import build
 from bot.core.budgets.limits import BudgetLimits
 from bot.core.durable.durable_runs import DurableRuns
 from bot.core.guild_settings import EffectiveSettings, GuildSettings
+from bot.core.memory.memory_control import MemoryControl
 from bot.core.oversight.run_authority import Moderation
 from bot.core.people.binding_control import BindingControl
 from bot.core.people.control import RunControl
@@ -40,13 +41,15 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class People:
-    """The rooms the Discord side holds for what people do: runs, bindings, schedules, settings, budgets."""
+    """The rooms the Discord side holds for what people do: runs, bindings, schedules, settings, budgets,
+    memories."""
 
     control: RunControl
     bindings: BindingControl
     schedules: ScheduleControl
     settings: GuildSettings
     budget_limits: BudgetLimits
+    memories: MemoryControl
 
 
 class Orchestrator:
@@ -118,7 +121,12 @@ class Orchestrator:
         """The rooms the Discord side hands its cogs."""
         core = self.core
         return People(
-            core.control, core.binding_control, core.schedule_control, core.guild_settings, core.budget_limits
+            core.control,
+            core.binding_control,
+            core.schedule_control,
+            core.guild_settings,
+            core.budget_limits,
+            core.memory_control,
         )
 
     # -- what people ask for ---------------------------------------------------------------------------------

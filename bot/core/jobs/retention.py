@@ -3,9 +3,10 @@
 A pass prunes, for each kind whose days are not 0: sessions archived before the cutoff with everything hanging off them
 (leaves first: a tree goes over successive batches); transcript rows of runs that ended before the cutoff, of any
 session — a main session's history then starts later, at a run's first message — and, by the same days, a conversation's
-old turns themselves (its main session lives on); finished outbox rows; and, with durable runs, the journal of workflows
-that ended (``journal_days``). It deletes ``batch_size`` rows per transaction, each of which queues for the write lock
-(first come, first served) behind the writes of live runs that wait for it, so those take their turn between batches. On
+old turns themselves (its main session lives on); finished outbox rows; agents' memories stored before the cutoff
+(``memory_days``); and, with durable runs, the journal of workflows that ended (``journal_days``). It deletes
+``batch_size`` rows per transaction, each of which queues for the write lock (first come, first served) behind the
+writes of live runs that wait for it, so those take their turn between batches. On
 SQLite a batch runs on the event loop's thread (``storage/sqlite.py``): a batch stalls the loop briefly, and
 ``bench/retention_stall.py`` measures how long. Usage totals live elsewhere (``usage_daily``) and are never pruned; the
 audit log keeps pruned run ids.
@@ -53,6 +54,7 @@ class Retention:
             (config.transcripts_days, repository.prune_transcripts),
             (config.transcripts_days, repository.prune_turns),
             (config.outbox_days, repository.prune_outbox),
+            (config.memory_days, repository.prune_memories),
         ]
         if durable is not None:
             self._kinds.append((config.journal_days, durable.prune))

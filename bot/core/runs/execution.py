@@ -182,6 +182,8 @@ class Execution:
                 session, self._ctx.config.agents.defaults.subagents.max_spawn_depth
             )
         tools = await self._turns.tools(run, session)
+        if tools.context:
+            system_prompt += "\n\n" + tools.context
         start = await self._journal.step(
             run.id,
             "turn.start",

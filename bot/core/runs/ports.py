@@ -64,6 +64,7 @@ class TurnTools:
     parallel_tools: bool
     request_limit: int | None
     dedup_exempt: frozenset[str]
+    context: str = ""  # more of the system prompt for this turn (memories recalled for it), or nothing
 
 
 class TurnSetup(Protocol):

@@ -52,8 +52,8 @@ class ToolControl:
     async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]:
         return await self._tools.tool_model_switch(caller, model)
 
-    async def tool_spawn_subagent(self, caller: Caller, prompt: str) -> str:
-        return await self._subagent_spawn.spawn(caller, prompt)
+    async def tool_spawn_subagent(self, caller: Caller, prompt: str, memory_from: list[str] | None = None) -> str:
+        return await self._subagent_spawn.spawn(caller, prompt, memory_from)
 
     async def tool_delegate(self, caller: Caller, raw: dict[str, Any]) -> dict[str, Any]:
         return await self._delegating.handle(caller, raw)

@@ -76,7 +76,7 @@ class SessionControl(Protocol):
         self, caller: Caller, action: str, target: str | None, message: str | None
     ) -> dict[str, Any]: ...
     async def tool_model_switch(self, caller: Caller, model: str) -> dict[str, Any]: ...
-    async def tool_spawn_subagent(self, caller: Caller, prompt: str) -> str: ...
+    async def tool_spawn_subagent(self, caller: Caller, prompt: str, memory_from: list[str] | None = None) -> str: ...
     async def tool_delegate(self, caller: Caller, raw: dict[str, Any]) -> dict[str, Any]: ...
     def delegate_roster(self, caller: Caller) -> list[str]: ...
 
@@ -196,7 +196,12 @@ async def spawn_subagent(ctx: RunContext[ToolDeps], **raw: Any) -> str:
         return EMPTY_PROMPT
     if refusal := _asks_for_more("spawn_subagent", raw, model=True):
         return refusal
-    return await ctx.deps.control.tool_spawn_subagent(ctx.deps.caller, prompt.strip())
+    memory_from = raw.get("memory_from")
+    if memory_from is not None and not (
+        isinstance(memory_from, list) and all(isinstance(alias, str) for alias in memory_from)
+    ):
+        return 'spawn_subagent: "memory_from" must be a list of agent aliases'
+    return await ctx.deps.control.tool_spawn_subagent(ctx.deps.caller, prompt.strip(), memory_from)
 
 
 async def delegate(ctx: RunContext[ToolDeps], **raw: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ itself a bounded delegate). A child that cannot be built costs no action: nothin
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import structlog
@@ -20,6 +21,7 @@ from bot.agents.runner import final_text
 from bot.core.context import CoreContext
 from bot.core.durable.durable_runs import step
 from bot.core.errors import UserError
+from bot.core.memory.scope import MemoryScopes, override_refusal
 from bot.core.runs.requests import delegated_session, new_run, origin_of
 from bot.core.runs.spawning import Spawning
 from bot.core.tools.action_budget import ActionBudget, BudgetExhausted
@@ -56,17 +58,19 @@ class SubagentSpawn:
         spawning: Spawning,
         budget: ActionBudget,
         models: ModelFactory,
+        scopes: MemoryScopes,
     ) -> None:
         self._ctx = ctx
         self._spawning = spawning
         self._budget = budget
         self._models = models
+        self._scopes = scopes
 
-    async def spawn(self, caller: Caller, prompt: str) -> str:
+    async def spawn(self, caller: Caller, prompt: str, memory_from: list[str] | None = None) -> str:
         """Guard and launch the child in one durable step, then wait for it; the text the model reads.
 
         A run resumed after a crash waits for the child it launched before, and launches no other."""
-        started = await step("spawn_subagent", self._start, caller, prompt)
+        started = await step("spawn_subagent", self._start, caller, prompt, memory_from)
         if isinstance(started, dict):
             return str(started["error"])
         child = await self._finished(started)
@@ -75,10 +79,11 @@ class SubagentSpawn:
             return answer or NO_OUTPUT_RESULT
         return f"subagent run failed: {child.error or child.status.word}"
 
-    async def _start(self, caller: Caller, prompt: str) -> dict[str, Any] | str:
+    async def _start(self, caller: Caller, prompt: str, memory_from: list[str] | None) -> dict[str, Any] | str:
         """The child's run id, or the refusal that stops it.
 
-        The tool checked the prompt already; it is checked again for any other caller."""
+        The tool checked the prompt already; it is checked again for any other caller. A ``memory_from`` override
+        may only narrow the caller's memory allowlist: an alias outside it is refused by name."""
         session = caller.session
         if session.delegation is Delegation.SUBAGENT:
             return _refused(DEPTH_CAP)
@@ -92,13 +97,17 @@ class SubagentSpawn:
             return _refused(EMPTY_PROMPT)
         if risk is not None and risk.level == "readonly":
             return _refused(READ_ONLY)
+        if memory_from is not None:
+            allowed = await self._scopes.allowlist(session)
+            if outside := next((alias for alias in memory_from if alias not in allowed), None):
+                return _refused(override_refusal(outside))
         caller_run = await self._ctx.repos.runs.get(caller.run_id)
         assert caller_run is not None, "a tool call comes from a run"
         if (unbuildable := self._unbuildable(session.agent_id, caller_run.model)) is not None:
             return _refused(SPAWN_FAILED + self._ctx.redact.text(unbuildable))
         try:
             async with self._budget.charge(session) as charged_to:
-                run_id = await self._launch(session, caller_run, prompt.strip(), charged_to)
+                run_id = await self._launch(session, caller_run, prompt.strip(), charged_to, memory_from)
         except (BudgetExhausted, UserError) as refused:  # a caller that ended, a budget that is spent
             return _refused(str(refused))
         log.info("subagent_spawned", child_run_id=run_id)
@@ -115,8 +124,11 @@ class SubagentSpawn:
             return str(exc) or type(exc).__name__
         return None
 
-    async def _launch(self, caller: Session, caller_run: Run, prompt: str, charged_to: str) -> str:
-        """The child: the same agent on its caller's model and thinking, a leaf, archived once done."""
+    async def _launch(
+        self, caller: Session, caller_run: Run, prompt: str, charged_to: str, memory_from: list[str] | None
+    ) -> str:
+        """The child: the same agent on its caller's model and thinking, a leaf, archived once done; its memory
+        allowlist its caller's, or the narrower one asked for."""
         now = self._ctx.clock()
         origin = origin_of(caller_run)
         child = delegated_session(
@@ -134,7 +146,10 @@ class SubagentSpawn:
         run = new_run(
             child, RunKind.SPAWN, prompt, caller_run.model, caller_run.thinking, 0, origin, caller_run.id, now
         )
-        await self._spawning.persist_and_queue(run, None, child)
+        narrowed = None
+        if memory_from is not None:
+            narrowed = partial(self._ctx.repos.memories.narrow, session_key=child.key, agents=sorted(set(memory_from)))
+        await self._spawning.persist_and_queue(run, None, child, also=narrowed)
         return run.id
 
     async def _finished(self, run_id: str) -> Run:

@@ -39,7 +39,13 @@ SPAWN_SUBAGENT_SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": "The task or question for the SubAgent. Be specific and self-contained — the SubAgent "
             "does not see this conversation's history.",
-        }
+        },
+        "memory_from": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Optional: the agents whose memories the SubAgent may recall, narrowed from yours (your "
+            "own are always included). Default: the same as yours.",
+        },
     },
     "required": ["prompt"],
 }

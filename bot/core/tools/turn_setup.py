@@ -1,8 +1,8 @@
 """A turn's tools, spending meter and approval pauses: the engine's :class:`~bot.core.runs.ports.TurnSetup`.
 
-The engine asks here what a session's model may call and under which rules. The tools it is offered, its MCP
-servers, its policy envelope's gate, its budgets and its paused calls all live in other rooms; this one puts them
-together for one turn.
+The engine asks here what a session's model may call and under which rules. The tools it is offered, its memory
+(tools, and what is recalled into a top-level turn's prompt), its MCP servers, its policy envelope's gate, its
+budgets and its paused calls all live in other rooms; this one puts them together for one turn.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from bot.agents.metering import MeteredModel
 from bot.agents.runner import RunOutcome
 from bot.core.budgets.meter import Budgets
 from bot.core.context import CoreContext
+from bot.core.memory.memory_tools import MemoryTurns
 from bot.core.runs.announcements import is_voice_turn
 from bot.core.runs.ports import TurnTools
 from bot.core.runs.settlement import AfterCommit
@@ -44,6 +45,7 @@ class TurnSetups:
         envelopes: PolicyEnvelopes,
         approvals: Approvals,
         budgets: Budgets,
+        memory: MemoryTurns,
     ) -> None:
         self._ctx = ctx
         self._control = control
@@ -51,20 +53,26 @@ class TurnSetups:
         self._envelopes = envelopes
         self._approvals = approvals
         self._budgets = budgets
+        self._memory = memory
 
     async def tools(self, run: Run, session: Session) -> TurnTools:
         """What the turn may call. A voice turn tells; it starts no work, so a result never leads to another
         without someone asking."""
         runtime = self._ctx.config.runtime_profile_of(session.agent_id)
         offered = await self._offered(session)
-        toolset = session_toolset(offered - STARTS_WORK if is_voice_turn(run) else offered)
+        voice = is_voice_turn(run)
+        toolset = session_toolset(offered - STARTS_WORK if voice else offered)
+        envelope = await self._envelopes.effective(session, run)
+        # a voice turn tells a result: it neither recalls for, nor saves, what a member did not say
+        memory, recalled = (None, "") if voice else await self._memory.setup(run, session, envelope.admits)
         return TurnTools(
-            toolsets=([toolset] if toolset else []) + await self._mcp.toolsets(session),
+            toolsets=[found for found in (toolset, memory) if found] + await self._mcp.toolsets(session),
             deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id)),
-            gate=tool_gate(await self._envelopes.effective(session, run), self._ctx.config),
+            gate=tool_gate(envelope, self._ctx.config),
             parallel_tools=bool(runtime.parallel_tools),
             request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
             dedup_exempt=frozenset(runtime.tool_call_dedup_exempt),
+            context=recalled,
         )
 
     def metered(self, model: Model, run: Run, session: Session) -> Model:

@@ -1,0 +1,1 @@
+"""What agents remember per server: the memory tools, recall into a turn, and people's view of it."""
