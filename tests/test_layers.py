@@ -51,7 +51,7 @@ CORRIDORS = {
     "jobs": {"runs", "durable", "budgets"},
     "memory": set(),
     "tools": {"runs", "durable", "budgets", "oversight", "memory"},
-    "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs"},
+    "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs", "memory"},
     "harness": set(),  # a harness session's turn, on its ACP agent; handed to the engine as a port
 }
 

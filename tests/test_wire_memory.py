@@ -291,3 +291,15 @@ async def test_a_turn_forgets_another_members_memory_only_when_its_person_modera
     assert world.rows("SELECT actor_user_id, target_user_id, action FROM audit_log") == [
         (mod.id, world.alice.id, "memory_forget")
     ]
+
+
+async def test_tools_lists_the_memory_tools_where_they_are_offered_and_why_not(world):
+    world.extra_config = MEMORY_ON + '[risk_profiles.careful]\nexcluded_tools = ["memory_forget"]\n'
+    world.extra_config += '[agents.list.main.workspace]\n[agents.list.scribe]\nrisk_profile = "careful"\n'
+    await world.start_bot()
+
+    main = (await command(world, world.alice, "subagents tools", agent="main")).splitlines()
+    assert main[1].endswith("subagents, memory_store, memory_recall, memory_forget"), main[1]
+    scribe = (await command(world, world.alice, "subagents tools", agent="scribe")).splitlines()
+    assert scribe[1].endswith("memory_store, memory_recall"), scribe[1]
+    assert "excluded by risk profile 'careful': memory_forget" in scribe[2], scribe[2]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from bot.agents.mcp_servers import McpServers, McpUnavailable
 from bot.config import Config
 from bot.core.errors import UserError
+from bot.core.memory.memory_tools import MEMORY_TOOLS
 from bot.core.tools.tool_policy import SELF_GATED, admits_mcp_tool, all_session_tools, offered_tools, role_tools
 from bot.records import ControlScope, Session, SessionKind, SessionRole
 
@@ -67,7 +68,19 @@ class ToolReports:
         withheld: dict[str, list[str]] = {}
         for tool in sorted(all_session_tools() - session_tools) + [t for t in mcp_tools if t not in offered]:
             withheld.setdefault(self._why_not(session, tool), []).append(tool)
+        if self._config.memory.enabled:  # in a server's conversations; a DM has no memory
+            risk = self._config.risk_profile_of(session.agent_id)
+            for tool in MEMORY_TOOLS:
+                if risk is None or risk.allows(tool):
+                    offered.append(tool)
+                else:
+                    withheld.setdefault(self._risk_refusal(session, tool), []).append(tool)
         return Placement(where, offered, withheld)
+
+    def _risk_refusal(self, session: Session, tool: str) -> str:
+        risk = self._config.risk_profile_of(session.agent_id)
+        how = "excluded by" if risk is not None and tool in risk.excluded_tools else "not in allowed_tools of"
+        return f"{how} risk profile '{self._config.agents.list[session.agent_id].risk_profile}'"
 
     def _why_not(self, session: Session, tool: str) -> str:
         """The first rule that withholds ``tool`` from ``session``, in the resolver's order."""
@@ -82,8 +95,7 @@ class ToolReports:
         ):
             return "withheld from sub-agents by [tools.subagents.tools]"
         if risk is not None and tool not in SELF_GATED and not (risk.admits_mcp(tool) if mcp else risk.allows(tool)):
-            how = "excluded by" if tool in risk.excluded_tools else "not in allowed_tools of"
-            return f"{how} risk profile '{self._config.agents.list[session.agent_id].risk_profile}'"
+            return self._risk_refusal(session, tool)
         return "needs a risk_profile and another agent to delegate to"  # the one rule left: delegate's
 
 
