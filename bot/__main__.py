@@ -1,7 +1,7 @@
 """``python -m bot [migrate|health] --config FILE [--check] [--shards 0-3 --shard-count 8]``: validate the config
-(its secrets, each MCP server started once, the database reached: every problem named, a missing token among them,
-exit 0 only if the bot could start), apply the database's migrations, say whether the process running those shards
-is alive (its heartbeat; a container's health check), or run the bot (those shards only).
+(its secrets, each MCP server and ACP agent started once, the database reached: every problem named, a missing
+token among them, exit 0 only if the bot could start), apply the database's migrations, say whether the process
+running those shards is alive (its heartbeat; a container's health check), or run the bot (those shards only).
 
 Configuration and environment problems, a rejected token, and a Discord that answers the log-in with an error
 print one line naming what to fix, and exit 1; never a traceback. An unreachable Discord is waited out (see
@@ -53,6 +53,18 @@ async def _mcp_server_problems(config: Config) -> dict[str, str | None]:
     return dict(zip(names, reasons, strict=True))
 
 
+async def _acp_agent_problems(config: Config) -> dict[str, str | None]:
+    """Start every configured ACP agent and open a session in it: for each, what is wrong, or ``None``."""
+    if not config.acp_agents:
+        return {}
+    from bot.agents.acp_client import AcpAgents
+
+    agents = AcpAgents(config.acp_agents)
+    names = sorted(config.acp_agents)
+    reasons = await asyncio.gather(*(agents.probe(name) for name in names))
+    return dict(zip(names, reasons, strict=True))
+
+
 async def _storage_problem(config: Config) -> str | None:
     """Why the configured database cannot be reached, or ``None``."""
     from storage.db import Database, DatabaseUnreachable
@@ -86,7 +98,9 @@ async def _check(config: Config, path: str) -> tuple[list[str], list[str]]:
     variables = dict.fromkeys(required_env_vars(config).values())
     if present := [variable for variable in variables if os.environ.get(variable)]:
         passed.append(f"environment variables set: {', '.join(present)}")
-    storage, servers = await asyncio.gather(_storage_problem(config), _mcp_server_problems(config))
+    storage, servers, agents = await asyncio.gather(
+        _storage_problem(config), _mcp_server_problems(config), _acp_agent_problems(config)
+    )
     if storage is None:
         passed.append(f"storage: {_storage(config)}")
     else:
@@ -94,6 +108,9 @@ async def _check(config: Config, path: str) -> tuple[list[str], list[str]]:
     if started := [name for name, reason in servers.items() if reason is None]:
         passed.append(f"MCP servers start: {', '.join(started)}")
     problems += [f"mcp.servers.{name} {reason}" for name, reason in servers.items() if reason is not None]
+    if started := [name for name, reason in agents.items() if reason is None]:
+        passed.append(f"ACP agents start: {', '.join(started)}")
+    problems += [f"acp_agents.{name} {reason}" for name, reason in agents.items() if reason is not None]
     return passed, problems
 
 

@@ -83,6 +83,21 @@ def test_check_starts_each_mcp_server_and_names_one_it_cannot(tmp_path):
     assert result.returncode == 0 and "MCP servers: good" in result.stdout, result.stderr
 
 
+@pytest.mark.own_store("--check with the default SQLite store: the store plays no part in starting ACP agents")
+def test_check_starts_each_acp_agent_and_names_one_it_cannot(tmp_path):
+    agent = os.path.join(os.path.dirname(__file__), "fakes", "acp_agent.py")
+    path = tmp_path / "config.toml"
+    good = f'[acp_agents.coder]\ncommand = "{sys.executable}"\nargs = ["{agent}"]\ncwd = "{tmp_path}"\n'
+    path.write_text(good + f'[acp_agents.broken]\ncommand = "/nonexistent/acp-agent"\ncwd = "{tmp_path}"\n')
+    result = run_bot("--check", "--config", str(path), env={"DISCORD_TOKEN": "x"})
+    assert result.returncode == 1
+    assert result.stderr.startswith("threadbound: acp_agents.broken is unavailable: "), result.stderr
+    assert "ACP agents start: coder" in result.stdout
+    path.write_text(good)
+    result = run_bot("--check", "--config", str(path), env={"DISCORD_TOKEN": "x"})
+    assert result.returncode == 0 and "ACP agents start: coder" in result.stdout, result.stderr
+
+
 @pytest.mark.own_store("--check with the default SQLite store: the store plays no part in starting MCP servers")
 def test_check_names_read_only_tools_a_server_does_not_have(tmp_path):
     server = os.path.join(os.path.dirname(__file__), "fakes", "mcp_server.py")

@@ -316,6 +316,16 @@ class AcpAgents:
         finally:
             session.busy = False
 
+    async def probe(self, name: str) -> str | None:
+        """Start agent ``name`` and open a session, then stop it: why it cannot, or ``None``."""
+        session = AcpSession(name, self._agents[name], self._environ)
+        try:
+            await session.open()
+        except AcpUnavailable as error:
+            return str(error).removeprefix(f"ACP agent '{name}' ")
+        await session.close()
+        return None
+
     async def _make_room(self) -> None:
         idle = [key for key, session in self._live.items() if not session.busy]
         for key in idle[: max(0, len(self._live) - MAX_LIVE_SESSIONS + 1)]:
