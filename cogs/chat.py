@@ -45,13 +45,18 @@ class ChatCog(commands.Cog):
         Only from those who may talk to it there; anyone else is told privately, once per thread, that it is someone
         else's."""
         author = await self.bot.author(message)
+        text, limits = self._without_my_mention(message.content), self.bot.config.discord
         try:
             heard = await self.bot.orchestrator.thread_message(
                 message.channel.id,
-                self._without_my_mention(message.content),
+                text or (ATTACHED_ONLY if message.attachments else ""),
                 self._origin(message),
                 mod=author.is_moderator,
+                files=(lambda: prepared(message.attachments, limits)) if message.attachments else None,
             )
+        except AttachmentRefused as error:  # over the limits, unreadable, or not now: to them alone
+            await tell_privately(message, f"⚠️ {error}")
+            return True
         except UserError as error:
             await self._refuse(message, error)
             return True

@@ -140,11 +140,18 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         await send_text(interaction, reply)
 
     @app_commands.command(name="send", description="Message a sub-agent without stopping it and show its reply")
-    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'", message="What to say")
+    @app_commands.describe(
+        target="List number, label, run id prefix, session key, or 'last'",
+        message="What to say",
+        attachment="A text file or an image it reads with the message",
+    )
     @thinks_privately
-    async def send(self, interaction: discord.Interaction, target: str, message: str) -> None:
+    async def send(
+        self, interaction: discord.Interaction, target: str, message: str, attachment: discord.Attachment | None = None
+    ) -> None:
+        files = await prepared([attachment] if attachment else [], self.bot.config.discord)
         actor = await self.bot.actor(interaction)
-        reply = await self.bot.control.send(actor, conversation_of(interaction), target, message)
+        reply = await self.bot.control.send(actor, conversation_of(interaction), target, message, files)
         await send_text(interaction, reply)
 
     @app_commands.command(name="steer", description="Redirect a running sub-agent at its next step")

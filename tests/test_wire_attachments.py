@@ -7,6 +7,7 @@ from __future__ import annotations
 from tests.fakes.openai_server import Step
 from tests.harness import announcement_for, answer_to
 from tests.test_wire_control import command, member
+from tests.test_wire_threads import THREADS_ON, spawn_into_thread
 
 CODE = b'def greet(name):\n    return f"hello {name}"\n'
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(40)
@@ -149,3 +150,68 @@ async def test_spawn_refuses_an_image_for_a_model_without_vision_and_a_file_over
     )
     assert too_big.startswith("⚠️ `big.md` is 101 bytes; one file may be at most 100 bytes")
     assert world.rows("SELECT COUNT(*) FROM runs") == [(0,)] and world.llm.requests == []
+
+
+async def test_a_bound_thread_takes_files_from_its_owner_only_and_a_running_turn_only_text(world):
+    world.extra_config = THREADS_ON
+    world.vision_models = ["gpt-4o-mini"]
+    world.llm.default = lambda body: f"seen {len(body['messages'])}"
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+    await world.quiescent()
+
+    asked = await world.discord.send_user_message(
+        world.alice, thread, "and these?", files=[("greet.py", CODE), ("cat.png", PNG)]
+    )
+    await world.discord.wait_for_message(thread, answer_to(asked))
+    said = world.llm.requests[-1]["user_texts"][-1]
+    assert said.startswith("and these?\n\nAttached text file `greet.py`") and "Attached image file `cat.png`" in said
+    assert world.llm.requests[-1]["images"][0].endswith("/cat.png")
+    await world.quiescent()
+    downloads = len(world.discord.cdn_requests)
+
+    bob = member(world, "bob")  # not the owner: not routed, and nothing of his is downloaded
+    await world.discord.send_user_message(bob, thread, "mine", files=[("b.txt", b"bob's")])
+    assert "only they or a moderator can talk to it there" in await dm_notice(world, bob)
+    assert len(world.discord.cdn_requests) == downloads
+
+    world.llm.enqueue(Step.hang())
+    busy = await world.discord.send_user_message(world.alice, thread, "think long")
+    await world.llm.wait_hanging(1)
+    await world.discord.send_user_message(world.alice, thread, "look", files=[("cat.png", PNG)])
+    assert await dm_notice(world, world.alice) == (
+        "⚠️ The sub-agent is still working, and a running turn reads text only, so the image (cat.png) was not sent. "
+        "Send it again once its run has ended."
+    )
+    world.llm.release()
+    await world.discord.wait_for_message(thread, answer_to(busy))
+    assert world.rows("SELECT COUNT(*) FROM run_inbox") == [(0,)]
+
+
+async def test_subagents_send_takes_an_attachment_for_a_finished_sub_agent(world):
+    world.llm.default = lambda body: "got: " + world_texts(body)[-1].splitlines()[-2]
+    await world.start_bot()
+    run_id = (
+        (await command(world, world.alice, "subagents spawn", agent="researcher", task="Start"))
+        .rsplit("run ", 1)[1]
+        .rstrip(").")
+    )
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    await world.quiescent()
+
+    reply = await command(
+        world, world.alice, "subagents send", target="last", message="and this", attachment=("t.csv", b"a,b\n1,2")
+    )
+    assert reply == "got: 1,2"
+    assert world.llm.requests[-1]["user_texts"][-1].startswith("and this\n\nAttached text file `t.csv` (7 bytes")
+    bob = member(world, "bob")
+    refused = await command(world, bob, "subagents send", target=run_id, message="x", attachment=("b.txt", b"b"))
+    assert refused.startswith("⚠️ You can only send runs you started")
+
+
+def world_texts(body: dict) -> list[str]:
+    return [
+        m["content"] if isinstance(m["content"], str) else m["content"][-1]["text"]
+        for m in body["messages"]
+        if m["role"] == "user"
+    ]

@@ -5,7 +5,7 @@ gets one; a text file goes in as text, fenced and labelled with its name."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from pydantic_ai.messages import ImageUrl, UserContent
@@ -14,6 +14,8 @@ from bot.config import Config
 from bot.core.errors import AttachmentRefused
 from bot.records import Attachment, AttachmentKind
 from bot.redaction import Redactor
+
+FileSource = Callable[[], Awaitable[Sequence[Attachment]]]  # a message's files, fetched only once it is routed
 
 
 def reads_images(config: Config, model: str) -> bool:
@@ -73,3 +75,14 @@ def redacted(redact: Redactor, attachments: Sequence[Attachment]) -> list[Attach
 def shown(content: str | Sequence[UserContent]) -> str:
     """A prompt's text as a transcript shows it: its text parts; an image is shown by the label before it."""
     return content if isinstance(content, str) else "\n\n".join(part for part in content if isinstance(part, str))
+
+
+def steered(text: str, attachments: Sequence[Attachment]) -> str:
+    """A message for a live run, which reads text only: its text files go in with it; an image is refused."""
+    images = [item.name for item in attachments if item.kind is AttachmentKind.IMAGE]
+    if images:
+        raise AttachmentRefused(
+            f"The sub-agent is still working, and a running turn reads text only, so the image ({', '.join(images)}) "
+            "was not sent. Send it again once its run has ended."
+        )
+    return "\n\n".join([text, *(part for item in attachments for part in parts(item) if isinstance(part, str))])

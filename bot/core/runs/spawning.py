@@ -144,6 +144,7 @@ class Spawning:
         previous: Run | None,
         parent_run_id: str | None = None,
         origin: Origin | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> str:
         """Start a new run in an existing sub-agent session; it announces again when it ends. It answers to
         ``origin`` (default: the session's owner, where the previous run answered). An archived session takes no
@@ -152,11 +153,12 @@ class Spawning:
             raise EphemeralSession(session.key)
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
+        check_readable(self._ctx.config, previous.model, attachments)
         answering = origin or replace(origin_of(previous), user_id=session.owner_user_id)
         await self.check_queue(answering.guild_id, answering.user_id)
         settings = (previous.model, previous.thinking, previous.timeout_seconds)
         run = new_run(session, RunKind.FOLLOWUP, message, *settings, answering, parent_run_id, self._ctx.clock())
-        await self.persist_and_queue(run, None)
+        await self.persist_and_queue(run, None, attachments=attachments)
         return run.id
 
     async def check_queue(self, guild_id: int | None, member: int | None = None) -> None:
