@@ -65,5 +65,5 @@ class RunCommands:
         origin: Origin | None = None,
         attachments: Sequence[Attachment] = (),
     ) -> str:
-        """A new run in an existing session, answering ``message`` (and what was attached to it)."""
+        """A new run in an existing session, answering ``message`` and its attachments."""
         return await self._spawning.follow_up(session, message, previous, parent_run_id, origin, attachments)
