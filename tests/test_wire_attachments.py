@@ -57,6 +57,13 @@ async def test_an_image_reaches_a_vision_model_as_an_image_part(world):
     assert url.startswith(f"{world.discord.base_url}/attachments/{world.channel.id}/") and url.endswith("/cat.png")
     assert "Attached image file `cat.png`" in world.llm.requests[0]["user_texts"][0]
 
+    second = await world.discord.send_user_message(world.alice, world.channel, f"{mention(world)} and now?")
+    await world.discord.wait_for_message(world.channel, answer_to(second))
+    earlier, now = world.llm.requests[1]["user_texts"]
+    assert world.llm.requests[1]["images"] == []  # a later turn sends an earlier image by its label only
+    assert earlier.startswith("what is this?\n\nAttached image file `cat.png` (56 bytes, sha256 ")
+    assert earlier.endswith("):\n\n(the image was shown in that turn)") and now == "and now?"
+
 
 async def test_an_image_for_a_model_without_vision_is_refused_privately_naming_the_model(world):
     await world.start_bot()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
-from pydantic_ai.messages import ImageUrl, UserContent
+from pydantic_ai.messages import ImageUrl, ModelMessage, ModelRequest, UserContent, UserPromptPart
 
 from bot.config import Config
 from bot.core.errors import AttachmentRefused
@@ -86,3 +86,22 @@ def steered(text: str, attachments: Sequence[Attachment]) -> str:
             "was not sent. Send it again once its run has ended."
         )
     return "\n\n".join([text, *(part for item in attachments for part in parts(item) if isinstance(part, str))])
+
+
+def _seen(part: UserPromptPart) -> UserPromptPart:
+    if isinstance(part.content, str) or not any(isinstance(item, ImageUrl) for item in part.content):
+        return part
+    shown = [item if not isinstance(item, ImageUrl) else "(the image was shown in that turn)" for item in part.content]
+    return replace(part, content=shown)
+
+
+def earlier_turns(history: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """Earlier turns as the next one sends them: their images by label only.
+
+    Discord's attachment URLs expire, and every later turn would send every image again."""
+    return [
+        replace(message, parts=[_seen(part) if isinstance(part, UserPromptPart) else part for part in message.parts])
+        if isinstance(message, ModelRequest)
+        else message
+        for message in history
+    ]

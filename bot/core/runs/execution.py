@@ -19,7 +19,7 @@ from bot.agents.journal import JournaledModel
 from bot.agents.models import ModelFactory
 from bot.agents.result_caps import ResultLimits
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
-from bot.core.attachments import prompt_of
+from bot.core.attachments import earlier_turns, prompt_of
 from bot.core.context import CoreContext
 from bot.core.runs import internal_context
 from bot.core.runs.announcements import is_voice_turn
@@ -220,7 +220,7 @@ class Execution:
                     self._ctx.redact,
                 )
             ),
-            history=await self._ctx.repos.transcripts.history(session.key, start.history_rows),
+            history=earlier_turns(await self._ctx.repos.transcripts.history(session.key, start.history_rows)),
             thinking=run.thinking,
             timeout_seconds=run.timeout_seconds,
             toolsets=tools.toolsets,
