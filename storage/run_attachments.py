@@ -18,19 +18,10 @@ class RunAttachmentRepository:
 
     async def add(self, tx: Connection, run_id: str, attachments: Sequence[Attachment]) -> None:
         for position, item in enumerate(attachments):
+            values = (item.name, item.url, item.sha256, item.size, item.kind.value, item.media_type, item.text)
             await tx.execute(
                 f"INSERT INTO run_attachments (run_id, position, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    position,
-                    item.name,
-                    item.url,
-                    item.sha256,
-                    item.size,
-                    item.kind.value,
-                    item.media_type,
-                    item.text,
-                ),
+                (run_id, position, *values),
             )
 
     async def of_run(self, run_id: str) -> list[Attachment]:
@@ -38,26 +29,6 @@ class RunAttachmentRepository:
             f"SELECT {_COLUMNS} FROM run_attachments WHERE run_id = ? ORDER BY position", (run_id,)
         )
         return [
-            Attachment(
-                name=name,
-                url=url,
-                sha256=sha256,
-                size=size,
-                kind=AttachmentKind(kind),
-                media_type=media_type,
-                text=text,
-            )
+            Attachment(name, url, sha256, size, AttachmentKind(kind), media_type, text)
             for name, url, sha256, size, kind, media_type, text in rows
-        ]
-
-    async def of_session(self, session_key: str) -> list[tuple[str, Attachment]]:
-        """Every run's attachments in a session, oldest run first, as ``(run_id, attachment)``."""
-        rows = await self._db.fetch_all(
-            f"SELECT a.run_id, {', '.join('a.' + c for c in _COLUMNS.split(', '))} FROM run_attachments a "
-            "JOIN runs r ON r.id = a.run_id WHERE r.session_key = ? ORDER BY r.created_at, a.run_id, a.position",
-            (session_key,),
-        )
-        return [
-            (run_id, Attachment(name, url, sha256, size, AttachmentKind(kind), media_type, text))
-            for run_id, name, url, sha256, size, kind, media_type, text in rows
         ]
