@@ -69,6 +69,9 @@ class DiscordConfig(Section):
     max_active_runs_per_member: Annotated[int, Field(ge=0)] = 5
     delivery_give_up_after: Duration = 24 * 3600.0
     delivery_lease: Duration = 60.0
+    max_attachments: Annotated[int, Field(ge=0)] = 4  # files one message may attach (0: none accepted)
+    max_attachment_bytes: Annotated[int, Field(ge=1)] = 512 * 1024  # one file's size
+    max_attachments_total_bytes: Annotated[int, Field(ge=1)] = 2 * 1024 * 1024  # all of one message's files
 
 
 class StorageConfig(Section):
@@ -180,6 +183,7 @@ class ProviderConfig(Section):
     base_url: str | None = None
     api_key_env: str | None = None
     supports_thinking: bool | None = None
+    vision_models: list[str] = Field(default_factory=list)  # its models that read images (names, no provider)
 
 
 class ModelPrice(Section):

@@ -279,6 +279,26 @@ class Run:
         return self.served_model if self.served_model not in (None, self.model) else None
 
 
+class AttachmentKind(StrEnum):
+    IMAGE = "image"  # goes to the model as an image part, by its URL
+    TEXT = "text"  # goes to the model as text, with its file name
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file a person attached to their message, as the model reads it.
+
+    Kept with the run by URL and hash, not its bytes; a text file keeps its text, which is what the model read."""
+
+    name: str
+    url: str
+    sha256: str
+    size: int
+    kind: AttachmentKind
+    media_type: str
+    text: str | None = None  # a text file's content (``kind`` text)
+
+
 def short_run_id(run_id: str) -> str:
     """A run id as people see it in messages and buttons."""
     return run_id[:8]

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import discord
 from discord.ext import commands
 
-from bot.core.errors import UserError
+from bot.core.errors import AttachmentRefused, UserError
 from bot.core.runs.requests import ChatRequest
+from bot.discord_adapter.attachments import prepared
 from bot.discord_adapter.conversations import conversation_for
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.discord_adapter.thread_notices import tell_privately
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from bot.app import ThreadboundBot
 
 _CHAT_TYPES = (discord.MessageType.default, discord.MessageType.reply)
+ATTACHED_ONLY = "(see the attached files)"  # the text of a message that is only attachments
 
 
 class ChatCog(commands.Cog):
@@ -43,13 +45,18 @@ class ChatCog(commands.Cog):
         Only from those who may talk to it there; anyone else is told privately, once per thread, that it is someone
         else's."""
         author = await self.bot.author(message)
+        text, limits = self._without_my_mention(message.content), self.bot.config.discord
         try:
             heard = await self.bot.orchestrator.thread_message(
                 message.channel.id,
-                self._without_my_mention(message.content),
+                text or (ATTACHED_ONLY if message.attachments else ""),
                 self._origin(message),
                 mod=author.is_moderator,
+                files=(lambda: prepared(message.attachments, limits)) if message.attachments else None,
             )
+        except AttachmentRefused as error:  # over the limits, unreadable, or not now: to them alone
+            await tell_privately(message, f"⚠️ {error}")
+            return True
         except UserError as error:
             await self._refuse(message, error)
             return True
@@ -87,11 +94,15 @@ class ChatCog(commands.Cog):
         if not self._addressed_to_me(message):
             return
         text = self._without_my_mention(message.content)
-        if not has_visible_text(text):
+        if not has_visible_text(text) and not message.attachments:
             await message.reply("Mention me with a message, e.g. `@me summarise the plan`.", mention_author=False)
             return
         try:
-            await self.bot.orchestrator.chat(ChatRequest(text=text, origin=self._origin(message)))
+            files = await prepared(message.attachments, self.bot.config.discord)
+            request = ChatRequest(text=text or ATTACHED_ONLY, origin=self._origin(message), attachments=files)
+            await self.bot.orchestrator.chat(request)
+        except AttachmentRefused as error:  # over the limits or unreadable: said to them alone, nothing started
+            await tell_privately(message, f"⚠️ {error}")
         except UserError as error:
             await self._refuse(message, error)
 

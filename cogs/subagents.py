@@ -10,6 +10,7 @@ from discord.ext import commands
 
 from bot.config import THINKING_LEVELS
 from bot.core.runs.requests import SpawnRequest
+from bot.discord_adapter.attachments import prepared
 from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import channel_id_of, conversation_of
 from bot.discord_adapter.replies import send_text
@@ -35,6 +36,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         thinking="Reasoning effort, for models that support it",
         thread="Give the sub-agent its own thread, where you can keep talking to it",
         runtime="subagent (the bot's agent, default) or acp (a coding agent from [acp_agents])",
+        attachment="A text file or an image the sub-agent reads with its task",
     )
     @app_commands.choices(
         thinking=[app_commands.Choice(name=level, value=level) for level in THINKING_LEVELS],
@@ -50,7 +52,9 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         thinking: str | None = None,
         thread: bool = False,
         runtime: str = "subagent",
+        attachment: discord.Attachment | None = None,
     ) -> None:
+        files = await prepared([attachment] if attachment else [], self.bot.config.discord)
         origin = Origin(
             user_id=interaction.user.id,
             channel_id=channel_id_of(interaction),
@@ -59,7 +63,14 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         )
         accepted = await self.bot.orchestrator.spawn(
             SpawnRequest(
-                agent_id=agent, task=task, model=model, thinking=thinking, thread=thread, origin=origin, runtime=runtime
+                agent_id=agent,
+                task=task,
+                model=model,
+                thinking=thinking,
+                thread=thread,
+                origin=origin,
+                runtime=runtime,
+                attachments=files,
             )
         )
         await send_text(
@@ -129,11 +140,18 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         await send_text(interaction, reply)
 
     @app_commands.command(name="send", description="Message a sub-agent without stopping it and show its reply")
-    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'", message="What to say")
+    @app_commands.describe(
+        target="List number, label, run id prefix, session key, or 'last'",
+        message="What to say",
+        attachment="A text file or an image it reads with the message",
+    )
     @thinks_privately
-    async def send(self, interaction: discord.Interaction, target: str, message: str) -> None:
+    async def send(
+        self, interaction: discord.Interaction, target: str, message: str, attachment: discord.Attachment | None = None
+    ) -> None:
+        files = await prepared([attachment] if attachment else [], self.bot.config.discord)
         actor = await self.bot.actor(interaction)
-        reply = await self.bot.control.send(actor, conversation_of(interaction), target, message)
+        reply = await self.bot.control.send(actor, conversation_of(interaction), target, message, files)
         await send_text(interaction, reply)
 
     @app_commands.command(name="steer", description="Redirect a running sub-agent at its next step")

@@ -19,6 +19,7 @@ from storage.outbox import OutboxRepository
 from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
 from storage.run_activity import RunActivityRepository
+from storage.run_attachments import RunAttachmentRepository
 from storage.run_steps import RunStepRepository
 from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
@@ -47,6 +48,7 @@ class Repositories:
     processes: ProcessRepository
     run_steps: RunStepRepository
     run_activity: RunActivityRepository
+    run_attachments: RunAttachmentRepository
     memories: MemoryRepository
 
     @classmethod
@@ -71,5 +73,6 @@ class Repositories:
             processes=ProcessRepository(db),
             run_steps=RunStepRepository(db),
             run_activity=RunActivityRepository(db),
+            run_attachments=RunAttachmentRepository(db),
             memories=MemoryRepository(db),
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ class World:
     alice: FakeUser = field(init=False)
     extra_config: str = ""
     discord_extra: str = ""  # more keys of the [discord] table
+    vision_models: list[str] = field(default_factory=list)  # [providers.fake] vision_models
     offline: bool = False
     status_messages: bool = True
     status_edit_interval: float = 1.0  # the bot's default
@@ -90,6 +92,7 @@ system_prompt = "You research things."
 type = "openai"
 base_url = "{self.llm.base_url}"
 api_key_env = "TB_TEST_API_KEY"
+vision_models = {json.dumps(self.vision_models)}
 """
 
     def config(self) -> Config:

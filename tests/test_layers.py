@@ -30,6 +30,7 @@ MAX_CORE_MODULE_LINES = 300
 MAX_WING_MODULES = 16
 # Modules directly under bot/core that every wing may import: small leaves with no rooms of the wings in them.
 LEAVES = {
+    "attachments",
     "context",
     "deadline_sweep",
     "errors",

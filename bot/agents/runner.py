@@ -27,6 +27,7 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContent,
 )
 from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRun
@@ -78,7 +79,8 @@ class RunOutcome:
 
 @dataclass
 class RunRequest:
-    prompt: str | DeferredToolResults  # a turn's prompt, or people's decisions on the calls the last turn paused on
+    # a turn's prompt (text, or text and images and files as parts), or people's decisions on its paused calls
+    prompt: str | Sequence[UserContent] | DeferredToolResults
     system_prompt: str
     model: Model  # one model, or a chain of fallback candidates
     history: list[ModelMessage]

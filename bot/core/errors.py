@@ -19,6 +19,12 @@ class UserError(Exception):
     status: RefusalStatus = "error"  # ``forbidden``: a policy said no; ``error``: the request is wrong
 
 
+class AttachmentRefused(UserError):
+    """An attachment a run cannot take: over a limit, unreadable, or an image for a blind model.
+
+    Nothing is started, and the refusal is for the person who attached it alone."""
+
+
 class SpawnRefused(UserError):
     """A refused spawn; every refusal happens before anything is written."""
 

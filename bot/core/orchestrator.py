@@ -18,6 +18,7 @@ from bot.agents.mcp_servers import McpServers
 from bot.agents.models import ModelFactory
 from bot.config import Config
 from bot.core.assembly import build
+from bot.core.attachments import FileSource
 from bot.core.budgets.limits import BudgetLimits
 from bot.core.durable.durable_runs import DurableRuns
 from bot.core.guild_settings import EffectiveSettings, GuildSettings
@@ -141,9 +142,13 @@ class Orchestrator:
     async def unbind(self, thread_id: int, *, farewell: str | None = None) -> bool:
         return await self.core.bindings.unbind(thread_id, farewell=farewell)
 
-    async def thread_message(self, thread_id: int, text: str, origin: Origin, *, mod: bool = False) -> Heard | None:
-        """A person wrote in a thread: ``None`` if it is not bound, else what became of the message."""
-        return await self.core.messages.route(thread_id, text, origin, is_moderator=mod)
+    async def thread_message(
+        self, thread_id: int, text: str, origin: Origin, *, mod: bool = False, files: FileSource | None = None
+    ) -> Heard | None:
+        """A person wrote in a thread: ``None`` if it is not bound, else what became of the message.
+
+        ``files``: its attachments, fetched only if the session takes the message."""
+        return await self.core.messages.route(thread_id, text, origin, is_moderator=mod, files=files)
 
     async def reconcile_bindings(self) -> None:
         await self.core.bindings.reconcile()

@@ -650,6 +650,7 @@ class FakeDiscord:
         self._global_commands: list[dict[str, Any]] = []
         self._guild_commands: dict[int, list[dict[str, Any]]] = {}
         self._attachment_blobs: dict[int, bytes] = {}
+        self.cdn_requests: list[str] = []  # the paths of attachment downloads, in order (what a client fetched)
         self._failures: list[FailureRule] = []
         self._sessions: dict[str, _GatewaySession] = {}
 
@@ -2430,6 +2431,7 @@ class FakeDiscord:
         )
 
     async def _h_cdn(self, request: web.Request) -> web.Response:
+        self.cdn_requests.append(request.path)
         blob = self._attachment_blobs.get(int(request.match_info["attachment_id"]))
         if blob is None:
             return web.Response(status=404)

@@ -132,8 +132,9 @@ class FakeOpenAI:
         self.model_list_requests = 0
         self.requests: list[dict[str, Any]] = []
         """Chat-completion requests in arrival order: ``index, body, headers`` (lowercased keys), ``model``,
-        ``messages``, ``stream``, ``disconnected`` (True if the client went away before the answer) and ``at`` (when it
-        arrived, epoch seconds)."""
+        ``messages``, ``stream``, ``disconnected`` (True if the client went away before the answer), ``at`` (when it
+        arrived, epoch seconds), ``images`` (the ``image_url`` parts of its user messages' content lists, in order) and
+        ``user_texts`` (every user message's text: a content list's text parts joined by a blank line)."""
         self.hanging = 0
         """Requests currently parked by a hang step."""
         self.base_url = ""
@@ -293,6 +294,8 @@ class FakeOpenAI:
             "stream": bool(body.get("stream")),
             "disconnected": False,
             "at": time.time(),
+            "images": [part["image_url"]["url"] for part in _user_parts(body) if part.get("type") == "image_url"],
+            "user_texts": _user_texts(body),
         }
         self.requests.append(rec)
         self._notify()
@@ -383,6 +386,28 @@ class FakeOpenAI:
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
+
+
+def _user_parts(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The parts of user messages whose content is a list (text, image_url, ...), as real clients send them."""
+    return [
+        part
+        for message in body.get("messages", [])
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for part in message["content"]
+    ]
+
+
+def _user_texts(body: dict[str, Any]) -> list[str]:
+    texts = []
+    for message in body.get("messages", []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "\n\n".join(part.get("text", "") for part in content if part.get("type") == "text")
+        texts.append(content)
+    return texts
 
 
 def _tool_calls(step: Step, index: int) -> list[dict[str, Any]]:

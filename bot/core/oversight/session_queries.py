@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
 
+from bot.core.attachments import shown
 from bot.core.context import CoreContext
 from bot.core.errors import UnknownTarget
 from bot.records import Run, RunStatus, Session, SpawnSite
@@ -192,8 +193,8 @@ def _entries(message: ModelMessage, include_tools: bool) -> list[dict[str, str]]
     """One transcript message's entries as ``{role, text}``."""
     entries: list[dict[str, str]] = []
     for part in message.parts:
-        if isinstance(part, UserPromptPart) and isinstance(part.content, str):
-            entries.append({"role": "user", "text": part.content})
+        if isinstance(part, UserPromptPart):  # with its attachments' labels (name, size, kind) and text files
+            entries.append({"role": "user", "text": shown(part.content)})
         elif isinstance(part, TextPart) and part.content.strip():
             entries.append({"role": "assistant", "text": part.content})
         elif include_tools and isinstance(part, ToolCallPart):

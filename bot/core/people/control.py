@@ -5,8 +5,10 @@ numbering everywhere, and permission decided here: owners act on their own runs,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.core.attachments import steered
 from bot.core.context import CoreContext
 from bot.core.errors import UnknownTarget, UserError
 from bot.core.limits import checked_text
@@ -18,7 +20,7 @@ from bot.core.runs.commands import RunCommands
 from bot.core.runs.requests import main_session_key
 from bot.core.stats import format_runtime
 from bot.core.threads.steer_limit import SteerLimit
-from bot.records import Actor, Run, RunKind, RunStatus, short_run_id
+from bot.records import Actor, Attachment, Run, RunKind, RunStatus, short_run_id
 from bot.text import has_visible_text
 
 SEND_WAIT_SECONDS = 30.0
@@ -163,23 +165,28 @@ class RunControl:
             raise UserError(f"{row.label} is already finished.")
         return f"steered {row.label} (run {run.short_id})."
 
-    async def send(self, actor: Actor, conversation: str, target: str, message: str) -> str:
-        """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run)."""
+    async def send(
+        self, actor: Actor, conversation: str, target: str, message: str, attachments: Sequence[Attachment] = ()
+    ) -> str:
+        """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run).
+
+        A live run reads ``attachments``' text files with the message; a new run reads images too."""
         row = await self.resolve(conversation, target)
         text = checked_text(message, empty="Send needs a message.", terse=True)
-        await self.authorize(actor, row, "send", text[:200])
         live = row.run if row.run is not None and not row.run.status.is_terminal else None
+        steer = steered(text, attachments) if live else text
+        await self.authorize(actor, row, "send", text[:200])
         if live is not None and self._steer_limit.wait_left(actor.user_id, live.id) > 0:  # it would steer it
             raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
         before = await self._queries.assistant_texts(row.session.key) if live else []
-        if live and await self._commands.steer(live.id, text):
+        if live and await self._commands.steer(live.id, steer):
             self._steer_limit.sent(actor.user_id, live.id)
             reply = await self._ctx.signals.wait_for(
                 lambda: self._new_reply(row.session.key, len(before)), self._send_wait
             )
             run_id = live.id
         else:
-            run_id = await self._commands.follow_up(row.session, text, row.run)
+            run_id = await self._commands.follow_up(row.session, text, row.run, attachments=attachments)
             reply = await self._ctx.signals.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
         if reply is None:
             return f"⏳ Subagent still running (run {short_run_id(run_id)})."

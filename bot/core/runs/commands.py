@@ -6,6 +6,8 @@ the same way. Who may is decided before, by :mod:`bot.core.oversight.run_authori
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import structlog
 
 from bot.core.context import CoreContext
@@ -13,7 +15,7 @@ from bot.core.runs.effects import Effects
 from bot.core.runs.ports import PendingApprovals
 from bot.core.runs.settlement import Settlement
 from bot.core.runs.spawning import Spawning
-from bot.records import Origin, Run, Session
+from bot.records import Attachment, Origin, Run, Session
 
 log = structlog.get_logger(__name__)
 
@@ -61,6 +63,7 @@ class RunCommands:
         previous: Run | None,
         parent_run_id: str | None = None,
         origin: Origin | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> str:
-        """A new run in an existing session, answering ``message``."""
-        return await self._spawning.follow_up(session, message, previous, parent_run_id, origin)
+        """A new run in an existing session, answering ``message`` and its attachments."""
+        return await self._spawning.follow_up(session, message, previous, parent_run_id, origin, attachments)

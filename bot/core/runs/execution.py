@@ -12,13 +12,14 @@ from dataclasses import replace
 
 import structlog
 from dbos._error import DBOSWorkflowCancelledError  # not re-exported by dbos
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, UserContent
 from pydantic_ai.tools import DeferredToolResults
 
 from bot.agents.journal import JournaledModel
 from bot.agents.models import ModelFactory
 from bot.agents.result_caps import ResultLimits
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
+from bot.core.attachments import earlier_turns, prompt_of
 from bot.core.context import CoreContext
 from bot.core.runs import internal_context
 from bot.core.runs.announcements import is_voice_turn
@@ -33,7 +34,8 @@ from bot.redaction import RedactedModel
 from storage.db import Connection
 
 log = structlog.get_logger(__name__)
-Prompt = str | DeferredToolResults  # a turn starts from a prompt, or from people's decisions on its paused calls
+# a turn starts from a prompt (text, or text and attachments), or from people's decisions on its paused calls
+Prompt = str | Sequence[UserContent] | DeferredToolResults
 
 
 def _taken(recorded: str) -> list[tuple[str | None, str]]:
@@ -145,8 +147,8 @@ class Execution:
             return None
         log.info("run_started", model=run.model)
         self._ctx.signals.run_changed(run.id)
-        if not is_voice_turn(run):
-            return run.task
+        if not is_voice_turn(run):  # its task, with what was attached to it (kept with the run, not downloaded again)
+            return prompt_of(run.task, await self._ctx.repos.run_attachments.of_run(run.id))
         results = await self.take_inbox(run.id, wake=False, deliver=True)
         if results is None:  # nothing to tell: it ends silent
             silent = RunOutcome(RunStatus.COMPLETED, internal_context.SILENT_REPLIES[0], None, run.usage, [])
@@ -172,7 +174,8 @@ class Execution:
         if session.acp_agent is not None:  # a harness session: its ACP agent runs the turn, a kill cancels it
             token = self._effects.cancellations.token(run.id)
             try:
-                return await self._harness.turn(run, session, str(prompt), lambda: token.cancelled)
+                text = "\n\n".join(p for p in prompt if isinstance(p, str)) if isinstance(prompt, list) else str(prompt)
+                return await self._harness.turn(run, session, text, lambda: token.cancelled)
             finally:
                 self._effects.cancellations.done(run.id)
         agent = self._ctx.config.agents.list[session.agent_id]
@@ -217,7 +220,7 @@ class Execution:
                     self._ctx.redact,
                 )
             ),
-            history=await self._ctx.repos.transcripts.history(session.key, start.history_rows),
+            history=earlier_turns(await self._ctx.repos.transcripts.history(session.key, start.history_rows)),
             thinking=run.thinking,
             timeout_seconds=run.timeout_seconds,
             toolsets=tools.toolsets,

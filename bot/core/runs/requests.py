@@ -6,6 +6,7 @@ import uuid
 from dataclasses import dataclass
 
 from bot.records import (
+    Attachment,
     Cleanup,
     ControlScope,
     Delegation,
@@ -31,6 +32,7 @@ class SpawnRequest:
     thinking: str | None = None
     thread: bool = False
     runtime: str = "subagent"  # or "acp": ``agent_id`` names an ACP agent
+    attachments: tuple[Attachment, ...] = ()  # what the person attached, read with the task
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class SpawnAccepted:
 class ChatRequest:
     text: str
     origin: Origin
+    attachments: tuple[Attachment, ...] = ()  # what the person attached, read with the text
 
 
 def main_session_key(agent_id: str, conversation: str) -> str:

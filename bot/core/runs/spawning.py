@@ -4,12 +4,13 @@ spawn may happen, and with what, is :mod:`bot.core.runs.spawn_policy`'s to decid
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
 import structlog
 
 from bot.agents.models import ModelFactory, ResolvedModel, UnknownModelError
+from bot.core.attachments import check_readable, redacted
 from bot.core.context import CoreContext
 from bot.core.errors import CallerEnded, EphemeralSession, SessionArchived, UserError
 from bot.core.guild_settings import GuildSettings
@@ -28,6 +29,7 @@ from bot.core.runs.requests import (
 from bot.core.runs.spawn_policy import SpawnArgs, SpawnContext, SpawnPlan, SpawnPolicy
 from bot.keyed_locks import KeyedLocks
 from bot.records import (
+    Attachment,
     Binding,
     ControlScope,
     Origin,
@@ -89,7 +91,8 @@ class Spawning:
             )
             context = await self._spawn_context(requester, None, request.origin.user_id, by_user=True)
             plan = await self._policy.checked_plan(args, context)
-            return await self._create_child(plan, requester, None, request.origin)
+            check_readable(self._ctx.config, plan.model.reference, request.attachments)
+            return await self._create_child(plan, requester, None, request.origin, request.attachments)
         finally:
             self._spawn_locks.release(key)
 
@@ -113,8 +116,9 @@ class Spawning:
         now = self._ctx.clock()
         session = self.main_session(request.origin, now)
         model = await self.main_model(session.key, agent_id)
+        check_readable(self._ctx.config, model, request.attachments)
         run = new_run(session, RunKind.CHAT, text, model, None, 0, request.origin, None, now)
-        await self.persist_and_queue(run, session)
+        await self.persist_and_queue(run, session, attachments=request.attachments)
         return run.id
 
     async def main_model(self, session_key: str, agent_id: str) -> str:
@@ -140,6 +144,7 @@ class Spawning:
         previous: Run | None,
         parent_run_id: str | None = None,
         origin: Origin | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> str:
         """Start a new run in an existing sub-agent session; it announces again when it ends. It answers to
         ``origin`` (default: the session's owner, where the previous run answered). An archived session takes no
@@ -148,11 +153,12 @@ class Spawning:
             raise EphemeralSession(session.key)
         if previous is None:
             raise UserError(f"Session {session.key} has no earlier run to follow up.")
+        check_readable(self._ctx.config, previous.model, attachments)
         answering = origin or replace(origin_of(previous), user_id=session.owner_user_id)
         await self.check_queue(answering.guild_id, answering.user_id)
         settings = (previous.model, previous.thinking, previous.timeout_seconds)
         run = new_run(session, RunKind.FOLLOWUP, message, *settings, answering, parent_run_id, self._ctx.clock())
-        await self.persist_and_queue(run, None)
+        await self.persist_and_queue(run, None, attachments=attachments)
         return run.id
 
     async def check_queue(self, guild_id: int | None, member: int | None = None) -> None:
@@ -180,12 +186,12 @@ class Spawning:
         )
 
     async def _create_child(
-        self, plan: SpawnPlan, requester: Session, requester_run: Run | None, origin: Origin
+        self, plan: SpawnPlan, requester: Session, run_of: Run | None, origin: Origin, files: Sequence[Attachment] = ()
     ) -> SpawnAccepted:
         binding = None
         if plan.thread:
             payer = Payer(origin.guild_id, origin.user_id, plan.agent_id)
-            await self._budgets.check(payer, top_level=requester_run is None)  # before a thread is opened for it
+            await self._budgets.check(payer, top_level=run_of is None)  # before a thread is opened for it
             binding = await self._threads.open_thread(plan, origin)
             origin = replace(origin, channel_id=binding.thread_id, message_id=None)
         now = self._ctx.clock()
@@ -206,20 +212,11 @@ class Spawning:
             mode=plan.mode,
             cleanup=plan.cleanup,
             sandboxed=plan.sandboxed,
-            spawn_site=SpawnSite.TOOL if requester_run is not None else SpawnSite.SLASH,
+            spawn_site=SpawnSite.TOOL if run_of is not None else SpawnSite.SLASH,
             acp_agent=plan.acp_agent,
         )
-        run = new_run(
-            child,
-            RunKind.SPAWN,
-            plan.task,
-            plan.model.reference,
-            plan.thinking,
-            plan.timeout_seconds,
-            origin,
-            requester_run.id if requester_run else None,
-            now,
-        )
+        settings = (plan.model.reference, plan.thinking, plan.timeout_seconds)
+        run = new_run(child, RunKind.SPAWN, plan.task, *settings, origin, run_of.id if run_of else None, now)
         if binding is not None:
             binding = replace(
                 binding,
@@ -230,7 +227,8 @@ class Spawning:
                 ends_with_run_id=run.id if plan.mode == SessionMode.RUN else None,
             )
         async with self._threads.archived_if_refused(binding):
-            await self.persist_and_queue(run, requester if requester.kind == SessionKind.MAIN else None, child, binding)
+            main = requester if requester.kind == SessionKind.MAIN else None
+            await self.persist_and_queue(run, main, child, binding, attachments=files)
         if binding is not None:
             await self._threads.introduce(binding, child.label or child.agent_id)
         return SpawnAccepted(run.id, child.key, plan.acp_agent or plan.agent_id, plan.mode, plan.warning)
@@ -243,6 +241,7 @@ class Spawning:
         binding: Binding | None = None,
         *,
         also: Callable[[Connection], Awaitable[None]] | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> None:
         """One transaction: the conversation's main session (if new), a new child session, the queued run (admitted
         by the budgets), the child's thread binding, and whatever else the caller records with them (``also``: a
@@ -260,6 +259,7 @@ class Spawning:
             await sessions.set_archive_at(tx, run.session_key, None)
             await self._budgets.admit(tx, run)
             await self._ctx.repos.runs.insert(tx, run)
+            await self._ctx.repos.run_attachments.add(tx, run.id, redacted(self._ctx.redact, attachments))
             if binding is not None:
                 await self._ctx.repos.bindings.add(tx, binding)
             if also is not None:

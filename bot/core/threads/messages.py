@@ -17,17 +17,19 @@ so it is not worth a write per refused message.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 import structlog
 
+from bot.core.attachments import FileSource, steered
 from bot.core.context import CoreContext
 from bot.core.errors import UserError
 from bot.core.limits import checked_text
 from bot.core.threads.bound_threads import BoundThreads
 from bot.core.threads.steer_limit import SteerLimit
-from bot.records import Binding, Origin, Run, Session
+from bot.records import Attachment, Binding, Origin, Run, Session
 from storage.audit import AuditEntry
 
 log = structlog.get_logger(__name__)
@@ -48,6 +50,7 @@ class SessionInput(Protocol):
         previous: Run | None,
         parent_run_id: str | None = None,
         origin: Origin | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> str: ...
 
 
@@ -110,10 +113,13 @@ class ThreadMessages:
         self._steer_limit = steer_limit
         self.told = Told()
 
-    async def route(self, thread_id: int, text: str, origin: Origin, *, is_moderator: bool = False) -> Heard | None:
+    async def route(
+        self, thread_id: int, text: str, origin: Origin, *, is_moderator: bool = False, files: FileSource | None = None
+    ) -> Heard | None:
         """``origin.user_id`` wrote in a thread (``is_moderator``: they moderate there): ``None`` if it is not bound,
         else what became of the message. Raises :class:`UserError` for a message refused with words (too long,
-        over the steer rate limit, the session archived)."""
+        over the steer rate limit, the session archived, an attachment it cannot take). ``files`` are fetched only
+        for a message the session takes."""
         if self._routes.surely_unbound(thread_id):  # most threads, with PostgreSQL: answered in memory
             return None
         binding = await self._ctx.repos.bindings.get(thread_id)  # one read where the table answers (SQLite)
@@ -129,6 +135,8 @@ class ThreadMessages:
         live = latest if latest is not None and not latest.status.is_terminal else None
         if live is not None and (wait := self._steer_limit.wait_left(author, live.id)) > 0:
             raise UserError(slow_down(self._steer_limit.interval, wait))
+        attachments = tuple(await files()) if files is not None else ()
+        steer = steered(message, attachments) if live is not None else message
         now = self._ctx.clock()
         async with self._ctx.repos.db.transaction() as tx:  # a later deadline: the sweep finds it not due and moves on
             await self._ctx.repos.bindings.touch(tx, replace(binding, last_activity_at=now))
@@ -138,10 +146,11 @@ class ThreadMessages:
                 await self._ctx.repos.audit.record(tx, entry)
         if author != owner:
             log.warning("thread_message_audited", actor=author, owner=owner, thread_id=thread_id)
-        if live is not None and await self._sessions.steer(live.id, message):
+        if live is not None and await self._sessions.steer(live.id, steer):
             self._steer_limit.sent(author, live.id)
         else:  # the owner's run, answering in the thread (to this message)
-            await self._sessions.follow_up(session, message, latest, origin=replace(origin, user_id=owner))
+            answering = replace(origin, user_id=owner)
+            await self._sessions.follow_up(session, message, latest, origin=answering, attachments=attachments)
         return Heard(routed=True)
 
     def _refused(self, binding: Binding, session: Session, author: int | None) -> Heard:
