@@ -19,6 +19,7 @@ from storage.outbox import OutboxRepository
 from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
 from storage.run_activity import RunActivityRepository
+from storage.run_files import RunFileRepository
 from storage.run_steps import RunStepRepository
 from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
@@ -48,6 +49,7 @@ class Repositories:
     run_steps: RunStepRepository
     run_activity: RunActivityRepository
     memories: MemoryRepository
+    run_files: RunFileRepository
 
     @classmethod
     def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
@@ -72,4 +74,5 @@ class Repositories:
             run_steps=RunStepRepository(db),
             run_activity=RunActivityRepository(db),
             memories=MemoryRepository(db),
+            run_files=RunFileRepository(db),
         )

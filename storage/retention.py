@@ -60,6 +60,7 @@ def _dependents(runs: str, transcripts: str) -> tuple[tuple[str, str], ...]:
         ("approvals", f"run_id IN ({runs})"),
         ("delegate_tasks", f"run_id IN ({runs})"),
         ("run_steps", f"run_id IN ({runs})"),
+        ("run_files", f"run_id IN ({runs})"),
     )
 
 
