@@ -51,7 +51,7 @@ CORRIDORS = {
     "jobs": {"runs", "durable", "budgets"},
     "memory": set(),
     "tools": {"runs", "durable", "budgets", "oversight", "memory", "files"},
-    "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs", "memory"},
+    "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs", "memory", "files"},
     "files": set(),  # the files an agent returns (attach_file), stored with its run
     "harness": set(),  # a harness session's turn, on its ACP agent; handed to the engine as a port
 }
