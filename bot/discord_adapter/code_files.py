@@ -1,4 +1,4 @@
-"""Code blocks too long for one Discord message, taken out of a text as files named after their language.
+"""Long code blocks taken out of a text as files named after their language.
 
 A block (opening fence to closing fence) longer than one message would be cut mid-block; instead it becomes a
 file (```` ```python ```` → ``snippet.py``, no or an unknown language → ``.txt``; the second ``snippet-2.py``) and
@@ -65,7 +65,7 @@ def note_for(name: str) -> str:
 
 
 def take_out_long_blocks(text: str, limit: int = DISCORD_MESSAGE_LIMIT) -> tuple[str, list[tuple[str, bytes]]]:
-    """``text`` with each code block longer than ``limit`` replaced by a note, and those blocks as files.
+    """``text`` with each code block over ``limit`` replaced by a note; those blocks as files.
 
     A block still open at the end runs to the end."""
     lines = text.split("\n")
