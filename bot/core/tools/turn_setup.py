@@ -68,8 +68,8 @@ class TurnSetups:
         envelope = await self._envelopes.effective(session, run)
         # a voice turn tells a result: it neither recalls for, nor saves, what a member did not say
         memory, recalled = (None, "") if voice else await self._memory.setup(run, session, envelope.admits)
-        # a delegate's result goes back to its caller, not to a channel: it has nothing to post files with
-        returns_files = session.delegation not in _DELEGATES and envelope.admits(ATTACH_FILE)
+        # a delegate's (or spawn_subagent child's) result goes back to its caller, not to a channel: no files
+        returns_files = session.delegation is None and envelope.admits(ATTACH_FILE)
         files = self._files.toolset(run) if returns_files else None
         return TurnTools(
             toolsets=[found for found in (toolset, memory, files) if found] + await self._mcp.toolsets(session),
