@@ -236,6 +236,7 @@ class ThreadboundBot(commands.AutoShardedBot):
             lease=self.config.discord.delivery_lease,
             persona=self._persona,
             base_delay=self._retry_base_delay,
+            run_files=repos.run_files,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         self._orchestrator.set_moderation(MemberModeration(self, self.moderator_roles))

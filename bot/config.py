@@ -173,6 +173,20 @@ class MemoryConfig(Section):
     auto_save: bool = False  # save each top-level turn's message as a memory (never a scheduled run's)
 
 
+MIB = 1024 * 1024
+
+
+class FilesConfig(Section):
+    """``[files]``: files an agent returns with ``attach_file``, posted with its run's announcement or reply.
+
+    At most ``max_files_per_run`` per run (Discord takes 10 attachments per message), each at most
+    ``max_file_bytes`` (Discord's own upload limit is 10 MiB)."""
+
+    enabled: bool = True
+    max_file_bytes: Annotated[int, Field(ge=1, le=10 * MIB)] = MIB
+    max_files_per_run: Annotated[int, Field(ge=1, le=10)] = 10
+
+
 class LoggingConfig(Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["auto", "json", "console"] = "auto"
@@ -520,6 +534,7 @@ class Config(Section):
     schedules: list[ScheduleConfig] = Field(default_factory=list)
     budgets: BudgetsConfig = BudgetsConfig()
     memory: MemoryConfig = MemoryConfig()
+    files: FilesConfig = FilesConfig()
 
     def configured_models(self) -> list[str]:
         """Every model reference the config names: what ``model_switch`` may switch to."""

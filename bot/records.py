@@ -361,6 +361,17 @@ class Schedule:
 
 
 @dataclass(frozen=True)
+class RunFile:
+    """A file a run's agent returned (``attach_file``): posted with the run's announcement or reply."""
+
+    run_id: str
+    name: str
+    size: int  # bytes, UTF-8
+    position: int  # the order it was first attached in
+    created_at: float
+
+
+@dataclass(frozen=True)
 class Memory:
     """One thing an agent identity remembers in one server, and whose conversation stored it."""
 

@@ -20,6 +20,7 @@ from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
 from storage.run_activity import RunActivityRepository
 from storage.run_attachments import RunAttachmentRepository
+from storage.run_files import RunFileRepository
 from storage.run_steps import RunStepRepository
 from storage.runs import RunRepository
 from storage.schedules import ScheduleRepository
@@ -50,6 +51,7 @@ class Repositories:
     run_activity: RunActivityRepository
     run_attachments: RunAttachmentRepository
     memories: MemoryRepository
+    run_files: RunFileRepository
 
     @classmethod
     def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
@@ -75,4 +77,5 @@ class Repositories:
             run_activity=RunActivityRepository(db),
             run_attachments=RunAttachmentRepository(db),
             memories=MemoryRepository(db),
+            run_files=RunFileRepository(db),
         )

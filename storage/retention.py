@@ -61,6 +61,7 @@ def _dependents(runs: str, transcripts: str) -> tuple[tuple[str, str], ...]:
         ("delegate_tasks", f"run_id IN ({runs})"),
         ("run_steps", f"run_id IN ({runs})"),
         ("run_attachments", f"run_id IN ({runs})"),
+        ("run_files", f"run_id IN ({runs})"),
     )
 
 

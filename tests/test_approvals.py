@@ -24,6 +24,7 @@ from bot.records import Actor, ApprovalStatus, Run, RunStatus, Session
 from bot.redaction import Redactor
 from storage.bindings import BindingRepository
 from storage.run_attachments import RunAttachmentRepository
+from storage.run_files import RunFileRepository
 from storage.runs import RunRepository
 from tests import stores
 from tests.core_support import ORIGIN, ScriptedModels, chat_and_wait, running_core, settle, text
@@ -280,6 +281,7 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         old_bot.setattr(BindingRepository, "next_deadline", lambda self: asyncio.sleep(0))  # nor deadline_at (0017)
         old_bot.setattr(storage_sessions, "_COLUMNS", storage_sessions._COLUMNS.removesuffix(", acp_agent"))  # (0021)
         old_bot.setattr(RunAttachmentRepository, "of_run", lambda self, run_id: asyncio.sleep(0, []))  # (0023)
+        old_bot.setattr(RunFileRepository, "of_run", lambda self, tx, run_id: asyncio.sleep(0, []))  # nor files (0022)
         async with running_core(tmp_path, ScriptedModels(main=text("hello")), CONFIG) as core:
             old_id = await chat_and_wait(core)
     user = ToolUser(("calc__shout", {"text": "hi"}))

@@ -46,13 +46,14 @@ LEAVES = {
 CORRIDORS = {
     "runs": set(),
     "durable": {"runs"},
-    "oversight": {"runs"},
+    "oversight": {"runs", "files"},
     "budgets": {"runs"},
     "threads": {"runs"},
     "jobs": {"runs", "durable", "budgets"},
     "memory": set(),
-    "tools": {"runs", "durable", "budgets", "oversight", "memory"},
-    "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs", "memory"},
+    "tools": {"runs", "durable", "budgets", "oversight", "memory", "files"},
+    "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs", "memory", "files"},
+    "files": set(),  # the files an agent returns (attach_file), stored with its run
     "harness": set(),  # a harness session's turn, on its ACP agent; handed to the engine as a port
 }
 

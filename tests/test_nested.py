@@ -138,8 +138,15 @@ async def test_orchestrator_fans_out_waits_and_synthesises_once(tmp_path):
     wake = planner.requests[2][-1]
     assert wake.count("[Internal task completion event]") == 3
     assert internal_context.WAKE_NOTE in wake
-    assert planner.tool_names == ["sessions_history", "sessions_list", "sessions_spawn", "spawn_subagent", "subagents"]
-    assert workers.tool_names == []
+    assert planner.tool_names == [
+        "attach_file",
+        "sessions_history",
+        "sessions_list",
+        "sessions_spawn",
+        "spawn_subagent",
+        "subagents",
+    ]
+    assert workers.tool_names == ["attach_file"]
 
 
 async def test_completion_is_steered_into_a_running_requester(tmp_path):

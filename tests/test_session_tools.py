@@ -52,6 +52,7 @@ async def test_main_agent_gets_every_session_tool_and_refusals_come_back_as_data
 
     assert script.tools == [
         "agents_list",
+        "attach_file",
         "model_switch",
         "sessions_history",
         "sessions_list",
@@ -102,9 +103,9 @@ async def test_leaf_is_offered_no_session_tools_and_calling_one_anyway_is_refuse
         assert tuple(session) == (1, "leaf")
         payloads = await outbox_payloads(core)
 
-    assert seen_tools[0] == []
+    assert seen_tools[0] == ["attach_file"]  # it may return files, but it starts nothing
     completion = next(p for p in payloads if p["kind"] == "completion")
-    assert completion["body"] == "refused: Unknown tool name: 'sessions_spawn'. No tools available."
+    assert completion["body"] == "refused: Unknown tool name: 'sessions_spawn'. Available tools: 'attach_file'"
 
 
 async def test_denied_tools_are_not_offered_to_orchestrators(tmp_path):
@@ -119,7 +120,7 @@ async def test_denied_tools_are_not_offered_to_orchestrators(tmp_path):
     async with running_core(tmp_path, ScriptedModels(main=main, worker=worker), config) as core:
         await chat_and_wait(core)
         await settle(core, lambda: _any_completion(core))
-    assert offered == ["sessions_list", "sessions_spawn", "spawn_subagent", "subagents"]
+    assert offered == ["attach_file", "sessions_list", "sessions_spawn", "spawn_subagent", "subagents"]
 
 
 async def _any_completion(core):

@@ -84,13 +84,13 @@ async def test_tools_lists_what_an_agent_may_call_in_each_place_and_why_not_the_
         "MCP servers: calc — 4 tool(s); gone — unavailable: [Errno 2] No such file or directory: "
         "'/nonexistent/mcp-server'",
         "**As a conversation's main agent:** agents_list, delegate, model_switch, sessions_list, sessions_send, "
-        "sessions_spawn, spawn_subagent, subagents, calc__add, calc__env, calc__shout",
+        "sessions_spawn, spawn_subagent, subagents, calc__add, calc__env, calc__shout, attach_file",
         "-# not offered — excluded by risk profile 'careful': sessions_history, calc__die",
         "**As a sub-agent at depth 1 (orchestrator):** delegate, sessions_list, sessions_spawn, spawn_subagent, "
-        "subagents, calc__add, calc__env, calc__shout",
+        "subagents, calc__add, calc__env, calc__shout, attach_file",
         "-# not offered — main agent only: agents_list, model_switch, sessions_send; excluded by risk profile "
         "'careful': sessions_history, calc__die",
-        "**As a sub-agent at depth 2 (leaf):** calc__add, calc__env, calc__shout",
+        "**As a sub-agent at depth 2 (leaf):** calc__add, calc__env, calc__shout, attach_file",
         "-# not offered — a leaf sub-agent gets no session tools: agents_list, delegate, model_switch, "
         "sessions_history, sessions_list, sessions_send, sessions_spawn, spawn_subagent, subagents; excluded by "
         "risk profile 'careful': calc__die",
@@ -99,7 +99,7 @@ async def test_tools_lists_what_an_agent_may_call_in_each_place_and_why_not_the_
     assert plain.splitlines()[:3] == [
         "🧰 Tools of **main** (risk profile: none · runtime profile: none)",
         "**As a conversation's main agent:** agents_list, model_switch, sessions_history, sessions_list, "
-        "sessions_send, sessions_spawn, spawn_subagent, subagents",
+        "sessions_send, sessions_spawn, spawn_subagent, subagents, attach_file",
         "-# not offered — needs a risk_profile and another agent to delegate to: delegate",
     ]
     refused = await command(world, world.alice, "subagents tools", agent="ghost")

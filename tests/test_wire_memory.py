@@ -299,7 +299,7 @@ async def test_tools_lists_the_memory_tools_where_they_are_offered_and_why_not(w
     await world.start_bot()
 
     main = (await command(world, world.alice, "subagents tools", agent="main")).splitlines()
-    assert main[1].endswith("subagents, memory_store, memory_recall, memory_forget"), main[1]
+    assert main[1].endswith("subagents, memory_store, memory_recall, memory_forget, attach_file"), main[1]
     scribe = (await command(world, world.alice, "subagents tools", agent="scribe")).splitlines()
-    assert scribe[1].endswith("memory_store, memory_recall"), scribe[1]
+    assert scribe[1].endswith("memory_store, memory_recall, attach_file"), scribe[1]
     assert "excluded by risk profile 'careful': memory_forget" in scribe[2], scribe[2]

@@ -118,8 +118,9 @@ async def test_bad_input_gets_a_specific_ephemeral_error_and_no_run(world, optio
 
 
 async def test_long_result_is_split_with_fences_balanced(world):
-    code = "\n".join(f"step_{i} = compute({i})  # keep going" for i in range(90))
-    world.llm.reply(f"Here is the code:\n```python\n{code}\n```\nDone.")
+    background = "\n".join(f"note {i}: the steps below build on each other" for i in range(25))
+    code = "\n".join(f"step_{i} = compute({i})  # keep going" for i in range(50))  # fits one message: not a file
+    world.llm.reply(f"{background}\nHere is the code:\n```python\n{code}\n```\nDone.")
     await world.start_bot()
 
     _, _, reply = await spawn(world)
@@ -134,7 +135,7 @@ async def test_long_result_is_split_with_fences_balanced(world):
     assert all(len(p["content"]) <= 2000 and p["content"].count("```") % 2 == 0 for p in parts)
     assert parts[1]["content"].startswith("```python\n")
     text = "\n".join(p["content"] for p in parts)
-    assert all(f"step_{i} = compute({i})" in text for i in range(90))
+    assert all(f"step_{i} = compute({i})" in text for i in range(50))
     assert len({world.discord.message_meta(p).nonce for p in parts}) == len(parts)
 
 

@@ -25,6 +25,7 @@ from bot.core.durable.durable_runs import DurableRuns
 from bot.core.durable.executors import Executors
 from bot.core.durable.run_queues import RunQueues
 from bot.core.durable.store_steps import StoreSteps
+from bot.core.files.attached_files import AttachedFiles
 from bot.core.guild_settings import GuildSettings
 from bot.core.harness.acp_turns import AcpTurns
 from bot.core.jobs.retention import Retention
@@ -172,7 +173,9 @@ def build(
     control = ToolControl(config, agent_tools, subagent_spawn, delegating)
     mcp = McpTools(ctx, mcp_servers)
     memories = Memories(ctx, lambda user, guild, channel: authority.moderation.is_moderator(user, guild, channel))
-    turns = TurnSetups(ctx, control, mcp, envelopes, approvals, budgets, MemoryTurns(ctx, scopes, memories))
+    turns = TurnSetups(
+        ctx, control, mcp, envelopes, approvals, budgets, MemoryTurns(ctx, scopes, memories), AttachedFiles(ctx)
+    )
     # the engine's run body, and the processes sharing the store
     harness = AcpTurns(ctx, AcpAgents(config.acp_agents), approvals)
     execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes, harness)

@@ -42,6 +42,7 @@ from bot.discord_adapter.render import OutgoingMessage, render
 from bot.waiting import wait_set
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
+from storage.run_files import RunFileRepository
 
 log = structlog.get_logger(__name__)
 
@@ -74,10 +75,12 @@ class DeliveryWorker:
         clock: Callable[[], float] = time.time,
         base_delay: float = 2.0,
         max_delay: float = 300.0,
+        run_files: RunFileRepository | None = None,
     ) -> None:
         self._client = client
         self._db = db
         self._outbox = outbox
+        self._run_files = run_files or RunFileRepository(db)
         self._on_delivered = on_delivered
         self._on_failed = on_failed
         self._give_up_after = give_up_after
@@ -201,9 +204,10 @@ class DeliveryWorker:
     async def _deliver(self, row: OutboxRow) -> None:
         bound = log.bind(outbox_id=row.id, run_id=row.run_id, channel_id=row.channel_id)
         announcement = Announcement.model_validate_json(row.payload_json)
-        messages = render(announcement)
         message_ids = list(row.message_ids)
         try:
+            files = await self._run_files.contents(announcement.run_id) if announcement.files else {}
+            messages = render(announcement, files)
             for index in range(row.parts_sent, len(messages)):
                 message_ids.append(await self._post(row, announcement, messages[index], index))
                 async with self._db.transaction() as tx:
@@ -268,7 +272,7 @@ class DeliveryWorker:
             )
             if posted is not None:
                 return posted
-        if self._persona is not None and not message.attachment:
+        if self._persona is not None and not message.attachments:
             target = await self._persona.target(row.channel_id)
             if target is not None:
                 try:
@@ -289,11 +293,11 @@ class DeliveryWorker:
             reference = discord.MessageReference(
                 message_id=announcement.reply_to_message_id, channel_id=row.channel_id, fail_if_not_exists=False
             )
-        file = discord.File(io.BytesIO(message.attachment[1]), message.attachment[0]) if message.attachment else None
-        # send() takes None for "no file" and "no reference" (its own defaults); its overloads do not say so.
+        files = [discord.File(io.BytesIO(blob), name) for name, blob in message.attachments]
+        # send() takes None for "no files" and "no reference" (its own defaults); its overloads do not say so.
         return await channel.send(
             message.content,
-            file=file,  # type: ignore[arg-type]
+            files=files or None,  # type: ignore[arg-type]
             nonce=nonce_for(row.idempotency_key, index),
             reference=reference,  # type: ignore[arg-type]
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=mentioned, replied_user=True),

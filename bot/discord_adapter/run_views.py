@@ -126,7 +126,13 @@ def render_info(
     )
 
 
-_ROLES = {"user": "User", "assistant": "Assistant", "tool_call": "Tool call", "tool_result": "Tool result"}
+_ROLES = {
+    "user": "User",
+    "assistant": "Assistant",
+    "tool_call": "Tool call",
+    "tool_result": "Tool result",
+    "file": "📎 File attached",
+}
 LOG_ENTRY_CHARS = 1500  # an entry fits one Discord message (2,000 characters) with its role
 
 

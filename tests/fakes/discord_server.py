@@ -33,7 +33,8 @@ Wire details discord.py 2.7.1 depends on (each one broke login or parsing when m
 Behaviour beyond the happy path, so tests catch what real Discord would reject: callbacks later than
 ``interaction_ack_deadline`` (404 10062) or repeated (400 40060); nonce dedupe with ``enforce_nonce`` for
 ``nonce_window`` on the fake clock (fetched messages carry no nonce, as on Discord);
-content over 2000 chars or empty messages (400); archived/locked threads (400 50083); DMs to a user who refuses
+content over 2000 chars or empty messages (400); more than 10 files on a message (400 50035) or a file over
+``attachment_size_limit`` (413 40005); archived/locked threads (400 50083); DMs to a user who refuses
 them (403 50007, ``FakeUser.accepts_dms``); missing bot permissions
 (403 50013, guild-level permissions only, no channel overwrites); MESSAGE_CONTENT intent blanking of content;
 invalid command names/descriptions on sync (400 50035). Unknown routes answer 404 and are listed in
@@ -105,6 +106,7 @@ PRIVILEGED_INTENTS = INTENT_GUILD_MEMBERS | INTENT_GUILD_PRESENCES | INTENT_MESS
 
 ARCHIVE_DURATIONS = (60, 1440, 4320, 10080)
 ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024
+MAX_ATTACHMENTS = 10  # files per message
 
 ALL_PERMISSIONS = discord.Permissions.all().value
 DEFAULT_EVERYONE_PERMISSIONS = discord.Permissions(
@@ -1601,6 +1603,10 @@ class FakeDiscord:
             raise _form_error("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
         if len(body.get("embeds") or []) > 10:
             raise _form_error("embeds", "BASE_TYPE_MAX_LENGTH", "Must be 10 or fewer in length.")
+        if len(files) > MAX_ATTACHMENTS:
+            raise _form_error("attachments", "BASE_TYPE_MAX_LENGTH", f"Must be {MAX_ATTACHMENTS} or fewer in length.")
+        if any(len(blob) > ATTACHMENT_SIZE_LIMIT for _, _, blob, _ in files):
+            raise _ApiError(413, 40005, "Request entity too large")
         if not (
             content
             or body.get("embeds")

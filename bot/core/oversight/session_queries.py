@@ -5,6 +5,7 @@ Shared by the agent tools and (later) the slash commands, so both number and nam
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart, ToolRetur
 from bot.core.attachments import shown
 from bot.core.context import CoreContext
 from bot.core.errors import UnknownTarget
+from bot.core.files.attached_files import ATTACH_FILE
 from bot.records import Run, RunStatus, Session, SpawnSite
 from bot.text import quoted
 
@@ -197,8 +199,23 @@ def _entries(message: ModelMessage, include_tools: bool) -> list[dict[str, str]]
             entries.append({"role": "user", "text": shown(part.content)})
         elif isinstance(part, TextPart) and part.content.strip():
             entries.append({"role": "assistant", "text": part.content})
+        elif isinstance(part, ToolReturnPart) and part.tool_name == ATTACH_FILE and (attached := _attached(part)):
+            entries.append({"role": "file", "text": attached})
         elif include_tools and isinstance(part, ToolCallPart):
             entries.append({"role": "tool_call", "text": f"{part.tool_name}({part.args_as_json_str()})"})
         elif include_tools and isinstance(part, ToolReturnPart):
             entries.append({"role": "tool_result", "text": part.model_response_str()})
     return entries
+
+
+def _attached(part: ToolReturnPart) -> str | None:
+    """What an ``attach_file`` call attached, as the log shows it: its name and size (``None``: it was refused)."""
+    content = part.content
+    if isinstance(content, str):
+        try:
+            content = json.loads(content)
+        except ValueError:
+            return None
+    if not isinstance(content, dict) or content.get("status") != "ok":
+        return None
+    return f"{content.get('name')} ({content.get('bytes', 0):,} bytes)"

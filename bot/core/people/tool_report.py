@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from bot.agents.mcp_servers import McpServers, McpUnavailable
 from bot.config import Config
 from bot.core.errors import UserError
+from bot.core.files.attached_files import ATTACH_FILE
 from bot.core.memory.memory_tools import MEMORY_TOOLS
 from bot.core.tools.tool_policy import SELF_GATED, admits_mcp_tool, all_session_tools, offered_tools, role_tools
 from bot.records import ControlScope, Session, SessionKind, SessionRole
@@ -68,13 +69,13 @@ class ToolReports:
         withheld: dict[str, list[str]] = {}
         for tool in sorted(all_session_tools() - session_tools) + [t for t in mcp_tools if t not in offered]:
             withheld.setdefault(self._why_not(session, tool), []).append(tool)
-        if self._config.memory.enabled:  # in a server's conversations; a DM has no memory
-            risk = self._config.risk_profile_of(session.agent_id)
-            for tool in MEMORY_TOOLS:
-                if risk is None or risk.allows(tool):
-                    offered.append(tool)
-                else:
-                    withheld.setdefault(self._risk_refusal(session, tool), []).append(tool)
+        risk = self._config.risk_profile_of(session.agent_id)
+        memory = MEMORY_TOOLS if self._config.memory.enabled else ()  # in a server's conversations; a DM has none
+        for tool in (*memory, *((ATTACH_FILE,) if self._config.files.enabled else ())):
+            if risk is None or risk.allows(tool):
+                offered.append(tool)
+            else:
+                withheld.setdefault(self._risk_refusal(session, tool), []).append(tool)
         return Placement(where, offered, withheld)
 
     def _risk_refusal(self, session: Session, tool: str) -> str:

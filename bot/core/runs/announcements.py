@@ -16,6 +16,13 @@ from bot.records import Run, RunKind, RunStatus, Session, SpawnSite
 INTERRUPTED_REASON = "the bot restarted while this run was in progress"
 
 
+class PostedFile(BaseModel):
+    """A file the run's agent attached: the adapter reads its bytes from the store when it posts it."""
+
+    name: str
+    size: int
+
+
 class Announcement(BaseModel):
     kind: Literal["completion", "reply"]
     status: RunStatus
@@ -30,6 +37,7 @@ class Announcement(BaseModel):
     fallback_channel_id: int | None = None  # a bound thread's parent: where to say so if the thread is gone
     # who speaks: a sub-agent, a scheduled job's run, or the main agent telling what its sub-agents found
     source: Literal["subagent", "schedule", "voice"] = "subagent"
+    files: list[PostedFile] = []  # what the agent attached (attach_file), posted with the result
 
 
 VOICE_TASK = "Tell the user what the sub-agents they asked for found."

@@ -18,6 +18,7 @@ from bot.core.runs import internal_context
 from bot.core.runs.announcements import (
     VOICE_TASK,
     Announcement,
+    PostedFile,
     announcement_for,
     idempotency_key,
     is_voice_turn,
@@ -62,10 +63,13 @@ class Results:
     ) -> Announcement:
         """The announcement, with the conversation's own channel to fall back on.
 
-        The fallback is for a run that answers in a thread, should the thread be gone by then."""
+        The fallback is for a run that answers in a thread, should the thread be gone by then. The files its agent
+        attached go with it, by name: the adapter reads them from the store when it posts."""
         announcement = announcement_for(run, session, ended_at=ended)
         if requester is not None and requester.channel_id != run.channel_id:
             announcement.fallback_channel_id = requester.channel_id
+        files = await self._repos.run_files.of_run(tx, run.id)
+        announcement.files = [PostedFile(name=file.name, size=file.size) for file in files]
         await self._repos.outbox.enqueue(
             tx,
             key=idempotency_key(run),

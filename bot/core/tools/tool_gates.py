@@ -17,6 +17,7 @@ from pydantic_ai.tools import ToolDefinition
 from bot.agents.mcp_servers import TOOL_SEPARATOR
 from bot.agents.tool_gate import ToolGate
 from bot.config import Config
+from bot.core.files.attached_files import ATTACH_FILE
 from bot.core.memory.memory_tools import MEMORY_RECALL
 from bot.core.tools.policy_envelope import Envelope
 from bot.core.tools.tool_policy import (
@@ -48,7 +49,7 @@ def mcp_tool_only_reads(config: Config, name: str, tool: ToolDefinition) -> bool
 def read_only_refuses(config: Config, name: str, args: dict[str, Any], tool: ToolDefinition) -> bool:
     """Whether a read-only agent's call is refused at the gate: it has side effects and its tool would not refuse
     it itself."""
-    if name in REFUSE_READ_ONLY_THEMSELVES or name == MEMORY_RECALL:
+    if name in REFUSE_READ_ONLY_THEMSELVES or name in (MEMORY_RECALL, ATTACH_FILE):  # a file only joins the result
         return False
     if name == SUBAGENTS:
         return str(args.get("action", "")).strip().lower() in ACTING_SUBAGENTS_ACTIONS

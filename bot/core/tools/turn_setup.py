@@ -1,8 +1,8 @@
 """A turn's tools, spending meter and approval pauses: the engine's :class:`~bot.core.runs.ports.TurnSetup`.
 
 The engine asks here what a session's model may call and under which rules. The tools it is offered, its memory
-(tools, and what is recalled into a top-level turn's prompt), its MCP servers, its policy envelope's gate, its
-budgets and its paused calls all live in other rooms; this one puts them together for one turn.
+(tools, and what is recalled into a top-level turn's prompt), the files it may return, its MCP servers, its policy
+envelope's gate, its budgets and its paused calls all live in other rooms; this one puts them together for one turn.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from bot.agents.metering import MeteredModel
 from bot.agents.runner import RunOutcome
 from bot.core.budgets.meter import Budgets
 from bot.core.context import CoreContext
+from bot.core.files.attached_files import ATTACH_FILE, AttachedFiles
 from bot.core.memory.memory_tools import MemoryTurns
 from bot.core.runs.announcements import is_voice_turn
 from bot.core.runs.ports import TurnTools
@@ -46,6 +47,7 @@ class TurnSetups:
         approvals: Approvals,
         budgets: Budgets,
         memory: MemoryTurns,
+        files: AttachedFiles,
     ) -> None:
         self._ctx = ctx
         self._control = control
@@ -54,6 +56,7 @@ class TurnSetups:
         self._approvals = approvals
         self._budgets = budgets
         self._memory = memory
+        self._files = files
 
     async def tools(self, run: Run, session: Session) -> TurnTools:
         """What the turn may call. A voice turn tells; it starts no work, so a result never leads to another
@@ -65,8 +68,11 @@ class TurnSetups:
         envelope = await self._envelopes.effective(session, run)
         # a voice turn tells a result: it neither recalls for, nor saves, what a member did not say
         memory, recalled = (None, "") if voice else await self._memory.setup(run, session, envelope.admits)
+        # a delegate's (or spawn_subagent child's) result goes back to its caller, not to a channel: no files
+        returns_files = session.delegation is None and envelope.admits(ATTACH_FILE)
+        files = self._files.toolset(run) if returns_files else None
         return TurnTools(
-            toolsets=[found for found in (toolset, memory) if found] + await self._mcp.toolsets(session),
+            toolsets=[found for found in (toolset, memory, files) if found] + await self._mcp.toolsets(session),
             deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id)),
             gate=tool_gate(envelope, self._ctx.config),
             parallel_tools=bool(runtime.parallel_tools),
