@@ -64,6 +64,15 @@ class InboxRepository:
             )
         return [row[1] for row in rows if consumed_too or row[2] == "pending"]
 
+    async def sources_taken_before(self, tx: Connection, run_id: str, when: float) -> list[str]:
+        """The runs whose completions ``run_id`` took before ``when``."""
+        rows = await tx.fetch_all(
+            "SELECT source_run_id FROM run_inbox WHERE run_id = ? AND source_run_id IS NOT NULL "
+            "AND status = 'consumed' AND consumed_at < ? ORDER BY id",
+            (run_id, when),
+        )
+        return [row[0] for row in rows]
+
     async def count_pending(self, tx: Connection, run_id: str) -> int:
         row = await tx.fetch_one("SELECT COUNT(*) FROM run_inbox WHERE run_id = ? AND status = 'pending'", (run_id,))
         assert row is not None, "COUNT(*) always returns one row"

@@ -266,3 +266,36 @@ async def test_a_conversation_in_a_thread_is_told_in_that_thread(world):
     assert told["content"] == f"<@{bob.id}> Good news: the answer is 42."
     assert world.bot_messages() == []  # nothing in the parent channel
     assert world.rows("SELECT channel_id FROM runs WHERE kind = 'chat' ORDER BY created_at") == [(side.id,), (side.id,)]
+
+
+async def test_the_files_its_sub_agents_attached_go_with_the_main_agents_telling(world):
+    agent = MainAgent(world, tasks=("dig one", "dig two"))
+    agent.hold_main.clear()
+    default = agent.answer
+    attached: set[str] = set()
+
+    async def with_files(body: dict):
+        system = json.dumps(body["messages"][0])
+        if "[Subagent Context]" in system:  # each sub-agent attaches its report, then answers
+            task = "one" if "dig one" in json.dumps(body["messages"]) else "two"
+            if task in attached:
+                return "Found 12."
+            attached.add(task)
+            return Step.calls([("attach_file", {"name": "report.md", "content": f"report {task}\n"})])
+        return await default(body)
+
+    world.llm.default = with_files
+    await world.start_bot()
+    asked = await world.discord.send_user_message(
+        world.alice, world.channel, f"<@{world.discord.bot_user_id}> please research both"
+    )
+    await world.until("SELECT status FROM runs WHERE kind = 'spawn'", [("completed",), ("completed",)], timeout=10)
+    agent.hold_main.set()
+    await world.discord.wait_for_message(world.channel, answer_to(asked))
+    told = await world.discord.wait_for_message(world.channel, lambda m: "the answer is 42" in m["content"])
+    await world.quiescent()
+
+    posted = dict(world.discord.message_files(told))  # both named report.md: the second is posted as report-2.md
+    assert sorted(posted) == ["report-2.md", "report.md"]
+    assert sorted(posted.values()) == [b"report one\n", b"report two\n"]
+    assert templates(world) == []

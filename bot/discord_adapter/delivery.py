@@ -201,13 +201,24 @@ class DeliveryWorker:
             with contextlib.suppress(asyncio.CancelledError):
                 await delivering
 
+    async def _files(self, announcement: Announcement) -> dict[str, bytes]:
+        """The bytes of the files the announcement posts, by the name each is posted under."""
+        stored: dict[str, dict[str, bytes]] = {}
+        found: dict[str, bytes] = {}
+        for file in announcement.files:
+            run_id = file.run_id or announcement.run_id
+            if run_id not in stored:
+                stored[run_id] = await self._run_files.contents(run_id)
+            if (content := stored[run_id].get(file.stored or file.name)) is not None:
+                found[file.name] = content
+        return found
+
     async def _deliver(self, row: OutboxRow) -> None:
         bound = log.bind(outbox_id=row.id, run_id=row.run_id, channel_id=row.channel_id)
         announcement = Announcement.model_validate_json(row.payload_json)
         message_ids = list(row.message_ids)
         try:
-            files = await self._run_files.contents(announcement.run_id) if announcement.files else {}
-            messages = render(announcement, files)
+            messages = render(announcement, await self._files(announcement))
             for index in range(row.parts_sent, len(messages)):
                 message_ids.append(await self._post(row, announcement, messages[index], index))
                 async with self._db.transaction() as tx:

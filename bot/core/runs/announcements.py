@@ -17,10 +17,14 @@ INTERRUPTED_REASON = "the bot restarted while this run was in progress"
 
 
 class PostedFile(BaseModel):
-    """A file the run's agent attached: the adapter reads its bytes from the store when it posts it."""
+    """A file an agent attached: the adapter reads its bytes from the store when it posts it.
 
-    name: str
+    A voice turn also posts the files of the sub-agents it tells: theirs are stored under their own run."""
+
+    name: str  # as posted
     size: int
+    run_id: str | None = None  # the run that stored it (None: the announced run)
+    stored: str | None = None  # its name there, when posted under another (None: the same)
 
 
 class Announcement(BaseModel):

@@ -36,6 +36,17 @@ log = structlog.get_logger(__name__)
 MainModel = Callable[[str, str], Awaitable[str]]  # (main session key, agent id) → the model of its next turn
 
 
+def _unused_name(name: str, taken: set[str]) -> str:
+    """``name``, or ``report-2.md`` and so on when another file is posted as ``report.md`` already."""
+    stem, dot, extension = name.rpartition(".")
+    stem, dot, extension = (stem, dot, extension) if stem else (name, "", "")
+    number = 2
+    candidate = name
+    while candidate in taken:
+        candidate, number = f"{stem}-{number}{dot}{extension}", number + 1
+    return candidate
+
+
 class Results:
     def __init__(self, ctx: CoreContext, admission: Admission, main_model: MainModel) -> None:
         self._ctx = ctx
@@ -68,8 +79,7 @@ class Results:
         announcement = announcement_for(run, session, ended_at=ended)
         if requester is not None and requester.channel_id != run.channel_id:
             announcement.fallback_channel_id = requester.channel_id
-        files = await self._repos.run_files.of_run(tx, run.id)
-        announcement.files = [PostedFile(name=file.name, size=file.size) for file in files]
+        announcement.files = await self._files(tx, run, ended)
         await self._repos.outbox.enqueue(
             tx,
             key=idempotency_key(run),
@@ -79,6 +89,18 @@ class Results:
             now=ended,
         )
         return announcement
+
+    async def _files(self, tx: Connection, run: Run, ended: float) -> list[PostedFile]:
+        """What an announcement posts: the run's own files, and a voice turn's also those of the sub-agents whose
+        results it read (not those that reached it too late: they were announced with their own files)."""
+        files = [PostedFile(name=file.name, size=file.size) for file in await self._repos.run_files.of_run(tx, run.id)]
+        told = await self._repos.inbox.sources_taken_before(tx, run.id, ended) if is_voice_turn(run) else []
+        for child_id in told:
+            for file in await self._repos.run_files.of_run(tx, child_id):
+                name = _unused_name(file.name, {posted.name for posted in files})
+                stored = None if name == file.name else file.name
+                files.append(PostedFile(name=name, size=file.size, run_id=child_id, stored=stored))
+        return files
 
     async def tell_run(self, tx: Connection, target: Run, run: Run, session: Session, now: float) -> None:
         """A child's result for the live run that requested it.
