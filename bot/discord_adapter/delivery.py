@@ -202,7 +202,7 @@ class DeliveryWorker:
                 await delivering
 
     async def _files(self, announcement: Announcement) -> dict[str, bytes]:
-        """The bytes of the files the announcement posts, by the name each is posted under."""
+        """Each posted file's bytes, by the name it is posted under."""
         stored: dict[str, dict[str, bytes]] = {}
         found: dict[str, bytes] = {}
         for file in announcement.files:
