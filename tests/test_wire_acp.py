@@ -10,8 +10,9 @@ import json
 import sys
 from pathlib import Path
 
-from tests.harness import QUICK_STATUS_EDITS, World, announcement_for, answer_to
+from tests.harness import QUICK_STATUS_EDITS, announcement_for, answer_to
 from tests.polling import eventually
+from tests.test_wire_approvals import approvals_time_out_at_once
 from tests.test_wire_control import command, member
 from tests.test_wire_status import buttons, click, status_for
 from tests.test_wire_threads import THREADS_ON
@@ -160,14 +161,7 @@ async def test_a_permission_request_is_refused_to_a_stranger_and_the_owners_appr
 
 async def test_nobody_deciding_in_time_denies_the_agents_request(world, monkeypatch):
     log = with_acp(world)
-    config_text = World.config_text
-    monkeypatch.setattr(
-        World,
-        "config_text",
-        lambda self, extra="": config_text(self, extra).replace(
-            'model = "fake/gpt-4o-mini"\n', 'model = "fake/gpt-4o-mini"\napproval_timeout_minutes = 0.01\n', 1
-        ),
-    )
+    approvals_time_out_at_once(monkeypatch)
     await world.start_bot()
 
     run_id = await spawn_acp(world, "ask; reply:went on")

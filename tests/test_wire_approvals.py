@@ -57,6 +57,18 @@ async def paused(world) -> tuple[str, str, dict]:
     return run_id, approval_id, request
 
 
+def approvals_time_out_at_once(monkeypatch) -> None:
+    """Every world's config gives nobody more than a moment to decide an approval."""
+    config_text = World.config_text
+    monkeypatch.setattr(
+        World,
+        "config_text",
+        lambda self, extra="": config_text(self, extra).replace(
+            'model = "fake/gpt-4o-mini"\n', 'model = "fake/gpt-4o-mini"\napproval_timeout_minutes = 0.01\n', 1
+        ),
+    )
+
+
 async def test_the_owner_approves_after_a_restart_and_the_tool_runs_once(world):
     calls = asking(world)
     bot = await world.start_bot()
@@ -92,14 +104,7 @@ async def test_deny_reaches_the_model_as_a_refusal_and_the_tool_never_runs(world
 
 async def test_nobody_deciding_in_time_denies_and_the_request_says_so(world, monkeypatch):
     calls = asking(world)
-    config_text = World.config_text
-    monkeypatch.setattr(
-        World,
-        "config_text",
-        lambda self, extra="": config_text(self, extra).replace(
-            'model = "fake/gpt-4o-mini"\n', 'model = "fake/gpt-4o-mini"\napproval_timeout_minutes = 0.01\n', 1
-        ),
-    )
+    approvals_time_out_at_once(monkeypatch)
     await world.start_bot()
     run_id = await spawn(world, task="Shout hi")
 
