@@ -9,6 +9,7 @@ from discord import app_commands
 
 from bot.core.errors import UserError
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
+from bot.i18n import localized
 from bot.text import shortened
 
 log = structlog.get_logger(__name__)
@@ -30,7 +31,7 @@ async def send_ephemeral(interaction: discord.Interaction, text: str) -> None:
 def message_for(interaction: discord.Interaction, error: app_commands.AppCommandError) -> str:
     original = getattr(error, "original", error)
     if isinstance(original, UserError):
-        return f"⚠️ {original}"
+        return localized("refusal", interaction.locale, reason=str(original))
     if isinstance(error, app_commands.BotMissingPermissions):
         missing = ", ".join(p.replace("_", " ").title() for p in error.missing_permissions)
         return f"⚠️ I am missing the permission(s) I need here: {missing}."
