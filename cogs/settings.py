@@ -16,6 +16,7 @@ from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.settings_view import render_budgets, render_thread_bindings
 from bot.discord_adapter.thinking import thinks_privately
 from bot.durations import MAX_LIFETIME_HOURS
+from bot.i18n import localized
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
@@ -65,6 +66,18 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         await settings.update(guild_id, changes, actor_user_id=interaction.user.id)
         effective = await settings.effective(guild_id)
         await send_text(interaction, render_thread_bindings(effective, changed=bool(changes)))
+
+    @app_commands.command(name="streaming", description="Show or change whether answers appear while written")
+    @app_commands.describe(enabled="Post answers early and edit them as the model writes (off: post them whole)")
+    @thinks_privately
+    async def streaming(self, interaction: discord.Interaction, enabled: bool | None = None) -> None:
+        guild_id = await _admin_only(interaction)
+        settings = self.bot.people.settings
+        if enabled is not None:
+            await settings.update(guild_id, {"streaming": enabled}, actor_user_id=interaction.user.id)
+        streams = await settings.streams(guild_id)
+        key = "settings-streaming-on" if streams else "settings-streaming-off"
+        await send_text(interaction, localized(key, interaction.locale))
 
     @app_commands.command(name="budgets", description="Show or change this server's spending and rate caps")
     @app_commands.describe(
