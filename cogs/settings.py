@@ -75,9 +75,11 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         settings = self.bot.people.settings
         if enabled is not None:
             await settings.update(guild_id, {"streaming": enabled}, actor_user_id=interaction.user.id)
-        streams = await settings.streams(guild_id)
-        key = "settings-streaming-on" if streams else "settings-streaming-off"
-        await send_text(interaction, localized(key, interaction.locale))
+        if await settings.streams(guild_id):
+            said = localized("settings-streaming-on", interaction.locale)
+        else:
+            said = localized("settings-streaming-off", interaction.locale)
+        await send_text(interaction, said)
 
     @app_commands.command(name="budgets", description="Show or change this server's spending and rate caps")
     @app_commands.describe(

@@ -52,7 +52,7 @@ class World:
     status_messages: bool = True
     # answers shown while written: the bot's default is on; tests of the final post see it posted whole
     stream_answers: bool = False
-    stream_edit_seconds: float = 1.0  # the bot's default
+    stream_edit_seconds: float = 1.2  # the bot's default
     status_edit_interval: float = 1.0  # the bot's default
     moderator_role_ids: list[int] = field(default_factory=list)
     guild_commands: bool = True

@@ -187,7 +187,9 @@ class DiscordDrafts:
                 state.webhook = target if target is not None and target.webhook_id == stored.webhook_id else None
         while True:
             await state.changed.wait()
-            wait = state.last_edit + self._interval - self._clock()
+            # Discord's edit bucket is the channel's: drafts written side by side in one channel share it
+            sharing = sum(1 for other in self._open.values() if other.channel_id == state.channel_id)
+            wait = state.last_edit + self._interval * max(1, sharing) - self._clock()
             if wait > 0:
                 await asyncio.sleep(wait)
             state.changed.clear()
