@@ -81,6 +81,7 @@ async def _written(world: World, rooms: list, streams: int, words: int) -> list[
         return found
 
     replies = await eventually(answered, timeout=600, describe="every answer's final text")
+    assert replies is not None
     last_token = {}
     for request in world.llm.requests:
         texts = [m.get("content") for m in request["messages"] if isinstance(m.get("content"), str)]
