@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from tests.fakes.openai_server import Step
+from tests.harness import answer_to
 from tests.polling import eventually as _eventually
 from tests.test_wire_chat import replies_to
 from tests.test_wire_control import command, member
+from tests.test_wire_threads import THREADS_ON, spawn_into_thread
+from tests.test_wire_voice import MainAgent
+from tests.test_wire_voice import mention as voice_mention
 
 MARKER = "-# ✍️ writing…"
 WORDS = " ".join(f"word{n}" for n in range(40))
@@ -163,3 +167,86 @@ async def test_an_admin_turns_streaming_off_here_and_a_member_may_not(world):
     assert answer["content"] == WORDS  # whole at once
     assert world.discord.message_meta(answer).edits == 0
     assert "posted whole" in await command(world, admin, "settings streaming")  # shown, unchanged
+
+
+async def test_a_bound_thread_answers_while_written_under_its_agents_name(world):
+    world.stream_answers = True
+    world.extra_config = THREADS_ON
+    world.llm.enqueue(slow(WORDS), slow("then " + WORDS))
+    await world.start_bot()
+    _, thread = await spawn_into_thread(world)
+
+    announcement = await world.discord.wait_for_message(thread, lambda m: MARKER in m["content"])
+    assert announcement.get("webhook_id")  # written under the sub-agent's persona, as its final text is
+    await eventually(lambda: WORDS in world.discord.get_message(announcement["id"])["content"])
+    await world.quiescent()
+
+    question = await mention(world, world.alice, "and then?", channel=thread)
+    reply = await world.discord.wait_for_message(thread, answer_to(question))
+    assert reply.get("webhook_id") and reply["content"].endswith(MARKER)
+    await final_text_of(world, reply["id"], "then " + WORDS)
+    edits = world.discord.requests_matching("PATCH", rf"^/webhooks/\d+/[^/]+/messages/{reply['id']}$")
+    assert len(edits) >= 2  # edited through the webhook while written, then into the final text
+    assert [m["id"] for m in world.discord.channel_messages(thread) if answer_to(question)(m)] == [reply["id"]]
+
+
+async def test_a_restart_without_resuming_says_so_over_the_draft(world):
+    world.stream_answers = True
+    world.extra_config = "[durability]\nresume_interrupted = false\n"
+    world.llm.enqueue(slow(WORDS, chunk_delay=0.3))
+    bot = await world.start_bot()
+    asked = await mention(world, world.alice, "talk")
+    draft = await world.discord.wait_for_message(world.channel, lambda m: replies_to(world, asked)(m))
+
+    await world.stop_bot(bot)
+    await world.start_bot()
+
+    told = await eventually(
+        lambda: "restarted" in (m := world.discord.get_message(draft["id"]))["content"] and m, timeout=15.0
+    )
+    assert MARKER not in told["content"]
+    await world.quiescent()
+    assert [m["id"] for m in bot_replies(world, asked)] == [draft["id"]]
+
+
+async def test_the_main_agent_tells_a_result_while_it_writes_and_a_silent_turn_shows_nothing(world):
+    world.stream_answers = True
+    agent = MainAgent(world, voice=slow("Good news: " + WORDS))
+    await world.start_bot()
+
+    await voice_mention(world, "please research the answer")
+    told = await world.discord.wait_for_message(
+        world.channel, lambda m: m["content"].startswith(f"<@{world.alice.id}> Good")
+    )
+    assert told["content"].endswith(MARKER)  # the voice turn is written while it is written, mentioning alice
+    await final_text_of(world, told["id"], f"<@{world.alice.id}> Good news: {WORDS}")
+    await world.quiescent()
+    assert not any("Found 12." in m["content"] for m in world.bot_messages())  # the sub-agent's words: not shown
+    assert [int(u) for u in world.discord.message_meta(told).allowed_mentions["users"]] == [world.alice.id]
+
+    agent.voice = "NO_REPLY"
+    before = len(world.bot_messages())
+    await voice_mention(world, "please research the answer")
+    await eventually(lambda: len(agent.voiced) == 2, describe="the second voice turn")
+    await world.quiescent()
+    assert len(world.bot_messages()) == before + 1  # the mention's answer; the silent turn shows nothing
+
+
+async def test_an_answer_too_long_for_messages_ends_as_one_with_its_file(world):
+    world.stream_answers = True
+    huge = " ".join(f"row{n:05d}" for n in range(900))  # about 8,100 characters: a preview and result.md at the end
+    world.llm.enqueue(Step.reply(huge, chunk_delay=0.003))
+    await world.start_bot()
+    asked = await mention(world, world.alice, "everything")
+    first = await world.discord.wait_for_message(world.channel, lambda m: replies_to(world, asked)(m))
+    await eventually(lambda: len(world.bot_messages()) >= 3, describe="the draft grown to three messages")
+
+    final = await eventually(
+        lambda: world.discord.message_files(first["id"]) and world.discord.get_message(first["id"]),
+        describe="the draft's first message carrying result.md",
+    )
+    [(name, blob)] = world.discord.message_files(first["id"])
+    assert name == "result.md" and blob.decode() == huge
+    assert "attached as result.md" in final["content"] and MARKER not in final["content"]
+    await world.quiescent()
+    assert [m["id"] for m in world.bot_messages()] == [first["id"]]  # the draft's other messages are gone

@@ -52,6 +52,8 @@ def describe_error(error: BaseException) -> str:
     """A failure in words for people (``/subagents info``, notices), not a Python repr."""
     if isinstance(error, discord.HTTPException):
         return f"Discord answered {error}"
+    if isinstance(error, discord.RateLimited):
+        return f"Discord rate-limited it for {error.retry_after:.0f}s"
     if isinstance(error, NETWORK_ERRORS):
         return f"Discord could not be reached ({short_reason(error)})"
     return str(error) or type(error).__name__
