@@ -95,7 +95,6 @@ class DiscordDrafts:
         self._interval = interval
         self._clock = clock
         self._open: dict[str, _Draft] = {}
-        self._last_shown: dict[str, list[str | None]] = {}  # a closed draft's texts, until it is let go of
 
     def write(self, channel_id: int, draft: Announcement, text: str) -> None:
         """Show ``text`` in ``channel_id`` as ``draft``'s run's answer so far, soon; never blocks."""
@@ -112,16 +111,18 @@ class DiscordDrafts:
         if state is None or state.task is None:
             return
         state.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await state.task
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # a draft that failed is only a draft: the final text is posted all the same
+            log.exception("draft_failed", run_id=run_id)
         if state.posting is not None:
             with contextlib.suppress(*DRAFT_ERRORS, asyncio.CancelledError):
                 await state.posting
-        self._last_shown[run_id] = state.shown
 
     async def abandon(self, run_id: str, *, stopped: bool) -> None:
         """No final text comes for this draft: a stopped run's stays, marked stopped; any other is removed."""
-        shown = self._last_shown.pop(run_id, [])
         stored = await self._drafts.get(run_id)
         if stored is None:
             return
@@ -130,9 +131,7 @@ class DiscordDrafts:
         try:
             if stopped and stored.message_ids:
                 last_id = stored.message_ids[-1]
-                last = shown[len(stored.message_ids) - 1] if len(shown) >= len(stored.message_ids) else None
-                if last is None:
-                    last = (await channel.fetch_message(last_id)).content
+                last = (await channel.fetch_message(last_id)).content  # the bot reads its persona's posts too
                 kept = last.removesuffix(marker(locale)).rstrip()
                 stopped_line = f"-# ⏹️ {localized('draft-stopped', locale)}"
                 await self._edit(stored, last_id, f"{kept}\n{stopped_line}".strip(), None)
