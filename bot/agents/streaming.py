@@ -1,9 +1,10 @@
 """A model request that streams its text as written, yet answers as one response.
 
 Everything around a request (the journal's step, the budget meter, the fallback chain, redaction) keeps seeing one
-``ModelResponse``; only the innermost request streams, when a run asked for its text as it is written. The text
-handed on is the response's whole text so far, never a delta, so a fallback candidate starting over, or a replay,
-simply shows shorter text.
+``ModelResponse``; only the innermost request streams, when a run asked for its text as it is written. The sink is
+told at every piece of text and handed a function that gives the response's whole text so far, never a delta, so
+a fallback candidate starting over, or a replay, simply shows shorter text. The text is only put together when the
+function is called (by whoever shows it, at its own pace): a piece costs its own length, however long the answer.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, PartDeltaEvent, Pa
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
-TextSink = Callable[[str], None]  # the response's text so far; must not block
+SoFar = Callable[[], str]  # the response's text so far, put together when called
+TextSink = Callable[[SoFar], None]  # told at every piece of text; must not block
 
 _sink: ContextVar[TextSink | None] = ContextVar("threadbound_text_sink", default=None)
 
@@ -41,14 +43,18 @@ async def requested(
     sink = _sink.get()
     if sink is None:
         return await model.request(messages, model_settings, parameters)
-    texts: dict[int, str] = {}
+    pieces: dict[int, list[str]] = {}  # each text part's pieces, by the part's index
+
+    def so_far() -> str:
+        return "".join("".join(pieces[index]) for index in sorted(pieces))
+
     async with model.request_stream(messages, model_settings, parameters) as stream:
         async for event in stream:
             if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
-                texts[event.index] = event.part.content
+                pieces[event.index] = [event.part.content]
             elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
-                texts[event.index] = texts.get(event.index, "") + event.delta.content_delta
+                pieces.setdefault(event.index, []).append(event.delta.content_delta)
             else:
                 continue
-            sink("".join(texts[index] for index in sorted(texts)))
+            sink(so_far)
         return stream.get()

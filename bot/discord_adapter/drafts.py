@@ -67,7 +67,7 @@ def _locale(client: discord.Client, channel_id: int) -> object:
 class _Draft:
     channel_id: int  # the run's channel, where its announcement goes
     announcement: Announcement
-    latest: str = ""
+    latest: Callable[[], str] = str  # the text to show now ("" for nothing yet)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     message_ids: list[int] = field(default_factory=list)
@@ -96,8 +96,8 @@ class DiscordDrafts:
         self._clock = clock
         self._open: dict[str, _Draft] = {}
 
-    def write(self, channel_id: int, draft: Announcement, text: str) -> None:
-        """Show ``text`` in ``channel_id`` as ``draft``'s run's answer so far, soon; never blocks."""
+    def write(self, channel_id: int, draft: Announcement, text: Callable[[], str]) -> None:
+        """Show ``text()`` in ``channel_id`` as ``draft``'s run's answer so far, soon; never blocks."""
         state = self._open.get(draft.run_id)
         if state is None:
             state = self._open[draft.run_id] = _Draft(channel_id, draft)
@@ -118,8 +118,10 @@ class DiscordDrafts:
         except Exception:  # a draft that failed is only a draft: the final text is posted all the same
             log.exception("draft_failed", run_id=run_id)
         if state.posting is not None:
-            with contextlib.suppress(*DRAFT_ERRORS, asyncio.CancelledError):
+            try:
                 await state.posting
+            except (Exception, asyncio.CancelledError) as error:  # it is posted, or it is not: either is recorded
+                log.info("draft_post_unfinished", run_id=run_id, error=describe_error(error))
 
     async def abandon(self, run_id: str, *, stopped: bool) -> None:
         """No final text comes for this draft: a stopped run's stays, marked stopped; any other is removed."""
@@ -192,8 +194,11 @@ class DiscordDrafts:
             if wait > 0:
                 await asyncio.sleep(wait)
             state.changed.clear()
+            text = state.latest()
+            if not text.strip():
+                continue
             try:
-                await self._show(state, state.latest)
+                await self._show(state, text)
             except discord.RateLimited as limited:  # the refused edit is dropped; newer text goes once it lifts
                 log.info("draft_rate_limited", run_id=run_id, retry_after=limited.retry_after)
                 await asyncio.sleep(limited.retry_after)
@@ -217,6 +222,7 @@ class DiscordDrafts:
                     state.shown[index] = part
                 continue
             state.posting = asyncio.ensure_future(self._post_and_record(state, channel_id, index, part))
+            state.posting.add_done_callback(_retrieved)  # its failure is the draft's, seen once (close, or here)
             await asyncio.shield(state.posting)
             state.posting = None
             state.shown.append(part)
@@ -271,6 +277,11 @@ class DiscordDrafts:
         target = await self._persona.target(draft.channel_id) if self._persona else None
         if target is not None and target.webhook_id == draft.webhook_id:
             await self._persona.delete(target, message_id)  # type: ignore[union-attr]
+
+
+def _retrieved(posting: asyncio.Future[int]) -> None:
+    if not posting.cancelled():
+        posting.exception()
 
 
 def _webhook_id(state: _Draft) -> int | None:

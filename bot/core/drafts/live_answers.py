@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import structlog
 
-from bot.agents.streaming import TextSink
+from bot.agents.streaming import SoFar, TextSink
 from bot.core.context import CoreContext
 from bot.core.drafts.port import DraftPort
 from bot.core.guild_settings import GuildSettings
@@ -27,7 +27,7 @@ WRITING = "writing…"
 def _maybe_silent(text: str) -> bool:
     """Whether ``text`` could still become a silent reply (showing it would flash it)."""
     shown = text.strip().upper()
-    return any(reply.startswith(shown) for reply in internal_context.SILENT_REPLIES)
+    return not shown or any(reply.startswith(shown) for reply in internal_context.SILENT_REPLIES)
 
 
 class LiveAnswers:
@@ -49,10 +49,13 @@ class LiveAnswers:
         self._open.add(run.id)
         redact = self._ctx.redact.text
 
-        def write(text: str) -> None:
-            shown = internal_context.strip_internal_context(redact(text))
-            if shown.strip() and not _maybe_silent(shown):
-                port.write(run.channel_id, draft, shown)
+        def shown(so_far: SoFar) -> str:
+            """What people may see of the text so far: redacted, and nothing while it could still be silent."""
+            text = internal_context.strip_internal_context(redact(so_far()))
+            return "" if _maybe_silent(text) else text
+
+        def write(so_far: SoFar) -> None:
+            port.write(run.channel_id, draft, lambda: shown(so_far))
 
         return write
 

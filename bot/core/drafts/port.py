@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from bot.core.runs.announcements import Announcement
@@ -10,10 +11,11 @@ from bot.core.runs.announcements import Announcement
 class DraftPort(Protocol):
     """Shows a run's answer so far where its result goes; then lets go.
 
-    ``write`` never blocks (the adapter coalesces and paces the edits); ``close`` returns once nothing more of the
-    draft can reach the chat, so the final text, posted over the draft after it, is never overwritten."""
+    ``write`` never blocks: it hands a function giving the text to show now ("" for nothing yet), which the adapter
+    calls when it edits, at its own pace (so the edits coalesce). ``close`` returns once nothing more of the draft
+    can reach the chat, so the final text, posted over the draft after it, is never overwritten."""
 
-    def write(self, channel_id: int, draft: Announcement, text: str) -> None: ...
+    def write(self, channel_id: int, draft: Announcement, text: Callable[[], str]) -> None: ...
 
     async def close(self, run_id: str) -> None: ...
 
