@@ -250,3 +250,20 @@ async def test_an_answer_too_long_for_messages_ends_as_one_with_its_file(world):
     assert "attached as result.md" in final["content"] and MARKER not in final["content"]
     await world.quiescent()
     assert [m["id"] for m in world.bot_messages()] == [first["id"]]  # the draft's other messages are gone
+
+
+async def test_a_draft_whose_post_lost_its_answer_is_posted_once(world):
+    world.stream_answers = True
+    world.llm.enqueue(slow(WORDS))
+    await world.start_bot()
+    # Discord makes the draft's message, but its answer is lost: the retry must not make a second one
+    world.discord.inject_failure("POST", rf"^/channels/{world.channel.id}/messages$", 0, after_commit=True)
+    asked = await mention(world, world.alice, "talk")
+
+    draft = await world.discord.wait_for_message(world.channel, lambda m: replies_to(world, asked)(m))
+    await final_text_of(world, draft["id"], WORDS)
+    await world.quiescent()
+    assert [m["id"] for m in bot_replies(world, asked)] == [draft["id"]]
+    posts = world.discord.requests_matching("POST", rf"^/channels/{world.channel.id}/messages$")
+    [lost] = [post for post in posts if post.injected]
+    assert lost.json["content"].endswith(MARKER)  # it was the draft's post whose answer was lost

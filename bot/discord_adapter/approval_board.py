@@ -25,7 +25,7 @@ from collections.abc import Callable
 import discord
 import structlog
 
-from bot.discord_adapter.delivery import nonce_for
+from bot.discord_adapter.read_back import nonce_for
 from bot.discord_adapter.rounds import Rounds
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.records import Approval, ApprovalStatus, short_run_id

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import io
 import time
 from collections.abc import Awaitable, Callable
@@ -38,7 +37,7 @@ from bot.discord_adapter.persona import (
     PersonaUnavailable,
     WebhookPersona,
 )
-from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted
+from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted, nonce_for
 from bot.discord_adapter.render import OutgoingMessage, render
 from bot.waiting import wait_set
 from storage.db import Database
@@ -48,13 +47,7 @@ from storage.run_files import RunFileRepository
 
 log = structlog.get_logger(__name__)
 
-NONCE_LENGTH = 25
 MAX_CHANNELS = 10
-
-
-def nonce_for(idempotency_key: str, part: int) -> str:
-    """Discord nonces are at most 25 characters: a digest of the key and the part index."""
-    return hashlib.sha256(f"{idempotency_key}#{part}".encode()).hexdigest()[:NONCE_LENGTH]
 
 
 def _is_transient(error: BaseException) -> bool:

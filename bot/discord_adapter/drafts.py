@@ -23,6 +23,7 @@ import structlog
 from bot.core.runs.announcements import Announcement
 from bot.discord_adapter.failures import NETWORK_ERRORS, describe_error
 from bot.discord_adapter.persona import PersonaTarget, PersonaTransientError, PersonaUnavailable, WebhookPersona
+from bot.discord_adapter.read_back import nonce_for
 from bot.discord_adapter.render import OutgoingMessage, render
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.i18n import localized
@@ -225,7 +226,6 @@ class DiscordDrafts:
             state.posting.add_done_callback(_retrieved)  # its failure is the draft's, seen once (close, or here)
             await asyncio.shield(state.posting)
             state.posting = None
-            state.shown.append(part)
 
     async def _post_and_record(self, state: _Draft, channel_id: int, index: int, part: str) -> int:
         """Post one more message of the draft and store it with the run.
@@ -237,6 +237,7 @@ class DiscordDrafts:
         if state.webhook is not None:
             label = f"🤖 {draft.agent_label}"
             message_id = await self._persona.post(state.webhook, part, label, draft.mention_user_id)  # type: ignore[union-attr]
+            shown = part
         else:
             reference = None
             if index == 0 and draft.reply_to_message_id:
@@ -244,9 +245,12 @@ class DiscordDrafts:
                     message_id=draft.reply_to_message_id, channel_id=channel_id, fail_if_not_exists=False
                 )
             channel = self._client.get_partial_messageable(channel_id)
-            sent = await channel.send(part, reference=reference, allowed_mentions=_mentions(draft))  # type: ignore[arg-type]
-            message_id = sent.id
+            # the same nonce on a retry: a post whose answer was lost returns the message it made, not a second one
+            nonce = nonce_for(f"draft:{draft.run_id}", index)
+            sent = await channel.send(part, nonce=nonce, reference=reference, allowed_mentions=_mentions(draft))  # type: ignore[arg-type]
+            message_id, shown = sent.id, sent.content  # a retried post's first message, as it stands
         state.message_ids.append(message_id)
+        state.shown.append(shown)
         stored = RunDraft(draft.run_id, channel_id, tuple(state.message_ids), _webhook_id(state))
         await self._drafts.put(stored, time.time())
         return message_id

@@ -9,6 +9,7 @@ personas) and its exact content; a completion's first part names the run, so it 
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -18,11 +19,19 @@ import structlog
 if TYPE_CHECKING:
     from discord.types.message import Message as MessagePayload  # at run time: a circular import in discord.py
 
+NONCE_LENGTH = 25
 PAGE_SIZE = 100
 MAX_PAGES = 10
 CLOCK_SKEW_SECONDS = 60.0
 
 log = structlog.get_logger(__name__)
+
+
+def nonce_for(idempotency_key: str, part: int) -> str:
+    """Discord nonces are at most 25 characters: a digest of the key and the part index.
+
+    Sent with ``enforce_nonce``, a post retried within minutes returns the message the first one made."""
+    return hashlib.sha256(f"{idempotency_key}#{part}".encode()).hexdigest()[:NONCE_LENGTH]
 
 
 def _ours(client: discord.Client, message: MessagePayload) -> bool:

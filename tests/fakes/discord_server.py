@@ -1285,7 +1285,8 @@ class FakeDiscord:
         path after ``/api/v10``, no query string) answer ``status``.
 
         ``after_commit=True``: the request is processed normally first (message created and dispatched), then
-        the error replaces the success body ("Discord did it but the answer was lost").
+        the error replaces the success body ("Discord did it but the answer was lost"). ``status=0``: no answer at
+        all, the connection drops (with ``after_commit``, after doing it).
         """
         rule = FailureRule(
             method=method.upper(),
@@ -2314,6 +2315,8 @@ class FakeDiscord:
                 response = exc.response()
             if rule is not None:
                 response = self._failure_response(rule)
+        if rule is not None and rule.status == 0 and request.transport is not None:
+            request.transport.close()  # the connection drops: the client never learns what happened
         record.status = response.status
         record.injected = rule is not None
         log.debug("%s %s -> %s", request.method, request.path_qs, response.status)
