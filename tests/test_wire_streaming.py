@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from tests.fakes.openai_server import Step
-from tests.harness import answer_to
+from tests.harness import announcement_for, answer_to
 from tests.polling import eventually as _eventually
 from tests.test_wire_chat import replies_to
 from tests.test_wire_control import command, member
+from tests.test_wire_persona import WEBHOOK_EXECUTE
 from tests.test_wire_threads import THREADS_ON, spawn_into_thread
 from tests.test_wire_voice import MainAgent
 from tests.test_wire_voice import mention as voice_mention
@@ -267,3 +268,22 @@ async def test_a_draft_whose_post_lost_its_answer_is_posted_once(world):
     posts = world.discord.requests_matching("POST", rf"^/channels/{world.channel.id}/messages$")
     [lost] = [post for post in posts if post.injected]
     assert lost.json["content"].endswith(MARKER)  # it was the draft's post whose answer was lost
+
+
+async def test_a_draft_whose_webhook_post_lost_its_answer_is_found_not_posted_again(world):
+    world.stream_answers = True
+    world.extra_config = THREADS_ON
+    world.llm.hang(then=slow(WORDS))
+    await world.start_bot()
+    run_id, thread = await spawn_into_thread(world)
+    await world.llm.wait_hanging(1)
+    # the persona's post is made but its answer is lost; a webhook takes no nonce, so the draft looks before posting
+    rule = world.discord.inject_failure("POST", WEBHOOK_EXECUTE, 500, times=1, after_commit=True)
+    world.llm.release()
+
+    announced = await world.discord.wait_for_message(thread, announcement_for(run_id))
+    await world.quiescent()
+    posted = [m for m in world.discord.channel_messages(thread) if announcement_for(run_id)(m)]
+    assert [m["id"] for m in posted] == [announced["id"]] and WORDS in posted[0]["content"]
+    assert MARKER not in posted[0]["content"] and posted[0].get("webhook_id")
+    assert rule.hits == 1

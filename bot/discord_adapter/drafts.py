@@ -23,7 +23,7 @@ import structlog
 from bot.core.runs.announcements import Announcement
 from bot.discord_adapter.failures import NETWORK_ERRORS, describe_error
 from bot.discord_adapter.persona import PersonaTarget, PersonaTransientError, PersonaUnavailable, WebhookPersona
-from bot.discord_adapter.read_back import nonce_for
+from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted, nonce_for
 from bot.discord_adapter.render import OutgoingMessage, render
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.i18n import localized
@@ -236,7 +236,14 @@ class DiscordDrafts:
             state.webhook = await self._persona.target(channel_id)
         if state.webhook is not None:
             label = f"🤖 {draft.agent_label}"
-            message_id = await self._persona.post(state.webhook, part, label, draft.mention_user_id)  # type: ignore[union-attr]
+            try:
+                message_id = await self._persona.post(state.webhook, part, label, draft.mention_user_id)  # type: ignore[union-attr]
+            except PersonaTransientError:  # webhooks take no nonce: maybe it was posted, so look first
+                since = time.time() - CLOCK_SKEW_SECONDS
+                found = await find_posted(self._client, channel_id, part, since=since, taken=set(state.message_ids))
+                if found is None:
+                    raise
+                message_id = found
             shown = part
         else:
             reference = None
