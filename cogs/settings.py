@@ -65,7 +65,9 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description=lo
         }
         await settings.update(guild_id, changes, actor_user_id=interaction.user.id)
         effective = await settings.effective(guild_id)
-        await send_text(interaction, render_thread_bindings(effective, changed=bool(changes)))
+        await send_text(
+            interaction, render_thread_bindings(effective, changed=bool(changes), locale=interaction.locale)
+        )
 
     @app_commands.command(name="budgets", description=localized("cmd-settings-budgets"))
     @app_commands.describe(
@@ -109,7 +111,9 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description=lo
         limits = self.bot.people.budget_limits
         await limits.update(guild_id, changes, clear=cleared, actor_user_id=interaction.user.id)
         effective = await limits.effective(guild_id)
-        await send_text(interaction, render_budgets(effective, changed=bool(changes or cleared)))
+        await send_text(
+            interaction, render_budgets(effective, changed=bool(changes or cleared), locale=interaction.locale)
+        )
 
 
 async def _admin_only(interaction: discord.Interaction) -> int:

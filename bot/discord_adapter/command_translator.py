@@ -1,9 +1,9 @@
 """Slash commands' descriptions and choices in the member's language.
 
-They come from the same catalogue as every reply. Discord shows each member the localization for their client's language. Names of commands and options stay English:
-they are what the README, people and the agents' own words share. A message's id is built from where it sits:
-``cmd-subagents-spawn`` describes ``/subagents spawn``, ``cmd-subagents-spawn-task`` its ``task`` option, and
-``choice-week`` names the choice ``week`` wherever it appears.
+They come from the same catalogue as every reply. Discord shows each member the localization for their client's
+language. Names of commands and options stay English: they are what the README, people and the agents' own words
+share. A message's id is built from where it sits: ``cmd-subagents-spawn`` describes ``/subagents spawn``,
+``cmd-subagents-spawn-task`` its ``task`` option, and ``choice-week`` names the choice ``week`` wherever it appears.
 """
 
 from __future__ import annotations

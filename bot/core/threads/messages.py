@@ -29,6 +29,7 @@ from bot.core.errors import UserError
 from bot.core.limits import checked_text
 from bot.core.threads.bound_threads import BoundThreads
 from bot.core.threads.steer_limit import SteerLimit
+from bot.i18n import Words
 from bot.records import Attachment, Binding, Origin, Run, Session
 from storage.audit import AuditEntry
 
@@ -76,11 +77,8 @@ def not_yours(thread_id: int, whose: int | None) -> str:
     )
 
 
-def slow_down(interval: float, wait: float) -> str:
-    return (
-        f"Slow down: one message every {interval:g}s reaches a running sub-agent. This one was not delivered; "
-        f"send it again in {max(wait, 0.1):.1f}s."
-    )
+def slow_down(interval: float, wait: float) -> Words:
+    return Words("refused-slow-down", {"interval": f"{interval:g}", "wait": f"{max(wait, 0.1):.1f}"})
 
 
 class Told:

@@ -98,3 +98,96 @@ refused-approval-settled = That call of run { $run } is already { $status ->
 refused-approval-run-finished = Run { $run } is already finished.
 refused-approval-not-yours = You can only { $verb } tool calls of runs you started; run { $run } belongs to { $owner }. Ask them or a moderator.
 refused-approval-decided = That call of run { $run } was decided already.
+
+# A refused spawn, by a member's command or by an agent's sessions_spawn: the English is the contract's wording the
+# model reads.
+refused-bindings-disabled = Discord thread bindings are disabled (set channels.discord.thread_bindings.enabled = true to override for Discord, or session.thread_bindings.enabled = true globally).
+refused-binding-spawns-disabled = Discord thread-bound subagent spawns are disabled (set channels.discord.thread_bindings.spawn_subagent_sessions = true to enable).
+refused-member-running = { $whose ->
+    [you] You already have
+    [turn] The member whose turn this is already has
+   *[other] { $whose } already has
+} { $active } sub-agents running { $where ->
+    [server] on this server
+   *[dm] in direct messages
+}; wait for one to finish or kill one.
+refused-queue-full = The sub-agent queue is full ({ $waiting } runs waiting, agents.defaults.subagents.max_queued = { $cap }); try again when some have started.
+refused-server-queue-full = The sub-agent queue is full { $where ->
+    [server] on this server
+   *[dm] in direct messages
+} ({ $waiting } runs waiting, agents.defaults.subagents.max_queued_per_server = { $cap }); try again when some have started.
+refused-unknown-acp-agent = Unknown ACP agent "{ $agent }". Configured ACP agents: { $configured }.
+refused-invalid-agent-id = Invalid agentId "{ $agent }". Agent IDs must match { $pattern }. Use agents_list to discover valid targets.
+refused-spawn-depth = sessions_spawn is not allowed at this depth (current depth: { $depth }, max: { $max })
+refused-unknown-agent-id = Unknown agentId "{ $agent }". Configured agents: { $configured }.
+refused-agent-disabled = Agent "{ $agent }" is disabled (agents.list.{ $agent }.enabled = false).
+refused-no-thinking = Model { $model } does not support thinking levels. If it does, set supports_thinking = true under [providers.{ $provider }].
+
+# /focus, /unfocus and /session idle|max-age.
+focused-here = ✅ bound this conversation to { $session }.
+focused-new-thread = ✅ created thread { $thread } and bound it to { $session }.
+unfocused = ✅ Conversation unfocused.
+not-focused = ℹ️ This conversation is not currently focused.
+lifetime-off = ℹ️ { $which ->
+    [idle] Idle timeout
+   *[other] Max age
+} is currently disabled for this focused session.
+lifetime-shown = ℹ️ { $which ->
+    [idle] Idle timeout active ({ $duration }, next auto-unfocus
+   *[other] Max age active ({ $duration }, hard auto-unfocus
+} at { $at }).
+lifetime-disabled = ✅ { $which ->
+    [idle] Idle timeout
+   *[other] Max age
+} disabled for this binding.
+lifetime-set = ✅ { $which ->
+    [idle] Idle timeout set to { $duration } (next auto-unfocus
+   *[other] Max age set to { $duration } (hard auto-unfocus
+} at { $at }).
+refused-duration = Invalid duration '{ $value }'.{ $longest ->
+    [none] {""}
+   *[other] {" "}The longest is { $longest }.
+} Usage: /session { $which } <duration|off> (example: /session { $which } 24h, 90m or off).
+refused-binding-not-yours = Only { $who } can { $what ->
+    [update] update session lifecycle settings for
+   *[other] { $what }
+} this conversation.
+refused-no-threads = Thread bindings are unavailable: no chat adapter can create threads.
+refused-bindings-off = Thread bindings are disabled.
+refused-thread-unavailable = Unable to create a thread here: { $reason }
+
+# /memory forget, /schedule add|remove, /subagents tools and send.
+refused-no-memory = There is no memory #{ $id } in this server. /memory list shows their numbers.
+refused-memory-not-yours = Memory #{ $id } was not stored from your conversations; only an admin (Manage Server) may forget it.
+refused-memory-forgotten = Memory #{ $id } was forgotten already.
+refused-schedule-exists = There is already a schedule named "{ $name }" in this server; pick another name.
+refused-schedule-in-config = Schedule "{ $name }" is defined in config.toml; remove it there.
+refused-no-schedule = There is no schedule named "{ $name }" in this server.
+refused-cron = "{ $cron }" is not a valid cron expression: { $error }.
+refused-unknown-agent = Unknown agent "{ $agent }". Configured agents: { $configured }.
+refused-no-earlier-run = Session { $session } has no earlier run to follow up.
+
+# Attachments a run cannot take; nothing is sent to the model.
+refused-blind-model = Model { $model } cannot read images ({ $images }): it is not in [providers.{ $provider }] vision_models. Send the text without the images, or pick a model that reads images.
+refused-image-while-running = The sub-agent is still working, and a running turn reads text only, so the image ({ $images }) was not sent. Send it again once its run has ended.
+refused-too-many-files = You attached { $count } files; one message may attach at most { $limit } ([discord] max_attachments). Nothing was sent to the model.
+refused-file-too-big = `{ $file }` is { $size }; one file may be at most { $limit } ([discord] max_attachment_bytes). Nothing was sent to the model.
+refused-files-too-big = Your files add up to { $size }; one message's files may add up to at most { $limit } ([discord] max_attachments_total_bytes). Nothing was sent to the model.
+refused-download-failed = Could not download `{ $file }` from Discord ({ $status }); try again.
+refused-file-over = `{ $file }` is over { $limit }; nothing was sent to the model.
+refused-unreadable-file = `{ $file }` is neither text nor an image (PNG, JPEG, GIF or WebP), so the model cannot read it. Nothing was sent to the model.
+
+# A message in a bound thread, sooner than the steer limit allows.
+refused-slow-down = Slow down: one message every { $interval }s reaches a running sub-agent. This one was not delivered; send it again in { $wait }s.
+
+# /settings: each setting's value and where it comes from.
+settings-updated = Updated.
+settings-thread-bindings = Thread-binding settings here:
+settings-budgets = Budget caps here (0 = no cap):
+setting-none = none
+setting-no-cap = no cap
+setting-source = { $source ->
+    [this-server] this server
+    [default] default
+   *[not-set] not set
+}

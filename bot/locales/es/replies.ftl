@@ -121,3 +121,97 @@ refused-approval-not-yours = Solo puedes { $verb ->
    *[deny] denegar
 } llamadas a herramientas de ejecuciones que iniciaste tú; la ejecución { $run } es de { $owner }. Pídeselo a esa persona o a un moderador.
 refused-approval-decided = Esa llamada de la ejecución { $run } ya se decidió.
+
+# Un inicio de sub-agente rechazado, por el comando de un miembro o por el sessions_spawn de un agente.
+refused-bindings-disabled = Los hilos vinculados de Discord están desactivados (pon channels.discord.thread_bindings.enabled = true para activarlos en Discord, o session.thread_bindings.enabled = true para todo).
+refused-binding-spawns-disabled = Iniciar sub-agentes en hilos vinculados de Discord está desactivado (pon channels.discord.thread_bindings.spawn_subagent_sessions = true para activarlo).
+refused-member-running = { $whose ->
+    [you] Ya tienes
+    [turn] El miembro de este turno ya tiene
+   *[other] { $whose } ya tiene
+} { $active } sub-agentes en marcha { $where ->
+    [server] en este servidor
+   *[dm] en mensajes directos
+}; espera a que termine uno o detén uno.
+refused-queue-full = La cola de sub-agentes está llena ({ $waiting } ejecuciones esperando, agents.defaults.subagents.max_queued = { $cap }); vuelve a intentarlo cuando hayan empezado algunas.
+refused-server-queue-full = La cola de sub-agentes está llena { $where ->
+    [server] en este servidor
+   *[dm] en mensajes directos
+} ({ $waiting } ejecuciones esperando, agents.defaults.subagents.max_queued_per_server = { $cap }); vuelve a intentarlo cuando hayan empezado algunas.
+refused-unknown-acp-agent = Agente ACP desconocido "{ $agent }". Agentes ACP configurados: { $configured }.
+refused-invalid-agent-id = agentId no válido "{ $agent }". Los ids de agente deben cumplir { $pattern }. Usa agents_list para ver los válidos.
+refused-spawn-depth = sessions_spawn no está permitido a esta profundidad (profundidad actual: { $depth }, máxima: { $max })
+refused-unknown-agent-id = agentId desconocido "{ $agent }". Agentes configurados: { $configured }.
+refused-agent-disabled = El agente "{ $agent }" está desactivado (agents.list.{ $agent }.enabled = false).
+refused-no-thinking = El modelo { $model } no admite niveles de razonamiento. Si los admite, pon supports_thinking = true en [providers.{ $provider }].
+
+# /focus, /unfocus y /session idle|max-age.
+focused-here = ✅ esta conversación queda vinculada a { $session }.
+focused-new-thread = ✅ creado el hilo { $thread } y vinculado a { $session }.
+unfocused = ✅ Conversación desvinculada.
+not-focused = ℹ️ Esta conversación no está vinculada ahora.
+lifetime-off = ℹ️ { $which ->
+    [idle] La espera por inactividad
+   *[other] La edad máxima
+} está desactivada para esta sesión vinculada.
+lifetime-shown = ℹ️ { $which ->
+    [idle] Tiempo de inactividad activo ({ $duration }; próxima desvinculación automática
+   *[other] Edad máxima activa ({ $duration }; desvinculación automática forzosa
+} el { $at }).
+lifetime-disabled = ✅ { $which ->
+    [idle] Tiempo de inactividad desactivado
+   *[other] Edad máxima desactivada
+} para esta vinculación.
+lifetime-set = ✅ { $which ->
+    [idle] Tiempo de inactividad fijado en { $duration } (próxima desvinculación automática
+   *[other] Edad máxima fijada en { $duration } (desvinculación automática forzosa
+} el { $at }).
+refused-duration = Duración no válida '{ $value }'.{ $longest ->
+    [none] {""}
+   *[other] {" "}La más larga es { $longest }.
+} Uso: /session { $which } <duración|off> (ejemplo: /session { $which } 24h, 90m u off).
+refused-binding-not-yours = Solo { $who } puede { $what ->
+    [refocus] volver a vincular
+    [unfocus] desvincular
+    [update] cambiar la vida de la sesión de
+   *[other] { $what }
+} esta conversación.
+refused-no-threads = Los hilos vinculados no están disponibles: ningún adaptador de chat puede crear hilos.
+refused-bindings-off = Los hilos vinculados están desactivados.
+refused-thread-unavailable = No se puede crear un hilo aquí: { $reason }
+
+# /memory forget, /schedule add|remove, /subagents tools y send.
+refused-no-memory = No hay ningún recuerdo #{ $id } en este servidor. /memory list muestra sus números.
+refused-memory-not-yours = El recuerdo #{ $id } no se guardó de tus conversaciones; solo un administrador (Gestionar servidor) puede olvidarlo.
+refused-memory-forgotten = El recuerdo #{ $id } ya se olvidó.
+refused-schedule-exists = Ya hay un horario llamado "{ $name }" en este servidor; elige otro nombre.
+refused-schedule-in-config = El horario "{ $name }" está definido en config.toml; quítalo allí.
+refused-no-schedule = No hay ningún horario llamado "{ $name }" en este servidor.
+refused-cron = "{ $cron }" no es una expresión cron válida: { $error }.
+refused-unknown-agent = Agente desconocido "{ $agent }". Agentes configurados: { $configured }.
+refused-no-earlier-run = La sesión { $session } no tiene una ejecución anterior a la que dar continuidad.
+
+# Adjuntos que una ejecución no puede aceptar; no se envía nada al modelo.
+refused-blind-model = El modelo { $model } no puede leer imágenes ({ $images }): no está en vision_models de [providers.{ $provider }]. Envía el texto sin las imágenes, o elige un modelo que lea imágenes.
+refused-image-while-running = El sub-agente sigue trabajando, y un turno en curso solo lee texto, así que la imagen ({ $images }) no se envió. Vuelve a enviarla cuando termine su ejecución.
+refused-too-many-files = Adjuntaste { $count } archivos; un mensaje puede adjuntar como mucho { $limit } ([discord] max_attachments). No se envió nada al modelo.
+refused-file-too-big = `{ $file }` ocupa { $size }; un archivo puede ocupar como mucho { $limit } ([discord] max_attachment_bytes). No se envió nada al modelo.
+refused-files-too-big = Tus archivos suman { $size }; los archivos de un mensaje pueden sumar como mucho { $limit } ([discord] max_attachments_total_bytes). No se envió nada al modelo.
+refused-download-failed = No se pudo descargar `{ $file }` de Discord ({ $status }); inténtalo de nuevo.
+refused-file-over = `{ $file }` supera { $limit }; no se envió nada al modelo.
+refused-unreadable-file = `{ $file }` no es ni texto ni una imagen (PNG, JPEG, GIF o WebP), así que el modelo no puede leerlo. No se envió nada al modelo.
+
+# Un mensaje en un hilo vinculado, antes de lo que permite el límite de redirecciones.
+refused-slow-down = Más despacio: a un sub-agente en curso le llega un mensaje cada { $interval } s. Este no se entregó; vuelve a enviarlo en { $wait } s.
+
+# /settings: el valor de cada ajuste y de dónde viene.
+settings-updated = Actualizado.
+settings-thread-bindings = Ajustes de hilos vinculados aquí:
+settings-budgets = Topes de gasto aquí (0 = sin tope):
+setting-none = ninguno
+setting-no-cap = sin tope
+setting-source = { $source ->
+    [this-server] este servidor
+    [default] por defecto
+   *[not-set] sin fijar
+}
