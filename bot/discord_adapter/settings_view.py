@@ -19,7 +19,7 @@ def _source(source: str, locale: object) -> str:
 def render_thread_bindings(effective: EffectiveSettings, *, changed: bool, locale: object = None) -> str:
     """The thread-binding settings here; the moderator role as a mention (it never pings: replies allow none)."""
     values = effective.thread_bindings.model_dump()
-    lines = [localized("settings-updated" if changed else "settings-thread-bindings", locale)]
+    lines = [localized("settings-updated", locale) if changed else localized("settings-thread-bindings", locale)]
     lines += [
         f"{key}: {values[key]} ({_source(source, locale)})"
         for key, source in effective.sources.items()
@@ -32,7 +32,7 @@ def render_thread_bindings(effective: EffectiveSettings, *, changed: bool, local
 
 def render_budgets(effective: Limits, *, changed: bool, locale: object = None) -> str:
     """Every budget cap here in its unit, 0 shown as no cap."""
-    lines = [localized("settings-updated" if changed else "settings-budgets", locale)]
+    lines = [localized("settings-updated", locale) if changed else localized("settings-budgets", locale)]
     for key in BUDGET_KEYS:
         value = effective.values[key]
         shown = amount(unit_of(key), value) if value else localized("setting-no-cap", locale)
