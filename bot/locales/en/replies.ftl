@@ -122,6 +122,7 @@ refused-spawn-depth = sessions_spawn is not allowed at this depth (current depth
 refused-unknown-agent-id = Unknown agentId "{ $agent }". Configured agents: { $configured }.
 refused-agent-disabled = Agent "{ $agent }" is disabled (agents.list.{ $agent }.enabled = false).
 refused-no-thinking = Model { $model } does not support thinking levels. If it does, set supports_thinking = true under [providers.{ $provider }].
+refused-spawn-thread-unavailable = Unable to create or bind a Discord thread for this subagent session: { $reason }
 
 # /focus, /unfocus and /session idle|max-age.
 focused-here = ✅ bound this conversation to { $session }.

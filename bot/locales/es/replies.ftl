@@ -144,6 +144,7 @@ refused-spawn-depth = sessions_spawn no está permitido a esta profundidad (prof
 refused-unknown-agent-id = agentId desconocido "{ $agent }". Agentes configurados: { $configured }.
 refused-agent-disabled = El agente "{ $agent }" está desactivado (agents.list.{ $agent }.enabled = false).
 refused-no-thinking = El modelo { $model } no admite niveles de razonamiento. Si los admite, pon supports_thinking = true en [providers.{ $provider }].
+refused-spawn-thread-unavailable = No se pudo crear ni vincular un hilo de Discord para esta sesión de sub-agente: { $reason }
 
 # /focus, /unfocus y /session idle|max-age.
 focused-here = ✅ esta conversación queda vinculada a { $session }.
