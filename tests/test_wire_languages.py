@@ -221,3 +221,28 @@ async def test_a_mention_is_answered_in_its_servers_language_and_the_model_reads
     assert await ask(
         world, bob, "subagents spawn", channel=world.channel, locale=SPANISH, agent="nobody", task="x"
     ) == ('⚠️ agentId desconocido "nobody". Agentes configurados: main, researcher.')
+
+
+async def test_an_admin_sets_a_cap_and_a_spanish_member_over_it_reads_why_in_spanish(world):
+    world.llm.default = lambda body: Step.hang()
+    await world.start_bot()
+    admin, bob = member(world, "admin", manage_guild=True), member(world, "bob")
+    shown = await ask(world, admin, "settings budgets", locale=SPANISH, member_runs_per_hour=1)
+    assert shown.splitlines()[:3] == [
+        "Actualizado.",
+        "member_runs_per_hour: 1 ejecución (este servidor)",
+        "member_tokens_per_day: sin tope (por defecto)",
+    ]
+    assert "member_concurrent_runs: 10 ejecuciones (por defecto)" in shown.splitlines()
+
+    await ask(world, bob, "subagents spawn", locale=SPANISH, agent="researcher", task="Uno")
+    refused = await ask(world, bob, "subagents spawn", locale=SPANISH, agent="researcher", task="Dos")
+    assert refused.startswith(
+        "⚠️ Presupuesto agotado: tus ejecuciones de la última hora en este servidor: 1 de 1 ejecución "
+        "(member_runs_per_hour). Se libera una a las "
+    ), refused
+    await ask(world, world.alice, "subagents spawn", agent="researcher", task="One")
+    refused = await ask(world, world.alice, "subagents spawn", agent="researcher", task="Two")
+    assert refused.startswith(
+        "⚠️ Over budget: your runs in the last hour on this server: 1 of 1 run (member_runs_per_hour). One frees up at "
+    ), refused

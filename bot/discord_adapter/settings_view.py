@@ -3,9 +3,10 @@ default), in the admin's language. Keys and config paths stay as the config spel
 
 from __future__ import annotations
 
-from bot.core.budgets.caps import amount, unit_of
+from bot.core.budgets.caps import amount_words, unit_of
 from bot.core.budgets.limits import BUDGET_KEYS, Limits
 from bot.core.guild_settings import EffectiveSettings
+from bot.discord_adapter.spoken import spoken
 from bot.i18n import localized
 
 
@@ -35,6 +36,6 @@ def render_budgets(effective: Limits, *, changed: bool, locale: object = None) -
     lines = [localized("settings-updated", locale) if changed else localized("settings-budgets", locale)]
     for key in BUDGET_KEYS:
         value = effective.values[key]
-        shown = amount(unit_of(key), value) if value else localized("setting-no-cap", locale)
+        shown = spoken(amount_words(unit_of(key), value), locale) if value else localized("setting-no-cap", locale)
         lines.append(f"{key}: {shown} ({_source(effective.sources[key], locale)})")
     return "\n".join(lines)

@@ -192,3 +192,29 @@ setting-source = { $source ->
     [default] default
    *[not-set] not set
 }
+
+# Budget caps: whose use of what a cap counts, how much is used, and when it frees up.
+refused-over-budget = Over budget: { $what }: { $use } ({ $key }). { $frees }.
+cap-what = { $key ->
+    [member_runs_per_hour] your runs in the last hour on this server
+    [server_runs_per_hour] this server's runs in the last hour
+    [member_concurrent_runs] your runs in progress on this server
+    [member_tokens_per_day] your tokens today on this server
+    [member_cost_per_day_usd] your spending today on this server
+    [server_tokens_per_day] this server's tokens today
+   *[server_cost_per_day_usd] this server's spending today
+}
+cap-agent-today = agent { $agent }'s { $setting ->
+    [tokens_per_day] tokens
+   *[cost_per_day_usd] spending
+} today
+cap-amount = { $count } { $unit ->
+    [token] token
+    [tokens] tokens
+    [run] run
+   *[runs] runs
+}
+cap-use = { $used } of { $limit }
+cap-resets = It resets at { $at }, in { $in }
+cap-frees-at = One frees up at { $at }, in { $in }
+cap-frees-when-one-ends = One frees up when one of them ends

@@ -216,3 +216,29 @@ setting-source = { $source ->
     [default] por defecto
    *[not-set] sin fijar
 }
+
+# Topes de gasto: de quién y de qué es el uso que cuenta un tope, cuánto se ha usado y cuándo se libera.
+refused-over-budget = Presupuesto agotado: { $what }: { $use } ({ $key }). { $frees }.
+cap-what = { $key ->
+    [member_runs_per_hour] tus ejecuciones de la última hora en este servidor
+    [server_runs_per_hour] las ejecuciones de este servidor en la última hora
+    [member_concurrent_runs] tus ejecuciones en curso en este servidor
+    [member_tokens_per_day] tus tokens de hoy en este servidor
+    [member_cost_per_day_usd] tu gasto de hoy en este servidor
+    [server_tokens_per_day] los tokens de hoy de este servidor
+   *[server_cost_per_day_usd] el gasto de hoy de este servidor
+}
+cap-agent-today = { $setting ->
+    [tokens_per_day] los tokens
+   *[cost_per_day_usd] el gasto
+} de hoy del agente { $agent }
+cap-amount = { $count } { $unit ->
+    [token] token
+    [tokens] tokens
+    [run] ejecución
+   *[runs] ejecuciones
+}
+cap-use = { $used } de { $limit }
+cap-resets = Se reinicia a las { $at }, dentro de { $in }
+cap-frees-at = Se libera una a las { $at }, dentro de { $in }
+cap-frees-when-one-ends = Se libera una cuando termine alguna
