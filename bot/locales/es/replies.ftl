@@ -31,7 +31,7 @@ killed-all = { $stopped ->
    *[other] {" "}{ $others } son de otras personas.
 }
 kill-all-none = No hay sub-agentes activos que detener.
-kill-all-none-yours = Ninguno de los sub-agentes activos es tuyo para detenerlo.
+kill-all-none-yours = Ninguno de los sub-agentes activos es tuyo, así que no puedes detener ninguno.
 steered-run = redirigido { $label } (ejecución { $run }).
 send-still-running = ⏳ El sub-agente sigue en marcha (ejecución { $run }).
 send-no-output = (sin salida)
@@ -51,6 +51,7 @@ refused-not-yours = Solo puedes { $action ->
     [kill] detener
     [steer] redirigir
     [send] escribir a
+    [focus] vincular
    *[other] { $action }
 } ejecuciones que iniciaste tú; { $label } es de { $owner }. Pídeselo a esa persona o a un moderador.
 
