@@ -29,6 +29,7 @@ from bot.discord_adapter.approval_buttons import ApprovalButtons
 from bot.discord_adapter.command_translator import CatalogueTranslator
 from bot.discord_adapter.conversations import actor_of, author_of, channel_conversation
 from bot.discord_adapter.delivery import DeliveryWorker
+from bot.discord_adapter.drafts import DiscordDrafts
 from bot.discord_adapter.failures import backoff_delay, is_transient, short_reason
 from bot.discord_adapter.interaction_errors import ThreadboundTree
 from bot.discord_adapter.moderation import MemberModeration
@@ -108,6 +109,8 @@ class ThreadboundBot(commands.AutoShardedBot):
             allowed_mentions=discord.AllowedMentions.none(),
             chunk_guilds_at_startup=False,
             guild_ready_timeout=guild_ready_timeout,
+            # a longer rate-limit wait fails the request, so a slow edit never holds a run or a delivery up
+            max_ratelimit_timeout=config.discord.max_ratelimit_timeout,
             **sharding,
         )
         self.config = config
@@ -213,11 +216,14 @@ class ThreadboundBot(commands.AutoShardedBot):
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         repos = Repositories.over(self._db, self.config.durability.executor_id)
         durability = self.config.durability
+        self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
+        drafts = DiscordDrafts(self, repos.run_drafts, self._persona, interval=self.config.discord.stream_edit_seconds)
         self._orchestrator = Orchestrator(
             self.config,
             self._db,
             models,
             threads=DiscordThreads(self),
+            drafts=drafts,
             clock=self._clock,
             repos=repos,
             channel_conversation=channel_conversation,
@@ -225,7 +231,6 @@ class ThreadboundBot(commands.AutoShardedBot):
             shards=self._shards.spec if self._shards else None,
             redact=self.redact,
         )
-        self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
         self._delivery = DeliveryWorker(
             self,
             self._db,
@@ -238,6 +243,7 @@ class ThreadboundBot(commands.AutoShardedBot):
             persona=self._persona,
             base_delay=self._retry_base_delay,
             run_files=repos.run_files,
+            drafts=drafts,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         self._orchestrator.set_moderation(MemberModeration(self, self.moderator_roles))

@@ -72,6 +72,9 @@ class DiscordConfig(Section):
     max_attachments: Annotated[int, Field(ge=0)] = 4  # files one message may attach (0: none accepted)
     max_attachment_bytes: Annotated[int, Field(ge=1)] = 512 * 1024  # one file's size
     max_attachments_total_bytes: Annotated[int, Field(ge=1)] = 2 * 1024 * 1024  # all of one message's files
+    stream_answers: bool = True  # answers appear while they are written (each server may turn it off: /settings)
+    stream_edit_seconds: Annotated[float, Field(ge=0.5, le=10)] = 1.2  # the least time between edits of a message
+    max_ratelimit_timeout: Annotated[float, Field(ge=30)] = 30.0  # a longer rate-limit wait fails the request instead
 
 
 class StorageConfig(Section):

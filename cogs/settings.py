@@ -69,6 +69,20 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description=lo
             interaction, render_thread_bindings(effective, changed=bool(changes), locale=interaction.locale)
         )
 
+    @app_commands.command(name="streaming", description=localized("cmd-settings-streaming"))
+    @app_commands.describe(enabled=localized("cmd-settings-streaming-enabled"))
+    @thinks_privately
+    async def streaming(self, interaction: discord.Interaction, enabled: bool | None = None) -> None:
+        guild_id = await _admin_only(interaction)
+        settings = self.bot.people.settings
+        if enabled is not None:
+            await settings.update(guild_id, {"streaming": enabled}, actor_user_id=interaction.user.id)
+        if await settings.streams(guild_id):
+            said = localized("settings-streaming-on", interaction.locale)
+        else:
+            said = localized("settings-streaming-off", interaction.locale)
+        await send_text(interaction, said)
+
     @app_commands.command(name="budgets", description=localized("cmd-settings-budgets"))
     @app_commands.describe(
         member_runs_per_hour=localized("cmd-settings-budgets-member_runs_per_hour"),

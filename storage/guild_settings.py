@@ -13,8 +13,9 @@ FIELDS = (
     "spawn_subagent_sessions",
     "auto_archive_minutes",
     "moderator_role_id",
+    "streaming",
 )
-_BOOLEANS = ("enabled", "spawn_subagent_sessions")
+_BOOLEANS = ("enabled", "spawn_subagent_sessions", "streaming")
 
 
 class GuildSettingsRepository:

@@ -20,6 +20,7 @@ from storage.processes import ProcessRepository
 from storage.retention import RetentionRepository
 from storage.run_activity import RunActivityRepository
 from storage.run_attachments import RunAttachmentRepository
+from storage.run_drafts import RunDraftRepository
 from storage.run_files import RunFileRepository
 from storage.run_steps import RunStepRepository
 from storage.runs import RunRepository
@@ -50,6 +51,7 @@ class Repositories:
     run_steps: RunStepRepository
     run_activity: RunActivityRepository
     run_attachments: RunAttachmentRepository
+    run_drafts: RunDraftRepository
     memories: MemoryRepository
     run_files: RunFileRepository
 
@@ -76,6 +78,7 @@ class Repositories:
             run_steps=RunStepRepository(db),
             run_activity=RunActivityRepository(db),
             run_attachments=RunAttachmentRepository(db),
+            run_drafts=RunDraftRepository(db),
             memories=MemoryRepository(db),
             run_files=RunFileRepository(db),
         )

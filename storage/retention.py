@@ -62,6 +62,7 @@ def _dependents(runs: str, transcripts: str) -> tuple[tuple[str, str], ...]:
         ("run_steps", f"run_id IN ({runs})"),
         ("run_attachments", f"run_id IN ({runs})"),
         ("run_files", f"run_id IN ({runs})"),
+        ("run_drafts", f"run_id IN ({runs})"),
     )
 
 

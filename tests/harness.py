@@ -50,6 +50,9 @@ class World:
     vision_models: list[str] = field(default_factory=list)  # [providers.fake] vision_models
     offline: bool = False
     status_messages: bool = True
+    # answers shown while written: the bot's default is on; tests of the final post see it posted whole
+    stream_answers: bool = False
+    stream_edit_seconds: float = 1.2  # the bot's default
     status_edit_interval: float = 1.0  # the bot's default
     moderator_role_ids: list[int] = field(default_factory=list)
     guild_commands: bool = True
@@ -69,6 +72,8 @@ api_base_url = "{self.discord.api_base_url}"
 gateway_url = "{self.discord.gateway_url}"
 {f"dev_guild_id = {self.guild.id}" if self.guild_commands else ""}
 status_messages = {str(self.status_messages).lower()}
+stream_answers = {str(self.stream_answers).lower()}
+stream_edit_seconds = {self.stream_edit_seconds}
 moderator_role_ids = {self.moderator_role_ids}
 {self.discord_extra}
 [storage]

@@ -54,6 +54,7 @@ CORRIDORS = {
     "tools": {"runs", "durable", "budgets", "oversight", "memory", "files"},
     "people": {"runs", "durable", "budgets", "oversight", "threads", "tools", "jobs", "memory", "files"},
     "files": set(),  # the files an agent returns (attach_file), stored with its run
+    "drafts": {"runs"},  # answers shown while they are written; handed to the engine as a port
     "harness": set(),  # a harness session's turn, on its ACP agent; handed to the engine as a port
 }
 

@@ -258,10 +258,10 @@ async def test_a_rate_limited_channel_does_not_hold_up_another_channels_announce
     other = world.discord.add_text_channel(world.guild, "other")
     await world.start_bot()
     first_channel_posts = rf"^/channels/{world.channel.id}/messages$"
-    world.discord.inject_failure("POST", first_channel_posts, 429, times=1, retry_after=60)
+    world.discord.inject_failure("POST", first_channel_posts, 429, times=1, retry_after=25)
 
     first = await spawn_and_get_run_id(world, "First")
-    await world.discord.wait_for_request("POST", first_channel_posts)  # discord.py now waits out the 429
+    await world.discord.wait_for_request("POST", first_channel_posts)  # discord.py now waits out the 429 (< 30 s)
     inter = await world.discord.slash(world.alice, other, "subagents spawn", agent="researcher", task="Second")
     second = spawned_run_id(await world.discord.wait_followup(inter))
     await world.discord.wait_for_message(other, announcement_for(second))
@@ -270,6 +270,19 @@ async def test_a_rate_limited_channel_does_not_hold_up_another_channels_announce
         "SELECT channel_id, status FROM outbox ORDER BY id", [(world.channel.id, "pending"), (other.id, "delivered")]
     )
     assert announcements(world, first) == []
+
+
+async def test_a_rate_limit_longer_than_the_client_waits_is_retried_by_the_delivery_later(world):
+    await world.start_bot()
+    channel_posts = rf"^/channels/{world.channel.id}/messages$"
+    world.discord.inject_failure("POST", channel_posts, 429, times=1, retry_after=90)  # over max_ratelimit_timeout
+
+    run_id = await spawn_and_get_run_id(world, "First")
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id), timeout=10)  # not 90 s later
+    await world.until("SELECT status FROM outbox WHERE notice IS NULL", [("delivered",)])
+    [(status, attempts, error)] = world.rows("SELECT status, attempts, last_error FROM outbox WHERE notice IS NULL")
+    assert (status, attempts) == ("delivered", 1) and error == "Discord rate-limited it for 90s"
+    assert len(announcements(world, run_id)) == 1
 
 
 async def test_delivery_gives_up_after_the_bound_and_tells_the_requester_by_dm(world):

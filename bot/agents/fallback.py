@@ -32,6 +32,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from bot.agents.pricing import cost_at
+from bot.agents.streaming import requested
 from bot.config import ModelPrice
 
 _TRANSIENT = (ModelConnectionError, ModelRequestTimeout, ModelRateLimitError, ModelUnavailableError, ModelServerError)
@@ -114,7 +115,7 @@ class Candidate(WrapperModel):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         try:
-            response = await super().request(messages, model_settings, model_request_parameters)
+            response = await requested(self.wrapped, messages, model_settings, model_request_parameters)
         except ModelAPIError as error:
             log.warning("model_request_failed", model=self.reference, reason=short_reason(error), detail=str(error))
             if isinstance(error, ModelHTTPError) and error.status_code == 401:

@@ -20,6 +20,8 @@ from bot.config import Config
 from bot.core.budgets.limits import BudgetLimits
 from bot.core.budgets.meter import Budgets
 from bot.core.context import CoreContext
+from bot.core.drafts.live_answers import LiveAnswers
+from bot.core.drafts.port import DraftPort
 from bot.core.durable.dispatch import RunDispatch
 from bot.core.durable.durable_runs import DurableRuns
 from bot.core.durable.executors import Executors
@@ -130,6 +132,7 @@ def build(
     models: ModelFactory,
     *,
     threads: ThreadPort | None = None,
+    drafts: DraftPort | None = None,
     clock: Callable[[], float] = time.time,
     channel_conversation: Callable[[int], str] | None = None,
     mcp_servers: McpServers | None = None,
@@ -178,7 +181,8 @@ def build(
     )
     # the engine's run body, and the processes sharing the store
     harness = AcpTurns(ctx, AcpAgents(config.acp_agents), approvals)
-    execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes, harness)
+    live = LiveAnswers(ctx, settings, drafts)
+    execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes, harness, live)
     executors = Executors(ctx, settlement, effects.apply, shards, dispatch)
     schedules = Schedules(ctx, models, spawning, channel_conversation=channel_conversation)
     retention = Retention(ctx, durable)

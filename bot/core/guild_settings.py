@@ -45,6 +45,11 @@ class GuildSettings:
         sources["moderator_role"] = "this server" if "moderator_role_id" in server else "not set"
         return EffectiveSettings(ThreadBindingSettings(**values), server.get("moderator_role_id"), sources)
 
+    async def streams(self, guild_id: int | None) -> bool:
+        """Whether answers here appear while they are written: the server's choice, else the config's."""
+        server = await self._cache.get(guild_id) if guild_id is not None else {}
+        return bool(server.get("streaming", self._ctx.config.discord.stream_answers))
+
     async def update(self, guild_id: int, changes: dict[str, Any], *, actor_user_id: int) -> None:
         if not changes:
             return

@@ -20,6 +20,7 @@ from bot.config import Config
 from bot.core.assembly import build
 from bot.core.attachments import FileSource
 from bot.core.budgets.limits import BudgetLimits
+from bot.core.drafts.port import DraftPort
 from bot.core.durable.durable_runs import DurableRuns
 from bot.core.guild_settings import EffectiveSettings, GuildSettings
 from bot.core.memory.memory_control import MemoryControl
@@ -64,6 +65,7 @@ class Orchestrator:
         models: ModelFactory,
         *,
         threads: ThreadPort | None = None,
+        drafts: DraftPort | None = None,
         clock: Callable[[], float] = time.time,
         repos: Repositories | None = None,
         channel_conversation: Callable[[int], str] | None = None,
@@ -78,6 +80,7 @@ class Orchestrator:
             repos,
             models,
             threads=threads,
+            drafts=drafts,
             clock=clock,
             channel_conversation=channel_conversation,
             mcp_servers=mcp_servers,

@@ -30,6 +30,7 @@ import structlog
 
 from bot.core.runs.announcements import Announcement
 from bot.core.stats import format_runtime
+from bot.discord_adapter.drafts import DiscordDrafts
 from bot.discord_adapter.failures import NETWORK_ERRORS, backoff_delay, describe_error, is_transient
 from bot.discord_adapter.notices import FailureNotices
 from bot.discord_adapter.persona import (
@@ -42,6 +43,7 @@ from bot.discord_adapter.render import OutgoingMessage, render
 from bot.waiting import wait_set
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
+from storage.run_drafts import RunDraft, RunDraftRepository
 from storage.run_files import RunFileRepository
 
 log = structlog.get_logger(__name__)
@@ -76,11 +78,14 @@ class DeliveryWorker:
         base_delay: float = 2.0,
         max_delay: float = 300.0,
         run_files: RunFileRepository | None = None,
+        drafts: DiscordDrafts | None = None,
     ) -> None:
         self._client = client
         self._db = db
         self._outbox = outbox
         self._run_files = run_files or RunFileRepository(db)
+        self._drafts = drafts
+        self._run_drafts = RunDraftRepository(db)
         self._on_delivered = on_delivered
         self._on_failed = on_failed
         self._give_up_after = give_up_after
@@ -217,20 +222,39 @@ class DeliveryWorker:
         bound = log.bind(outbox_id=row.id, run_id=row.run_id, channel_id=row.channel_id)
         announcement = Announcement.model_validate_json(row.payload_json)
         message_ids = list(row.message_ids)
+        draft = await self._draft(row)
         try:
             messages = render(announcement, await self._files(announcement))
             for index in range(row.parts_sent, len(messages)):
-                message_ids.append(await self._post(row, announcement, messages[index], index))
+                message_id = None
+                if draft is not None and self._drafts is not None and index < len(draft.message_ids):
+                    message_id = await self._drafts.edit_over(
+                        draft, index, messages[index], announcement.mention_user_id
+                    )
+                if message_id is None:
+                    message_id = await self._post(row, announcement, messages[index], index)
+                message_ids.append(message_id)
                 async with self._db.transaction() as tx:
                     await self._outbox.record_part(tx, row.id, index + 1, message_ids)
+            if draft is not None and self._drafts is not None:
+                await self._drafts.trim(draft, len(messages))
         except Exception as error:
             await self._attempt_failed(row, announcement, error, bound)
             return
         async with self._db.transaction() as tx:
             await self._outbox.mark_delivered(tx, row.id, self._clock())
+            if draft is not None:
+                await self._run_drafts.delete(tx, draft.run_id)
         bound.info("delivered", message_ids=message_ids)
         if row.run_id is not None and row.notice is None:
             await self._on_delivered(row.run_id)
+
+    async def _draft(self, row: OutboxRow) -> RunDraft | None:
+        """The answer's draft this row's text goes over: the run's own announcement, in the draft's channel."""
+        if row.run_id is None or row.notice is not None:
+            return None
+        draft = await self._run_drafts.get(row.run_id)
+        return draft if draft is not None and draft.channel_id == row.channel_id else None
 
     async def _attempt_failed(
         self, row: OutboxRow, announcement: Announcement, error: Exception, bound: structlog.BoundLogger

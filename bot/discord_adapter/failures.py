@@ -16,7 +16,11 @@ NETWORK_ERRORS = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
 
 
 def is_transient(error: BaseException) -> bool:
-    """5xx, 429 and network failures pass; a malformed URL, a bad token or any other answer will not."""
+    """5xx, 429 and network failures pass; a malformed URL, a bad token or any other answer will not.
+
+    A rate limit longer than the client waits out (``max_ratelimit_timeout``) passes too: it is retried later."""
+    if isinstance(error, discord.RateLimited):
+        return True
     if isinstance(error, discord.HTTPException):
         return error.status >= 500 or error.status == 429
     if isinstance(error, (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError)):
@@ -48,6 +52,8 @@ def describe_error(error: BaseException) -> str:
     """A failure in words for people (``/subagents info``, notices), not a Python repr."""
     if isinstance(error, discord.HTTPException):
         return f"Discord answered {error}"
+    if isinstance(error, discord.RateLimited):
+        return f"Discord rate-limited it for {error.retry_after:.0f}s"
     if isinstance(error, NETWORK_ERRORS):
         return f"Discord could not be reached ({short_reason(error)})"
     return str(error) or type(error).__name__

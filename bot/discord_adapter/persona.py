@@ -88,14 +88,44 @@ class WebhookPersona:
         return int(payload["id"]), payload["token"]
 
     async def post(self, target: PersonaTarget, content: str, username: str, mention_user_id: int | None) -> int:
+        return await self._request("POST", target, "", content, mention_user_id, username=username)
+
+    async def edit(self, target: PersonaTarget, message_id: int, content: str, mention_user_id: int | None) -> int:
+        """Replace the text of a message the persona posted (a draft answer)."""
+        return await self._request("PATCH", target, f"/messages/{message_id}", content, mention_user_id)
+
+    async def delete(self, target: PersonaTarget, message_id: int) -> None:
+        """Delete a message the persona posted."""
         if self._session is None:
             self._session = aiohttp.ClientSession()
-        url = f"{discord.http.Route.BASE}/webhooks/{target.webhook_id}/{target.token}"
-        users = [str(mention_user_id)] if mention_user_id else []
-        body = {"content": content, "username": username[:80], "allowed_mentions": {"parse": [], "users": users}}
+        url = f"{discord.http.Route.BASE}/webhooks/{target.webhook_id}/{target.token}/messages/{message_id}"
         try:
-            async with self._session.post(
-                url, params={"wait": "true", "thread_id": str(target.thread_id)}, json=body
+            async with self._session.delete(url, params={"thread_id": str(target.thread_id)}) as response:
+                if response.status not in (204, 404):
+                    raise PersonaUnavailable(f"webhook answered {response.status}")
+        except aiohttp.ClientError as error:
+            raise PersonaTransientError(f"the persona webhook could not be reached ({type(error).__name__})") from None
+
+    async def _request(
+        self,
+        method: str,
+        target: PersonaTarget,
+        path: str,
+        content: str,
+        mention_user_id: int | None,
+        *,
+        username: str | None = None,
+    ) -> int:
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        url = f"{discord.http.Route.BASE}/webhooks/{target.webhook_id}/{target.token}{path}"
+        users = [str(mention_user_id)] if mention_user_id else []
+        body: dict[str, object] = {"content": content, "allowed_mentions": {"parse": [], "users": users}}
+        if username is not None:
+            body["username"] = username[:80]
+        try:
+            async with self._session.request(
+                method, url, params={"wait": "true", "thread_id": str(target.thread_id)}, json=body
             ) as response:
                 if response.status == 200:
                     return int((await response.json(content_type=None))["id"])

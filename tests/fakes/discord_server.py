@@ -499,6 +499,7 @@ class MessageMeta:
     avatar_url: str | None = None  # webhook avatar override
     deleted: bool = False
     edits: int = 0
+    edited_at: list[float] = field(default_factory=list)  # fake clock, one entry per edit
 
 
 @dataclass
@@ -655,6 +656,10 @@ class FakeDiscord:
         self._attachment_blobs: dict[int, bytes] = {}
         self.cdn_requests: list[str] = []  # the paths of attachment downloads, in order (what a client fetched)
         self._failures: list[FailureRule] = []
+        self.edit_rate_limit: tuple[int, float] | None = None
+        """(edits, seconds): like Discord, a channel's message edits past this many in a window answer 429."""
+        self._edits_by_channel: dict[int, deque[float]] = {}
+        self.edits_rate_limited = 0  # edits answered 429 by ``edit_rate_limit``
         self._sessions: dict[str, _GatewaySession] = {}
 
         self.requests: list[RecordedRequest] = []
@@ -1810,6 +1815,7 @@ class FakeDiscord:
         )
         msg["edited_timestamp"] = _iso(self._wall())
         meta.edits += 1
+        meta.edited_at.append(self.now())
         self.allowed_mentions_log.append(
             {
                 "message_id": mid,
@@ -2666,9 +2672,28 @@ class FakeDiscord:
             raise _ApiError(403, 50005, "Cannot edit a message authored by another user")
         if channel.is_thread and channel.archived:
             raise _ApiError(400, 50083, "Thread is archived")
+        if (limited := self._edit_limited(channel.id)) is not None:
+            return limited
         self._edit_message(msg, request[_BODY] or {}, request[_FILES])
         await self._publish("MESSAGE_UPDATE", msg)
         return _json_response(msg)
+
+    def _edit_limited(self, channel_id: int) -> web.Response | None:
+        """A 429 for an edit past ``edit_rate_limit`` in the channel's window, as Discord's bucket answers it."""
+        if self.edit_rate_limit is None:
+            return None
+        count, window = self.edit_rate_limit
+        now = self.now()
+        recent = self._edits_by_channel.setdefault(channel_id, deque())
+        while recent and recent[0] <= now - window:
+            recent.popleft()
+        if len(recent) < count:
+            recent.append(now)
+            return None
+        retry_after = round(recent[0] + window - now, 3)
+        self.edits_rate_limited += 1
+        rule = FailureRule("PATCH", re.compile(""), 429, 0, False, 0, "You are being rate limited.", retry_after, False)
+        return self._failure_response(rule)
 
     async def _h_delete_message(self, request: web.Request) -> web.Response:
         channel = self._channel_or_404(request)

@@ -309,7 +309,9 @@ class FakeOpenAI:
             if step.kind == "error":
                 return _error_response(step, _api_key(request))
             if rec["stream"]:
-                return await self._stream(request, body, step, rec["index"])
+                streamed = await self._stream(request, body, step, rec["index"])
+                rec["streamed_at"] = time.monotonic()  # the last token sent (monotonic, like the fake Discord's clock)
+                return streamed
             return web.json_response(_completion(body, step, rec["index"]))
         except asyncio.CancelledError:
             rec["disconnected"] = True

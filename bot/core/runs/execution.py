@@ -19,12 +19,13 @@ from bot.agents.journal import JournaledModel
 from bot.agents.models import ModelFactory
 from bot.agents.result_caps import ResultLimits
 from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failure, run_agent
+from bot.agents.streaming import streaming_to
 from bot.core.attachments import earlier_turns, prompt_of
 from bot.core.context import CoreContext
 from bot.core.runs import internal_context
 from bot.core.runs.announcements import is_voice_turn
 from bot.core.runs.effects import Effects
-from bot.core.runs.ports import Harness, Journal, TurnSetup
+from bot.core.runs.ports import Drafts, Harness, Journal, TurnSetup
 from bot.core.runs.prompts import subagent_context
 from bot.core.runs.run_lanes import RunLanes
 from bot.core.runs.settlement import Settlement, TurnEnd
@@ -60,6 +61,7 @@ class Execution:
         journal: Journal,
         lanes: RunLanes,
         harness: Harness,
+        drafts: Drafts,
     ) -> None:
         self._ctx = ctx  # its redactor: what a turn stores and says, and tool results before the model reads them
         self._models = models
@@ -69,6 +71,7 @@ class Execution:
         self._journal = journal
         self._lanes = lanes
         self._harness = harness  # harness sessions' turns (an ACP agent's)
+        self._drafts = drafts  # answers shown while they are written
 
     async def take_inbox(self, run_id: str, *, wake: bool, deliver: bool = False) -> str | None:
         """Consume the run's pending inbox as one prompt.
@@ -131,6 +134,8 @@ class Execution:
                     log.exception("run_crashed")
                     error = self._ctx.redact.text(describe_failure(crash))
                     self._effects.apply(await self._settlement.crashed(run, session, error))
+                finally:
+                    await self._drafts.settled(run.id)
 
     async def _first_prompt(self, run: Run, session: Session, wake: bool, durable: bool) -> Prompt | None:
         """A woken run's decisions on its paused calls, else its inbox; or a queued run's task once it is marked
@@ -238,9 +243,11 @@ class Execution:
             # A main turn is not redirected by results that arrive meanwhile (they are already posted for
             # people); they join its session's history when it ends. A sub-agent reads its inbox at every step.
             inbox = drain if session.kind == SessionKind.SUBAGENT else None
-            outcome = await run_agent(request, on_step=persist, drain=inbox, cancellation=token)
+            with streaming_to(await self._drafts.sink(run, session)):
+                outcome = await run_agent(request, on_step=persist, drain=inbox, cancellation=token)
         finally:
             cancellations.done(run.id)
+            await self._drafts.finished(run.id)
         error = None if outcome.error is None else self._ctx.redact.text(outcome.error)
         return replace(
             outcome,

@@ -17,6 +17,7 @@ from pydantic_ai.tools import DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset
 
 from bot.agents.runner import RunOutcome
+from bot.agents.streaming import TextSink
 from bot.agents.tool_gate import ToolGate
 from bot.core.runs.settlement import AfterCommit
 from bot.core.runs.spawn_policy import SpawnArgs, SpawnPlan
@@ -85,6 +86,16 @@ class Harness(Protocol):
     """A harness session's turn, run by its ACP agent instead of the bot's runtime."""
 
     async def turn(self, run: Run, session: Session, prompt: str, cancelled: Callable[[], bool]) -> RunOutcome: ...
+
+
+class Drafts(Protocol):
+    """Answers shown while they are written: a turn's text as it arrives, let go of when the turn is done."""
+
+    async def sink(self, run: Run, session: Session) -> TextSink | None: ...
+
+    async def finished(self, run_id: str) -> None: ...
+
+    async def settled(self, run_id: str) -> None: ...
 
 
 class Admission(Protocol):

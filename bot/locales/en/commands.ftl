@@ -46,6 +46,8 @@ cmd-settings-thread-bindings-max_age_hours = Unbind a thread this many hours aft
 cmd-settings-thread-bindings-spawn_subagent_sessions = Allow spawning sub-agents into new threads
 cmd-settings-thread-bindings-auto_archive_minutes = The least Discord auto-archive for threads the bot creates
 cmd-settings-thread-bindings-moderator_role = Members with this role may kill and steer anyone's runs
+cmd-settings-streaming = Show or change whether answers appear while written
+cmd-settings-streaming-enabled = Post answers early and edit them as the model writes (off: post them whole)
 cmd-settings-budgets = Show or change this server's spending and rate caps
 cmd-settings-budgets-member_runs_per_hour = Runs one member may start in an hour (0 = no cap)
 cmd-settings-budgets-member_tokens_per_day = Tokens one member's runs may use a day, UTC (0 = no cap)

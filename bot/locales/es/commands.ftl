@@ -46,6 +46,8 @@ cmd-settings-thread-bindings-max_age_hours = Desvincula un hilo estas horas desp
 cmd-settings-thread-bindings-spawn_subagent_sessions = Permitir iniciar sub-agentes en hilos nuevos
 cmd-settings-thread-bindings-auto_archive_minutes = El archivado automático mínimo de Discord para los hilos que crea el bot
 cmd-settings-thread-bindings-moderator_role = Quien tenga este rol puede detener y redirigir las ejecuciones de cualquiera
+cmd-settings-streaming = Muestra o cambia si las respuestas aparecen mientras se escriben
+cmd-settings-streaming-enabled = Publica las respuestas pronto y edítalas mientras el modelo escribe (desactivado: enteras)
 cmd-settings-budgets = Muestra o cambia los topes de gasto y de ritmo de este servidor
 cmd-settings-budgets-member_runs_per_hour = Ejecuciones que un miembro puede iniciar en una hora (0 = sin tope)
 cmd-settings-budgets-member_tokens_per_day = Tokens que las ejecuciones de un miembro pueden usar al día, UTC (0 = sin tope)
