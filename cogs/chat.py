@@ -67,7 +67,7 @@ class ChatCog(commands.Cog):
             await self._refuse(message, error)
             return True
         if heard is not None and heard.notice is not None:
-            await tell_privately(message, heard.notice)
+            await tell_privately(message, heard.notice.render(_locale(message)))
         return heard is not None
 
     @staticmethod

@@ -12,6 +12,7 @@ from tests.fakes.openai_server import Step
 from tests.harness import QUICK_STATUS_EDITS
 from tests.test_wire_control import member
 from tests.test_wire_status import buttons, status_for
+from tests.test_wire_threads import THREADS_ON
 
 SPANISH = "es-ES"
 
@@ -246,3 +247,27 @@ async def test_an_admin_sets_a_cap_and_a_spanish_member_over_it_reads_why_in_spa
     assert refused.startswith(
         "⚠️ Over budget: your runs in the last hour on this server: 1 of 1 run (member_runs_per_hour). One frees up at "
     ), refused
+
+
+async def test_in_a_spanish_server_a_thread_not_yours_is_explained_in_spanish(world):
+    world.guild.locale = SPANISH  # the server's preferred locale: said where no interaction tells a language
+    world.extra_config = THREADS_ON
+    world.llm.default = lambda body: "eco: " + body["messages"][-1]["content"]
+    await world.start_bot()
+    spawned = await ask(world, world.alice, "subagents spawn", agent="researcher", task="Investiga", thread=True)
+    assert spawned.startswith("Spawned subagent researcher")  # Alice's own client speaks English
+    [thread] = world.discord.threads(world.channel)
+    await world.quiescent()
+    bob = member(world, "bob")
+
+    await world.discord.send_user_message(bob, thread, "esto es mío")
+    notice = await world.discord.wait_for_message(world.discord.add_dm_channel(bob), lambda m: True)
+    assert notice["content"] == (
+        f"🔒 <#{thread.id}> está vinculado a la sesión de sub-agente de <@{world.alice.id}>; allí solo esa persona o "
+        "un moderador pueden hablar con ella. Inicia la tuya con `/subagents spawn`."
+    )
+    blank = await world.discord.send_user_message(bob, world.channel, f"<@{world.discord.bot_user_id}>")
+    told = await world.discord.wait_for_message(
+        world.channel, lambda m: (m.get("message_reference") or {}).get("message_id") == blank["id"]
+    )
+    assert told["content"] == "Mencióname con un mensaje, p. ej. `@me resume el plan`."

@@ -61,20 +61,14 @@ class Heard:
     (``None``: nothing — routed, or they were told before)."""
 
     routed: bool
-    notice: str | None = None
+    notice: Words | None = None
 
 
-def not_yours(thread_id: int, whose: int | None) -> str:
+def not_yours(thread_id: int, whose: int | None) -> Words:
     """The notice for a member whose message was not routed: the thread is someone else's."""
     if whose is None:
-        return (
-            f"🔒 <#{thread_id}> is bound to a sub-agent session nobody owns; only a moderator can talk to it there. "
-            "Start your own with `/subagents spawn`."
-        )
-    return (
-        f"🔒 <#{thread_id}> is bound to <@{whose}>'s sub-agent session; only they or a moderator can talk to it "
-        "there. Start your own with `/subagents spawn`."
-    )
+        return Words("thread-nobodys", {"thread": f"<#{thread_id}>"})
+    return Words("thread-someone-elses", {"thread": f"<#{thread_id}>", "owner": f"<@{whose}>"})
 
 
 def slow_down(interval: float, wait: float) -> Words:

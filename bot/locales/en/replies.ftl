@@ -218,3 +218,7 @@ cap-use = { $used } of { $limit }
 cap-resets = It resets at { $at }, in { $in }
 cap-frees-at = One frees up at { $at }, in { $in }
 cap-frees-when-one-ends = One frees up when one of them ends
+
+# A message in a thread bound to someone else's sub-agent: told privately, once, in the server's language.
+thread-nobodys = 🔒 { $thread } is bound to a sub-agent session nobody owns; only a moderator can talk to it there. Start your own with `/subagents spawn`.
+thread-someone-elses = 🔒 { $thread } is bound to { $owner }'s sub-agent session; only they or a moderator can talk to it there. Start your own with `/subagents spawn`.

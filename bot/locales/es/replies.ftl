@@ -243,3 +243,7 @@ cap-use = { $used } de { $limit }
 cap-resets = Se reinicia a las { $at }, dentro de { $in }
 cap-frees-at = Se libera una a las { $at }, dentro de { $in }
 cap-frees-when-one-ends = Se libera una cuando termine alguna
+
+# Un mensaje en un hilo vinculado al sub-agente de otra persona: se le dice en privado, una vez, en el idioma del servidor.
+thread-nobodys = 🔒 { $thread } está vinculado a una sesión de sub-agente que no es de nadie; allí solo un moderador puede hablar con ella. Inicia la tuya con `/subagents spawn`.
+thread-someone-elses = 🔒 { $thread } está vinculado a la sesión de sub-agente de { $owner }; allí solo esa persona o un moderador pueden hablar con ella. Inicia la tuya con `/subagents spawn`.
