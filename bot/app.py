@@ -26,6 +26,7 @@ from bot.core.people.control import RunControl
 from bot.core.people.schedule_control import ScheduleControl
 from bot.discord_adapter.approval_board import ApprovalBoard
 from bot.discord_adapter.approval_buttons import ApprovalButtons
+from bot.discord_adapter.command_translator import CatalogueTranslator
 from bot.discord_adapter.conversations import actor_of, author_of, channel_conversation
 from bot.discord_adapter.delivery import DeliveryWorker
 from bot.discord_adapter.drafts import DiscordDrafts
@@ -279,6 +280,7 @@ class ThreadboundBot(commands.AutoShardedBot):
                 await self.load_extension(extension)
             except Exception:
                 log.exception("extension_failed_to_load", extension=extension)
+        await self.tree.set_translator(CatalogueTranslator())
         await self._sync_commands(self._db)
         heap.freeze_start_up()
 
@@ -292,7 +294,10 @@ class ThreadboundBot(commands.AutoShardedBot):
             await self.tree.sync(guild=guild)
             log.info("commands_synced", scope="guild", guild_id=guild_id)
             return
-        schema = json.dumps([command.to_dict(self.tree) for command in self.tree.get_commands()], sort_keys=True)
+        translator = self.tree.translator
+        assert translator is not None, "set in setup_hook"
+        commands = [await command.get_translated_payload(self.tree, translator) for command in self.tree.get_commands()]
+        schema = json.dumps(commands, sort_keys=True)  # a changed translation is a changed schema
         digest = hashlib.sha256(schema.encode()).hexdigest()
         if await meta.get(COMMAND_SCHEMA_KEY) == digest:
             return

@@ -70,7 +70,9 @@ class Words:
     args: Mapping[str, Any] = field(default_factory=dict)
 
     def render(self, locale: object = None) -> str:
-        return localized(self.key, locale, **self.args)
+        """The message in ``locale``'s language; an argument that is itself words is put in the same language."""
+        args = {name: value.render(locale) if isinstance(value, Words) else value for name, value in self.args.items()}
+        return localized(self.key, locale, **args)
 
     def __str__(self) -> str:
         return self.render(ENGLISH)

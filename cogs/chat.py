@@ -14,6 +14,7 @@ from bot.discord_adapter.attachments import prepared
 from bot.discord_adapter.conversations import conversation_for
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.discord_adapter.thread_notices import tell_privately
+from bot.i18n import localized
 from bot.records import Origin
 from bot.text import has_visible_text, shortened
 
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
 
 _CHAT_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 ATTACHED_ONLY = "(see the attached files)"  # the text of a message that is only attachments
+
+
+def _locale(message: discord.Message) -> discord.Locale | None:
+    """A message comes with no locale of its sender: the server's preferred one (English in a DM)."""
+    return message.guild.preferred_locale if message.guild else None
 
 
 class ChatCog(commands.Cog):
@@ -55,18 +61,20 @@ class ChatCog(commands.Cog):
                 files=(lambda: prepared(message.attachments, limits)) if message.attachments else None,
             )
         except AttachmentRefused as error:  # over the limits, unreadable, or not now: to them alone
-            await tell_privately(message, f"⚠️ {error}")
+            await tell_privately(message, localized("refusal", _locale(message), reason=error.render(_locale(message))))
             return True
         except UserError as error:
             await self._refuse(message, error)
             return True
         if heard is not None and heard.notice is not None:
-            await tell_privately(message, heard.notice)
+            await tell_privately(message, heard.notice.render(_locale(message)))
         return heard is not None
 
     @staticmethod
     async def _refuse(message: discord.Message, error: UserError) -> None:
-        await message.reply(shortened(f"⚠️ {error}", DISCORD_MESSAGE_LIMIT), mention_author=False)
+        locale = _locale(message)
+        refusal = localized("refusal", locale, reason=error.render(locale))
+        await message.reply(shortened(refusal, DISCORD_MESSAGE_LIMIT), mention_author=False)
 
     def _origin(self, message: discord.Message) -> Origin:
         guild_id = message.guild.id if message.guild else None
@@ -95,14 +103,14 @@ class ChatCog(commands.Cog):
             return
         text = self._without_my_mention(message.content)
         if not has_visible_text(text) and not message.attachments:
-            await message.reply("Mention me with a message, e.g. `@me summarise the plan`.", mention_author=False)
+            await message.reply(localized("mention-needs-text", _locale(message)), mention_author=False)
             return
         try:
             files = await prepared(message.attachments, self.bot.config.discord)
             request = ChatRequest(text=text or ATTACHED_ONLY, origin=self._origin(message), attachments=files)
             await self.bot.orchestrator.chat(request)
         except AttachmentRefused as error:  # over the limits or unreadable: said to them alone, nothing started
-            await tell_privately(message, f"⚠️ {error}")
+            await tell_privately(message, localized("refusal", _locale(message), reason=error.render(_locale(message))))
         except UserError as error:
             await self._refuse(message, error)
 

@@ -11,7 +11,9 @@ from discord.ext import commands
 from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import channel_id_of, conversation_for
 from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.spoken import spoken
 from bot.discord_adapter.thinking import thinks_privately
+from bot.i18n import localized
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
@@ -27,13 +29,13 @@ def parent_conversation(interaction: discord.Interaction) -> str:
 
 
 class FocusCog(commands.Cog):
-    session = app_commands.Group(name="session", description="Lifetime of this thread's focused session")
+    session = app_commands.Group(name="session", description=localized("cmd-session"))
 
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
 
-    @app_commands.command(name="focus", description="Route this thread (or a new one) to a sub-agent's session")
-    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'")
+    @app_commands.command(name="focus", description=localized("cmd-focus"))
+    @app_commands.describe(target=localized("cmd-focus-target"))
     @thinks_privately
     async def focus(self, interaction: discord.Interaction, target: str) -> None:
         channel = interaction.channel
@@ -45,38 +47,40 @@ class FocusCog(commands.Cog):
             parent_channel_id=channel.parent_id if isinstance(channel, discord.Thread) else None,
             is_dm=interaction.guild_id is None,
         )
-        await send_text(interaction, reply)
+        await send_text(interaction, spoken(reply, interaction.locale))
 
     @focus.autocomplete("target")
     async def _target_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         return await target_choices(self.bot.control, parent_conversation(interaction), current)
 
-    @app_commands.command(name="unfocus", description="Stop routing this thread to its session")
+    @app_commands.command(name="unfocus", description=localized("cmd-unfocus"))
     @thinks_privately
     async def unfocus(self, interaction: discord.Interaction) -> None:
         actor = await self.bot.actor(interaction)
-        await send_text(interaction, await self.bot.bindings.unfocus(actor, channel_id_of(interaction)))
+        unfocused = await self.bot.bindings.unfocus(actor, channel_id_of(interaction))
+        await send_text(interaction, spoken(unfocused, interaction.locale))
 
-    @app_commands.command(name="agents", description="Active and thread-bound sub-agents of this channel")
+    @app_commands.command(name="agents", description=localized("cmd-agents"))
     @thinks_privately
     async def agents(self, interaction: discord.Interaction) -> None:
-        await send_text(interaction, await self.bot.bindings.agents(parent_conversation(interaction)))
+        listing = await self.bot.bindings.agents(parent_conversation(interaction))
+        await send_text(interaction, spoken(listing, interaction.locale))
 
-    @session.command(name="idle", description="Show or set how long this thread may stay quiet before unbinding")
-    @app_commands.describe(duration="e.g. 90m, 2h, 1d, a number of hours, or off")
+    @session.command(name="idle", description=localized("cmd-session-idle"))
+    @app_commands.describe(duration=localized("cmd-session-idle-duration"))
     @thinks_privately
     async def idle(self, interaction: discord.Interaction, duration: str | None = None) -> None:
         actor = await self.bot.actor(interaction)
         reply = await self.bot.bindings.lifetime(actor, channel_id_of(interaction), "idle", duration)
-        await send_text(interaction, reply)
+        await send_text(interaction, spoken(reply, interaction.locale))
 
-    @session.command(name="max-age", description="Show or set the hard limit on this thread's binding")
-    @app_commands.describe(duration="e.g. 8h, 1d, a number of hours, or off")
+    @session.command(name="max-age", description=localized("cmd-session-max-age"))
+    @app_commands.describe(duration=localized("cmd-session-max-age-duration"))
     @thinks_privately
     async def max_age(self, interaction: discord.Interaction, duration: str | None = None) -> None:
         actor = await self.bot.actor(interaction)
         reply = await self.bot.bindings.lifetime(actor, channel_id_of(interaction), "max-age", duration)
-        await send_text(interaction, reply)
+        await send_text(interaction, spoken(reply, interaction.locale))
 
 
 async def setup(bot: ThreadboundBot) -> None:

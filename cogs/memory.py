@@ -13,13 +13,14 @@ from discord.ext import commands
 from bot.discord_adapter.memory_views import render_memories
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.thinking import thinks_privately
+from bot.i18n import localized
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
 
 
 @app_commands.guild_only()
-class MemoryCog(commands.GroupCog, group_name="memory", group_description="What the bot remembers in this server"):
+class MemoryCog(commands.GroupCog, group_name="memory", group_description=localized("cmd-memory")):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
         super().__init__()
@@ -31,20 +32,23 @@ class MemoryCog(commands.GroupCog, group_name="memory", group_description="What 
         actor = await self.bot.actor(interaction)
         return interaction.guild_id, actor.user_id, interaction.permissions.manage_guild or actor.is_moderator
 
-    @app_commands.command(name="list", description="What the bot remembers from your conversations (admins: all)")
+    @app_commands.command(name="list", description=localized("cmd-memory-list"))
     @thinks_privately
     async def list_(self, interaction: discord.Interaction) -> None:
         guild_id, user_id, admin = await self._asker(interaction)
         listing = await self.bot.people.memories.listing(guild_id, user_id, admin=admin)
         await send_text(interaction, render_memories(listing))
 
-    @app_commands.command(name="forget", description="Remove one memory (yours; admins: anyone's)")
-    @app_commands.describe(id="The memory's number, as /memory list shows it")
+    @app_commands.command(name="forget", description=localized("cmd-memory-forget"))
+    @app_commands.describe(id=localized("cmd-memory-forget-id"))
     @thinks_privately
     async def forget(self, interaction: discord.Interaction, id: app_commands.Range[int, 1]) -> None:
         guild_id, user_id, admin = await self._asker(interaction)
         memory = await self.bot.people.memories.forget(guild_id, user_id, id, admin=admin)
-        await send_text(interaction, f"Forgot memory #{memory.id} ({memory.agent_id}: {memory.key}).")
+        forgot = localized(
+            "memory-forgotten", interaction.locale, id=str(memory.id), agent=memory.agent_id, key=memory.key
+        )
+        await send_text(interaction, forgot)
 
 
 async def setup(bot: ThreadboundBot) -> None:

@@ -18,6 +18,7 @@ from bot.discord_adapter.schedule_views import (
     render_listing,
 )
 from bot.discord_adapter.thinking import thinks_privately
+from bot.i18n import Words, localized
 from bot.records import ScheduleSource, ScheduleSpec
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def managed_guild(interaction: discord.Interaction) -> discord.Guild:
     if interaction.guild is None:
         raise app_commands.NoPrivateMessage()
     if not interaction.permissions.manage_guild:
-        raise UserError("You need the Manage Server permission to manage schedules.")
+        raise UserError(Words("refused-schedules-admin-only"))
     return interaction.guild
 
 
@@ -39,27 +40,27 @@ def target_channel(
     """Where the schedule posts: the chosen channel, else this one; refused where the bot cannot post."""
     channel = chosen or interaction.channel
     if not isinstance(channel, (discord.TextChannel, discord.Thread)):
-        raise UserError("Schedules post in a text channel or thread; pick one with the channel option.")
+        raise UserError(Words("refused-schedule-channel"))
     if (missing := missing_posting_permission(channel, guild.me)) is not None:
-        raise UserError(f"I cannot post in {channel.mention}: I am missing the {missing} permission there.")
+        raise UserError(Words("refused-schedule-cannot-post", {"channel": channel.mention, "missing": missing}))
     return channel
 
 
 @app_commands.guild_only()
 @app_commands.default_permissions(manage_guild=True)
-class SchedulesCog(commands.GroupCog, group_name="schedule", group_description="Agents that run on a schedule"):
+class SchedulesCog(commands.GroupCog, group_name="schedule", group_description=localized("cmd-schedule")):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
         super().__init__()
 
-    @app_commands.command(name="add", description="Run an agent on a cron schedule and post its answer")
+    @app_commands.command(name="add", description=localized("cmd-schedule-add"))
     @app_commands.describe(
-        name="A name for this schedule, unique in this server",
-        cron="Five crontab fields: minute hour day-of-month month day-of-week, e.g. 0 9 * * 1-5",
-        agent="Agent id from the config, e.g. main",
-        prompt="What the agent should do at each firing",
-        channel="Where its answer is posted (default: here)",
-        timezone="Time zone of the cron fields, an IANA name such as Europe/Madrid (default: UTC)",
+        name=localized("cmd-schedule-add-name"),
+        cron=localized("cmd-schedule-add-cron"),
+        agent=localized("cmd-schedule-add-agent"),
+        prompt=localized("cmd-schedule-add-prompt"),
+        channel=localized("cmd-schedule-add-channel"),
+        timezone=localized("cmd-schedule-add-timezone"),
     )
     @thinks_privately
     async def add(
@@ -85,21 +86,22 @@ class SchedulesCog(commands.GroupCog, group_name="schedule", group_description="
         agents = sorted(agent for agent, config in self.bot.config.agents.list.items() if config.enabled)
         return [app_commands.Choice(name=a, value=a) for a in agents if a.startswith(current.lower())][:25]
 
-    @app_commands.command(name="list", description="This server's schedules and when each fires next")
+    @app_commands.command(name="list", description=localized("cmd-schedule-list"))
     @thinks_privately
     async def list_(self, interaction: discord.Interaction) -> None:
         guild = managed_guild(interaction)
         await send_text(interaction, render_listing(await self.bot.schedules.listing(guild.id, channel_ids_of(guild))))
 
-    @app_commands.command(name="remove", description="Stop and delete a schedule added with /schedule add")
-    @app_commands.describe(name="The schedule's name (those in config.toml are removed there)")
+    @app_commands.command(name="remove", description=localized("cmd-schedule-remove"))
+    @app_commands.describe(name=localized("cmd-schedule-remove-name"))
     @thinks_privately
     async def remove(self, interaction: discord.Interaction, name: str) -> None:
         guild = managed_guild(interaction)
         removed = await self.bot.schedules.remove(
             name.strip(), guild_id=guild.id, actor_user_id=interaction.user.id, channel_ids=channel_ids_of(guild)
         )
-        await send_text(interaction, f"Removed schedule **{removed.spec.name}** (id {removed.id}).")
+        said = localized("schedule-removed", interaction.locale, name=removed.spec.name, id=str(removed.id))
+        await send_text(interaction, said)
 
     @remove.autocomplete("name")
     async def _name_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:

@@ -16,7 +16,7 @@ from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.settings_view import render_budgets, render_thread_bindings
 from bot.discord_adapter.thinking import thinks_privately
 from bot.durations import MAX_LIFETIME_HOURS
-from bot.i18n import localized
+from bot.i18n import Words, localized
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
@@ -24,19 +24,19 @@ if TYPE_CHECKING:
 
 @app_commands.guild_only()
 @app_commands.default_permissions(manage_guild=True)
-class SettingsCog(commands.GroupCog, group_name="settings", group_description="Server settings for threadbound"):
+class SettingsCog(commands.GroupCog, group_name="settings", group_description=localized("cmd-settings")):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
         super().__init__()
 
-    @app_commands.command(name="thread-bindings", description="Show or change thread-binding settings here")
+    @app_commands.command(name="thread-bindings", description=localized("cmd-settings-thread-bindings"))
     @app_commands.describe(
-        enabled="Allow thread-bound sessions at all",
-        idle_hours="Unbind a thread after this many quiet hours (0 = never)",
-        max_age_hours="Unbind a thread this many hours after binding (0 = never)",
-        spawn_subagent_sessions="Allow spawning sub-agents into new threads",
-        auto_archive_minutes="The least Discord auto-archive for threads the bot creates",
-        moderator_role="Members with this role may kill and steer anyone's runs",
+        enabled=localized("cmd-settings-thread-bindings-enabled"),
+        idle_hours=localized("cmd-settings-thread-bindings-idle_hours"),
+        max_age_hours=localized("cmd-settings-thread-bindings-max_age_hours"),
+        spawn_subagent_sessions=localized("cmd-settings-thread-bindings-spawn_subagent_sessions"),
+        auto_archive_minutes=localized("cmd-settings-thread-bindings-auto_archive_minutes"),
+        moderator_role=localized("cmd-settings-thread-bindings-moderator_role"),
     )
     @thinks_privately
     async def thread_bindings(
@@ -65,10 +65,12 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         }
         await settings.update(guild_id, changes, actor_user_id=interaction.user.id)
         effective = await settings.effective(guild_id)
-        await send_text(interaction, render_thread_bindings(effective, changed=bool(changes)))
+        await send_text(
+            interaction, render_thread_bindings(effective, changed=bool(changes), locale=interaction.locale)
+        )
 
-    @app_commands.command(name="streaming", description="Show or change whether answers appear while written")
-    @app_commands.describe(enabled="Post answers early and edit them as the model writes (off: post them whole)")
+    @app_commands.command(name="streaming", description=localized("cmd-settings-streaming"))
+    @app_commands.describe(enabled=localized("cmd-settings-streaming-enabled"))
     @thinks_privately
     async def streaming(self, interaction: discord.Interaction, enabled: bool | None = None) -> None:
         guild_id = await _admin_only(interaction)
@@ -81,16 +83,16 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
             said = localized("settings-streaming-off", interaction.locale)
         await send_text(interaction, said)
 
-    @app_commands.command(name="budgets", description="Show or change this server's spending and rate caps")
+    @app_commands.command(name="budgets", description=localized("cmd-settings-budgets"))
     @app_commands.describe(
-        member_runs_per_hour="Runs one member may start in an hour (0 = no cap)",
-        member_tokens_per_day="Tokens one member's runs may use a day, UTC (0 = no cap)",
-        member_cost_per_day_usd="US dollars one member's runs may cost a day, UTC (0 = no cap)",
-        member_concurrent_runs="Runs one member may have in progress at once (0 = no cap)",
-        server_runs_per_hour="Runs everyone here may start in an hour (0 = no cap)",
-        server_tokens_per_day="Tokens all runs here may use a day, UTC (0 = no cap)",
-        server_cost_per_day_usd="US dollars all runs here may cost a day, UTC (0 = no cap)",
-        inherit="Drop this server's own value of a cap, so [budgets] in the config applies again",
+        member_runs_per_hour=localized("cmd-settings-budgets-member_runs_per_hour"),
+        member_tokens_per_day=localized("cmd-settings-budgets-member_tokens_per_day"),
+        member_cost_per_day_usd=localized("cmd-settings-budgets-member_cost_per_day_usd"),
+        member_concurrent_runs=localized("cmd-settings-budgets-member_concurrent_runs"),
+        server_runs_per_hour=localized("cmd-settings-budgets-server_runs_per_hour"),
+        server_tokens_per_day=localized("cmd-settings-budgets-server_tokens_per_day"),
+        server_cost_per_day_usd=localized("cmd-settings-budgets-server_cost_per_day_usd"),
+        inherit=localized("cmd-settings-budgets-inherit"),
     )
     @app_commands.choices(inherit=[app_commands.Choice(name=key, value=key) for key in BUDGET_KEYS])
     @thinks_privately
@@ -119,17 +121,19 @@ class SettingsCog(commands.GroupCog, group_name="settings", group_description="S
         changes = {key: _decimal(key, value) for key, value in given.items() if value is not None}
         cleared = inherit.value if inherit else None
         if cleared in changes:
-            raise UserError(f"Set {cleared} or make it inherit, not both.")
+            raise UserError(Words("refused-set-and-inherit", {"key": cleared}))
         limits = self.bot.people.budget_limits
         await limits.update(guild_id, changes, clear=cleared, actor_user_id=interaction.user.id)
         effective = await limits.effective(guild_id)
-        await send_text(interaction, render_budgets(effective, changed=bool(changes or cleared)))
+        await send_text(
+            interaction, render_budgets(effective, changed=bool(changes or cleared), locale=interaction.locale)
+        )
 
 
 async def _admin_only(interaction: discord.Interaction) -> int:
     """The run-time check (after the private defer); the server's id."""
     if not interaction.permissions.manage_guild:
-        raise UserError("You need the Manage Server permission to view or change these settings.")
+        raise UserError(Words("refused-settings-admin-only"))
     if interaction.guild_id is None:
         raise app_commands.NoPrivateMessage()
     return interaction.guild_id
@@ -141,7 +145,7 @@ def _decimal(key: str, value: float) -> Decimal:
     Cost caps keep six decimals; a cap too small to keep is refused rather than turned into 0 (no cap)."""
     typed = Decimal(str(value)).quantize(Decimal("0.000001"))
     if value and not typed:
-        raise UserError(f"{key} must be 0 (no cap) or at least $0.000001; {value} would round to no cap.")
+        raise UserError(Words("refused-cost-too-small", {"key": key, "value": str(value)}))
     whole = typed.to_integral_value()
     return whole if typed == whole else typed.normalize()
 

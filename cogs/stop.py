@@ -11,6 +11,7 @@ from discord.ext import commands
 from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.thinking import thinks_privately
+from bot.i18n import localized
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
@@ -20,11 +21,12 @@ class StopCog(commands.Cog):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
 
-    @app_commands.command(name="stop", description="Stop the agent's current turn and its sub-agents here")
+    @app_commands.command(name="stop", description=localized("cmd-stop"))
     @thinks_privately
     async def stop(self, interaction: discord.Interaction) -> None:
         actor = await self.bot.actor(interaction)
-        await send_text(interaction, await self.bot.control.stop(actor, conversation_of(interaction)))
+        stopped = await self.bot.control.stop(actor, conversation_of(interaction))
+        await send_text(interaction, stopped.render(interaction.locale))
 
 
 async def setup(bot: ThreadboundBot) -> None:

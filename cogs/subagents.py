@@ -15,28 +15,30 @@ from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import channel_id_of, conversation_of
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.run_views import render_info, render_listing, render_log
+from bot.discord_adapter.spoken import spoken
 from bot.discord_adapter.thinking import thinks_privately
 from bot.discord_adapter.tool_views import render_tool_report
+from bot.i18n import localized
 from bot.records import Origin
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
 
 
-class SubagentsCog(commands.GroupCog, group_name="subagents", group_description="Spawn and manage sub-agents"):
+class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=localized("cmd-subagents")):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
         super().__init__()
 
-    @app_commands.command(name="spawn", description="Start a sub-agent on a task; its result is posted here")
+    @app_commands.command(name="spawn", description=localized("cmd-subagents-spawn"))
     @app_commands.describe(
-        agent="Agent id from the config, e.g. main (with runtime acp: an ACP agent's name)",
-        task="What the sub-agent should do",
-        model="Model as <provider>/<model>; defaults to the configured one",
-        thinking="Reasoning effort, for models that support it",
-        thread="Give the sub-agent its own thread, where you can keep talking to it",
-        runtime="subagent (the bot's agent, default) or acp (a coding agent from [acp_agents])",
-        attachment="A text file or an image the sub-agent reads with its task",
+        agent=localized("cmd-subagents-spawn-agent"),
+        task=localized("cmd-subagents-spawn-task"),
+        model=localized("cmd-subagents-spawn-model"),
+        thinking=localized("cmd-subagents-spawn-thinking"),
+        thread=localized("cmd-subagents-spawn-thread"),
+        runtime=localized("cmd-subagents-spawn-runtime"),
+        attachment=localized("cmd-subagents-spawn-attachment"),
     )
     @app_commands.choices(
         thinking=[app_commands.Choice(name=level, value=level) for level in THINKING_LEVELS],
@@ -73,13 +75,17 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
                 attachments=files,
             )
         )
-        await send_text(
-            interaction,
-            f"Spawned subagent {accepted.agent_id} (session {accepted.session_key}, run {accepted.short_run_id}).",
+        spawned = localized(
+            "spawned",
+            interaction.locale,
+            agent=accepted.agent_id,
+            session=accepted.session_key,
+            run=accepted.short_run_id,
         )
+        await send_text(interaction, spawned)
 
-    @app_commands.command(name="tools", description="What an agent may call here, and why not the rest")
-    @app_commands.describe(agent="Agent id from the config, e.g. main")
+    @app_commands.command(name="tools", description=localized("cmd-subagents-tools"))
+    @app_commands.describe(agent=localized("cmd-subagents-tools-agent"))
     @thinks_privately
     async def tools(self, interaction: discord.Interaction, agent: str) -> None:
         report = await self.bot.orchestrator.tool_report(agent.strip())
@@ -93,13 +99,13 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
             agents = sorted(self.bot.config.acp_agents)
         return [app_commands.Choice(name=a, value=a) for a in agents if a.startswith(current.lower())][:25]
 
-    @app_commands.command(name="list", description="Active and recent (30 min) sub-agents of this conversation")
+    @app_commands.command(name="list", description=localized("cmd-subagents-list"))
     @thinks_privately
     async def list_(self, interaction: discord.Interaction) -> None:
         await send_text(interaction, render_listing(await self.bot.control.listing(conversation_of(interaction))))
 
-    @app_commands.command(name="info", description="Everything known about one sub-agent run")
-    @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'")
+    @app_commands.command(name="info", description=localized("cmd-subagents-info"))
+    @app_commands.describe(target=localized("cmd-subagents-info-target"))
     @thinks_privately
     async def info(self, interaction: discord.Interaction, target: str) -> None:
         row = await self.bot.control.resolve(conversation_of(interaction), target)
@@ -109,11 +115,11 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         )
         await send_text(interaction, shown)
 
-    @app_commands.command(name="log", description="The last messages of a sub-agent's transcript")
+    @app_commands.command(name="log", description=localized("cmd-subagents-log"))
     @app_commands.describe(
-        target="List number, label, run id prefix, session key, or 'last'",
-        limit="How many messages (1–200, default 20)",
-        tools="Include tool calls and results",
+        target=localized("cmd-subagents-log-target"),
+        limit=localized("cmd-subagents-log-limit"),
+        tools=localized("cmd-subagents-log-tools"),
     )
     @thinks_privately
     async def log(
@@ -127,8 +133,8 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         entries = await self.bot.orchestrator.history(row.session.key, limit, tools)
         await send_text(interaction, render_log(row, entries), filename="log.txt")
 
-    @app_commands.command(name="kill", description="Stop a sub-agent and everything it spawned ('all' for every one)")
-    @app_commands.describe(target="List number, label, run id prefix, session key, 'last', or 'all'")
+    @app_commands.command(name="kill", description=localized("cmd-subagents-kill"))
+    @app_commands.describe(target=localized("cmd-subagents-kill-target"))
     @thinks_privately
     async def kill(self, interaction: discord.Interaction, target: str) -> None:
         control, conversation = self.bot.control, conversation_of(interaction)
@@ -137,13 +143,13 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
             reply = await control.kill_all(actor, conversation)
         else:
             reply = await control.kill(actor, conversation, target)
-        await send_text(interaction, reply)
+        await send_text(interaction, reply.render(interaction.locale))
 
-    @app_commands.command(name="send", description="Message a sub-agent without stopping it and show its reply")
+    @app_commands.command(name="send", description=localized("cmd-subagents-send"))
     @app_commands.describe(
-        target="List number, label, run id prefix, session key, or 'last'",
-        message="What to say",
-        attachment="A text file or an image it reads with the message",
+        target=localized("cmd-subagents-send-target"),
+        message=localized("cmd-subagents-send-message"),
+        attachment=localized("cmd-subagents-send-attachment"),
     )
     @thinks_privately
     async def send(
@@ -152,18 +158,18 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         files = await prepared([attachment] if attachment else [], self.bot.config.discord)
         actor = await self.bot.actor(interaction)
         reply = await self.bot.control.send(actor, conversation_of(interaction), target, message, files)
-        await send_text(interaction, reply)
+        await send_text(interaction, spoken(reply, interaction.locale))
 
-    @app_commands.command(name="steer", description="Redirect a running sub-agent at its next step")
+    @app_commands.command(name="steer", description=localized("cmd-subagents-steer"))
     @app_commands.describe(
-        target="List number, label, run id prefix, session key, or 'last'",
-        message="The new direction (up to 4,000 characters)",
+        target=localized("cmd-subagents-steer-target"),
+        message=localized("cmd-subagents-steer-message"),
     )
     @thinks_privately
     async def steer(self, interaction: discord.Interaction, target: str, message: str) -> None:
         actor = await self.bot.actor(interaction)
         reply = await self.bot.control.steer(actor, conversation_of(interaction), target, message)
-        await send_text(interaction, reply)
+        await send_text(interaction, reply.render(interaction.locale))
 
     @info.autocomplete("target")
     @log.autocomplete("target")

@@ -14,6 +14,7 @@ from bot.core.people.usage_report import Period
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.thinking import thinks_privately
 from bot.discord_adapter.usage_views import render_usage, usage_chart
+from bot.i18n import Words, localized
 
 if TYPE_CHECKING:
     from bot.app import ThreadboundBot
@@ -23,10 +24,10 @@ class UsageCog(commands.Cog):
     def __init__(self, bot: ThreadboundBot) -> None:
         self.bot = bot
 
-    @app_commands.command(name="usage", description="Runs, tokens, cost and caps: yours, or a member's (moderators)")
+    @app_commands.command(name="usage", description=localized("cmd-usage"))
     @app_commands.describe(
-        member="Whose usage to show (moderators only; default: yours)",
-        period="day: today; week: the last 7 days; month: the last 30 days (UTC days)",
+        member=localized("cmd-usage-member"),
+        period=localized("cmd-usage-period"),
     )
     @thinks_privately
     async def usage(
@@ -38,7 +39,7 @@ class UsageCog(commands.Cog):
         actor = await self.bot.actor(interaction)
         user_id = member.id if member is not None else actor.user_id
         if user_id != actor.user_id and not actor.is_moderator:
-            raise UserError("Only moderators may see another member's usage; /usage without a member shows yours.")
+            raise UserError(Words("refused-usage-of-another"))
         report = await self.bot.orchestrator.usage_report(
             guild_id=interaction.guild_id, user_id=user_id, period=Period(period)
         )

@@ -69,9 +69,8 @@ async def test_an_approved_call_runs_once_and_the_run_completes(tmp_path, calls)
         [approval] = await pending_of(core, run_id)
         assert (approval.tool_name, approval.arguments) == ("calc__shout", '{"text": "hi"}')
         assert recorded(calls) == []
-        assert await core.decide_approval(OWNER, approval.id, approve=True, where=HERE) == (
-            f"Approved `calc__shout` for run {run_id[:8]}."
-        )
+        decided = await core.decide_approval(OWNER, approval.id, approve=True, where=HERE)
+        assert str(decided) == f"Approved `calc__shout` for run {run_id[:8]}."
         run = await finished(core, run_id)
     assert run.status is RunStatus.COMPLETED
     assert user.results == ["YO HI"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -19,6 +20,7 @@ from bot.core.budgets.caps import (
     refusal,
     unit_of,
     warning,
+    what_of,
 )
 
 
@@ -77,9 +79,15 @@ def test_amounts_read_in_their_unit(unit, value, shown):
 
 def test_the_refusal_names_the_cap_its_use_and_when_it_frees_up():
     now = at("2026-12-01T22:00:00")
-    assert refusal(cap(120), now) == (
+    assert str(refusal(cap(120), now)) == (
         "Over budget: your tokens today on this server: 120 of 100 tokens (member_tokens_per_day). "
         "It resets at 00:00 UTC, in 2h0m."
+    )
+    worded = replace(cap(120), what=what_of("member_tokens_per_day"))
+    assert str(refusal(worded, now)) == str(refusal(cap(120), now))
+    assert refusal(worded, now).render("es-ES") == (  # type: ignore[union-attr]
+        "Presupuesto agotado: tus tokens de hoy en este servidor: 120 de 100 tokens (member_tokens_per_day). "
+        "Se reinicia a las 00:00 UTC, dentro de 2h0m."
     )
     assert exhausted(cap(120)) == "budget exhausted (member_tokens_per_day)"
     assert warning(cap(85), 7, now).startswith("<@7> ⚠️ You have used 85% of your tokens today on this server: ")

@@ -13,6 +13,7 @@ import pytest
 from fluent.syntax import FluentParser, visitor
 from fluent.syntax import ast as fluent
 
+from bot.discord_adapter.command_translator import CHOICE_PREFIX, COMMAND_PREFIX
 from bot.i18n import ENGLISH, LANGUAGES, LOCALES, Words, language_of, localized
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,7 +21,7 @@ CODE = ("bot", "cogs")
 # A call's name → the position of its message id among the positional arguments.
 LOOKUPS = {"localized": 0, "Words": 0}
 # Messages code names by building their ids (e.g. a command's description from its name); never reported unused.
-BUILT_PREFIXES: tuple[str, ...] = ()
+BUILT_PREFIXES: tuple[str, ...] = (COMMAND_PREFIX, CHOICE_PREFIX)  # tests/test_command_translations.py checks them
 DEFINES = {"bot/i18n.py"}  # where the lookups are defined, not used
 
 

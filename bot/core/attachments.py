@@ -12,6 +12,7 @@ from pydantic_ai.messages import ImageUrl, ModelMessage, ModelRequest, UserConte
 
 from bot.config import Config
 from bot.core.errors import AttachmentRefused
+from bot.i18n import Words
 from bot.records import Attachment, AttachmentKind
 from bot.redaction import Redactor
 
@@ -30,10 +31,8 @@ def check_readable(config: Config, model: str, attachments: Sequence[Attachment]
     images = [item.name for item in attachments if item.kind is AttachmentKind.IMAGE]
     if images and not reads_images(config, model):
         provider = model.partition("/")[0]
-        raise AttachmentRefused(
-            f"Model {model} cannot read images ({', '.join(images)}): it is not in [providers.{provider}] "
-            "vision_models. Send the text without the images, or pick a model that reads images."
-        )
+        refused = {"model": model, "images": ", ".join(images), "provider": provider}
+        raise AttachmentRefused(Words("refused-blind-model", refused))
 
 
 def label(item: Attachment) -> str:
@@ -81,10 +80,7 @@ def steered(text: str, attachments: Sequence[Attachment]) -> str:
     """A message for a live run, which reads text only: its text files go in with it; an image is refused."""
     images = [item.name for item in attachments if item.kind is AttachmentKind.IMAGE]
     if images:
-        raise AttachmentRefused(
-            f"The sub-agent is still working, and a running turn reads text only, so the image ({', '.join(images)}) "
-            "was not sent. Send it again once its run has ended."
-        )
+        raise AttachmentRefused(Words("refused-image-while-running", {"images": ", ".join(images)}))
     return "\n\n".join([text, *(part for item in attachments for part in parts(item) if isinstance(part, str))])
 
 

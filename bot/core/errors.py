@@ -1,7 +1,7 @@
 """Refusals worded for the person (or agent) who asked: safe to show as they are.
 
-A slash command shows one as an ephemeral ``⚠️`` reply; an agent's tool returns it as
-``{"status": error.status, "error": str(error)}``, so the model reads it and adapts.
+A slash command shows one as an ephemeral ``⚠️`` reply in the member's language; an agent's tool returns it as
+``{"status": error.status, "error": str(error)}``, so the model reads it (English, as ever) and adapts.
 """
 
 from __future__ import annotations
@@ -9,14 +9,26 @@ from __future__ import annotations
 from typing import Literal
 
 from bot.core.stats import format_runtime
+from bot.i18n import Words
 
 RefusalStatus = Literal["forbidden", "error"]
 
 
 class UserError(Exception):
-    """A refusal whose message is written for the person who asked."""
+    """A refusal whose message is written for the person who asked.
+
+    Its ``words`` are rendered in the person's language; ``str()`` is the English, which the model and logs read.
+    A plain string is a refusal no catalogue has (text from elsewhere, such as a library's error)."""
 
     status: RefusalStatus = "error"  # ``forbidden``: a policy said no; ``error``: the request is wrong
+
+    def __init__(self, words: Words | str) -> None:
+        super().__init__(str(words))
+        self.words = words
+
+    def render(self, locale: object = None) -> str:
+        """The refusal in ``locale``'s language."""
+        return self.words.render(locale) if isinstance(self.words, Words) else str(self.words)
 
 
 class AttachmentRefused(UserError):
@@ -28,7 +40,7 @@ class AttachmentRefused(UserError):
 class SpawnRefused(UserError):
     """A refused spawn; every refusal happens before anything is written."""
 
-    def __init__(self, status: RefusalStatus, message: str) -> None:
+    def __init__(self, status: RefusalStatus, message: Words | str) -> None:
         super().__init__(message)
         self.status = status
 
@@ -38,8 +50,7 @@ class SessionArchived(UserError):
 
     def __init__(self, session_key: str, archived_at: float, now: float) -> None:
         super().__init__(
-            f"Session {session_key} was archived {format_runtime(now - archived_at)} ago and takes no more "
-            "messages. Spawn a new sub-agent to go on (its transcript stays readable with /subagents log)."
+            Words("refused-session-archived", {"session": session_key, "ago": format_runtime(now - archived_at)})
         )
 
 
@@ -47,10 +58,7 @@ class EphemeralSession(UserError):
     """A ``spawn_subagent`` child answers only the tool call that started it: nobody else can talk to it."""
 
     def __init__(self, session_key: str) -> None:
-        super().__init__(
-            f"Session {session_key} is a spawn_subagent run: it answers only the agent that started it and takes "
-            "no messages."
-        )
+        super().__init__(Words("refused-ephemeral-session", {"session": session_key}))
 
 
 class CallerEnded(UserError):
@@ -59,7 +67,7 @@ class CallerEnded(UserError):
     The child is not launched."""
 
     def __init__(self, run_id: str) -> None:
-        super().__init__(f"Run {run_id} has ended; it can start nothing more.")
+        super().__init__(Words("refused-caller-ended", {"run": run_id}))
 
 
 class UnknownTarget(UserError, LookupError):

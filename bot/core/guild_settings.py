@@ -9,6 +9,7 @@ from typing import Any
 from bot.config import ThreadBindingSettings
 from bot.core.context import CoreContext
 from bot.core.server_cache import ServerCache
+from bot.i18n import Words
 from storage.audit import AuditEntry
 
 BINDING_KEYS = ("enabled", "idle_hours", "max_age_hours", "spawn_subagent_sessions", "auto_archive_minutes")
@@ -68,16 +69,10 @@ class GuildSettings:
         self._cache.written(guild_id)
 
 
-def binding_gate(settings: ThreadBindingSettings) -> str | None:
+def binding_gate(settings: ThreadBindingSettings) -> Words | None:
     """Why a thread-bound spawn is refused by configuration, in the spec's words; ``None`` if allowed."""
     if not settings.enabled:
-        return (
-            "Discord thread bindings are disabled (set channels.discord.thread_bindings.enabled = true to override "
-            "for Discord, or session.thread_bindings.enabled = true globally)."
-        )
+        return Words("refused-bindings-disabled")
     if not settings.spawn_subagent_sessions:
-        return (
-            "Discord thread-bound subagent spawns are disabled "
-            "(set channels.discord.thread_bindings.spawn_subagent_sessions = true to enable)."
-        )
+        return Words("refused-binding-spawns-disabled")
     return None

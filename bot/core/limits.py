@@ -9,6 +9,7 @@ or a chat message is "too long (N characters; the limit is L)", a message into a
 from __future__ import annotations
 
 from bot.core.errors import TextRefused
+from bot.i18n import Words
 from bot.text import has_visible_text
 
 MAX_TEXT_CHARS = 4000
@@ -20,26 +21,26 @@ class EmptyText(TextRefused):
 
 
 class TextTooLong(TextRefused):
-    def __init__(self, message: str, length: int, limit: int) -> None:
+    def __init__(self, message: Words, length: int, limit: int) -> None:
         super().__init__(message)
         self.length = length
         self.limit = limit
 
 
 def checked_text(
-    text: str, *, what: str = "Message", empty: str | None = None, terse: bool = False, limit: int = MAX_TEXT_CHARS
+    text: str, *, what: str = "Message", empty: Words | None = None, terse: bool = False, limit: int = MAX_TEXT_CHARS
 ) -> str:
     """``text`` without surrounding whitespace; :class:`EmptyText` when nothing in it is visible (worded ``empty``,
     by default "<what> must not be empty."), :class:`TextTooLong` when it is longer than ``limit``."""
     stripped = text.strip()
     if not has_visible_text(stripped):
-        raise EmptyText(empty or f"{what} must not be empty.")
+        raise EmptyText(empty or Words("refused-text-empty", {"what": what}))
     length = len(stripped)
     if length > limit:
         worded = (
-            f"{what} too long ({length} chars, max {limit})."
+            Words("refused-text-too-long-terse", {"what": what, "length": str(length), "limit": str(limit)})
             if terse
-            else f"{what} is too long ({length:,} characters; the limit is {limit:,})."
+            else Words("refused-text-too-long", {"what": what, "length": f"{length:,}", "limit": f"{limit:,}"})
         )
         raise TextTooLong(worded, length, limit)
     return stripped

@@ -33,6 +33,7 @@ from bot.core.people.usage_report import Period, UsageReport
 from bot.core.runs.requests import ChatRequest, SpawnAccepted, SpawnRequest
 from bot.core.threads.messages import Heard
 from bot.core.threads.port import ThreadPort
+from bot.i18n import Words
 from bot.records import Actor, Cleanup, Origin
 from bot.redaction import Redactor
 from storage.db import Database
@@ -170,7 +171,7 @@ class Orchestrator:
         if session.cleanup == Cleanup.DELETE:
             await self.core.archiving.archive(session.key)
 
-    async def decide_approval(self, actor: Actor, approval_id: str, approve: bool, *, where: Collection[int]) -> str:
+    async def decide_approval(self, actor: Actor, approval_id: str, approve: bool, *, where: Collection[int]) -> Words:
         """A person's Approve or Deny of a paused tool call, from the channels ``where``."""
         return await self.core.approvals.decide(actor, approval_id, approve, where=where)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bot.config import Config
 from bot.core.errors import SpawnRefused
+from bot.i18n import Words
 from bot.text import quoted
 
 BOT_RUNTIMES = ("subagent", "agent")  # the contract's name, and this bot's
@@ -27,5 +28,7 @@ def acp_target(runtime: str, agent_id: str | None, config: Config, *, sandboxed:
     if agent_id is None:
         raise SpawnRefused("error", f'runtime="acp" requires agentId naming an ACP agent (configured: {configured}).')
     if agent_id not in config.acp_agents:
-        raise SpawnRefused("error", f'Unknown ACP agent "{quoted(agent_id)}". Configured ACP agents: {configured}.')
+        raise SpawnRefused(
+            "error", Words("refused-unknown-acp-agent", {"agent": quoted(agent_id), "configured": configured})
+        )
     return agent_id

@@ -16,6 +16,7 @@ import discord
 
 from bot.discord_adapter.conversations import channels_of
 from bot.discord_adapter.run_buttons import ActorOf, answer_privately
+from bot.i18n import Words
 from bot.records import Actor
 
 _LOOKS = {
@@ -27,7 +28,9 @@ _LOOKS = {
 class Decide(Protocol):
     """Where a person's Approve or Deny goes; its checks say whether it counts."""
 
-    def __call__(self, actor: Actor, approval_id: str, approve: bool, *, where: Collection[int]) -> Awaitable[str]: ...
+    def __call__(
+        self, actor: Actor, approval_id: str, approve: bool, *, where: Collection[int]
+    ) -> Awaitable[Words]: ...
 
 
 class ApprovalButtons:

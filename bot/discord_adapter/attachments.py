@@ -13,6 +13,7 @@ import discord
 
 from bot.config import DiscordConfig
 from bot.core.errors import AttachmentRefused
+from bot.i18n import Words
 from bot.records import Attachment, AttachmentKind
 
 _IMAGE_SIGNATURES = {
@@ -51,23 +52,16 @@ def _size(count: int) -> str:
 def check_limits(files: Sequence[discord.Attachment], limits: DiscordConfig) -> None:
     """Refuse a message over the count, per-file or total limits before anything is downloaded."""
     if len(files) > limits.max_attachments:
-        raise AttachmentRefused(
-            f"You attached {len(files)} files; one message may attach at most {limits.max_attachments} "
-            "([discord] max_attachments). Nothing was sent to the model."
-        )
+        refused = {"count": str(len(files)), "limit": str(limits.max_attachments)}
+        raise AttachmentRefused(Words("refused-too-many-files", refused))
     for file in files:
         if file.size > limits.max_attachment_bytes:
-            raise AttachmentRefused(
-                f"`{file.filename}` is {_size(file.size)}; one file may be at most "
-                f"{_size(limits.max_attachment_bytes)} ([discord] max_attachment_bytes). Nothing was sent to the model."
-            )
+            refused = {"file": file.filename, "size": _size(file.size), "limit": _size(limits.max_attachment_bytes)}
+            raise AttachmentRefused(Words("refused-file-too-big", refused))
     total = sum(file.size for file in files)
     if total > limits.max_attachments_total_bytes:
-        raise AttachmentRefused(
-            f"Your files add up to {_size(total)}; one message's files may add up to at most "
-            f"{_size(limits.max_attachments_total_bytes)} ([discord] max_attachments_total_bytes). "
-            "Nothing was sent to the model."
-        )
+        refused = {"size": _size(total), "limit": _size(limits.max_attachments_total_bytes)}
+        raise AttachmentRefused(Words("refused-files-too-big", refused))
 
 
 async def prepared(files: Sequence[discord.Attachment], limits: DiscordConfig) -> tuple[Attachment, ...]:
@@ -78,11 +72,11 @@ async def prepared(files: Sequence[discord.Attachment], limits: DiscordConfig) -
         try:
             data = await file.read()
         except discord.HTTPException as error:
-            failed = f"Could not download `{file.filename}` from Discord ({error.status}); try again."
-            raise AttachmentRefused(failed) from None
+            failed = {"file": file.filename, "status": str(error.status)}
+            raise AttachmentRefused(Words("refused-download-failed", failed)) from None
         if len(data) > limits.max_attachment_bytes:  # the size Discord announced was not the size it served
-            over = _size(limits.max_attachment_bytes)
-            raise AttachmentRefused(f"`{file.filename}` is over {over}; nothing was sent to the model.")
+            over = {"file": file.filename, "limit": _size(limits.max_attachment_bytes)}
+            raise AttachmentRefused(Words("refused-file-over", over))
         prepared_files.append(_sorted(file, data))
     return tuple(prepared_files)
 
@@ -95,8 +89,5 @@ def _sorted(file: discord.Attachment, data: bytes) -> Attachment:
         return Attachment(file.filename, file.url, digest, len(data), AttachmentKind.IMAGE, image)
     text = text_of(data)
     if text is None:
-        raise AttachmentRefused(
-            f"`{file.filename}` is neither text nor an image (PNG, JPEG, GIF or WebP), so the model cannot read it. "
-            "Nothing was sent to the model."
-        )
+        raise AttachmentRefused(Words("refused-unreadable-file", {"file": file.filename}))
     return Attachment(file.filename, file.url, digest, len(data), AttachmentKind.TEXT, "text/plain", text)

@@ -29,25 +29,30 @@ async def send_ephemeral(interaction: discord.Interaction, text: str) -> None:
 
 
 def message_for(interaction: discord.Interaction, error: app_commands.AppCommandError) -> str:
+    """The reply for a failed command, in the member's language."""
     original = getattr(error, "original", error)
+    locale = interaction.locale
     if isinstance(original, UserError):
-        return localized("refusal", interaction.locale, reason=str(original))
+        return localized("refusal", locale, reason=original.render(locale))
     if isinstance(error, app_commands.BotMissingPermissions):
-        missing = ", ".join(p.replace("_", " ").title() for p in error.missing_permissions)
-        return f"⚠️ I am missing the permission(s) I need here: {missing}."
+        return localized("refused-bot-missing-permissions", locale, missing=_permissions(error.missing_permissions))
     if isinstance(error, app_commands.MissingPermissions):
-        missing = ", ".join(p.replace("_", " ").title() for p in error.missing_permissions)
-        return f"⚠️ You need these permission(s) to do that: {missing}."
+        return localized("refused-missing-permissions", locale, missing=_permissions(error.missing_permissions))
     if isinstance(error, app_commands.NoPrivateMessage):
-        return "⚠️ This command only works in a server."
+        return localized("refused-server-only", locale)
     if isinstance(error, app_commands.CommandOnCooldown):
-        return f"⚠️ Slow down: try again in {error.retry_after:.0f}s."
+        return localized("refused-cooldown", locale, seconds=f"{error.retry_after:.0f}")
     if isinstance(error, app_commands.CheckFailure):
-        return "⚠️ You are not allowed to use this command here."
+        return localized("refused-check-failed", locale)
     if isinstance(error, app_commands.TransformerError):
-        return f"⚠️ {error}"
-    name = interaction.command.qualified_name if interaction.command else "this command"
-    return f"⚠️ Something went wrong running /{name}. It has been logged."
+        return localized("refusal", locale, reason=str(error))
+    name = interaction.command.qualified_name if interaction.command else None
+    return localized("command-failed", locale, command=name or "none")
+
+
+def _permissions(names: list[str]) -> str:
+    """Discord's permission names as its settings show them (English there too)."""
+    return ", ".join(name.replace("_", " ").title() for name in names)
 
 
 class ThreadboundTree(app_commands.CommandTree):

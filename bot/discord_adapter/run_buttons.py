@@ -18,6 +18,7 @@ from bot.discord_adapter.conversations import conversation_of
 from bot.discord_adapter.interaction_errors import send_ephemeral
 from bot.discord_adapter.replies import send_text
 from bot.discord_adapter.thinking import defer_privately
+from bot.i18n import Words, localized
 from bot.records import Actor
 
 STEER_INPUT_ID = "steer-text"
@@ -29,29 +30,35 @@ ActorOf = Callable[[discord.Interaction], Awaitable[Actor]]
 class RunCommands(Protocol):
     """What the buttons do to a run, checked as ``/subagents kill`` and ``steer`` are."""
 
-    async def kill(self, actor: Actor, conversation: str, target: str) -> str: ...
+    async def kill(self, actor: Actor, conversation: str, target: str) -> Words: ...
 
-    async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> str: ...
+    async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> Words: ...
 
 
-async def answer_privately(interaction: discord.Interaction, work: Awaitable[str]) -> None:
-    """Defer, do the work, reply privately; a refusal becomes its message instead of a failed interaction."""
+async def answer_privately(interaction: discord.Interaction, work: Awaitable[Words]) -> None:
+    """Defer, do the work, reply privately in the clicker's language; a refusal becomes its message instead of a
+    failed interaction."""
     await defer_privately(interaction)
+    locale = interaction.locale
     try:
         reply = await work
     except UserError as refused:
-        await send_ephemeral(interaction, f"⚠️ {refused}")
+        await send_ephemeral(interaction, localized("refusal", locale, reason=refused.render(locale)))
         return
-    await send_text(interaction, reply)
+    await send_text(interaction, reply.render(locale))
 
 
 class SteerModal(discord.ui.Modal):
-    def __init__(self, run_id: str, buttons: RunButtons) -> None:
-        super().__init__(title="Steer this sub-agent", custom_id=f"run:steer-modal:{run_id}", timeout=600)
+    def __init__(self, run_id: str, buttons: RunButtons, locale: discord.Locale) -> None:
+        title = localized("steer-modal-title", locale)
+        super().__init__(title=title, custom_id=f"run:steer-modal:{run_id}", timeout=600)
         self.run_id = run_id
         self.buttons = buttons
         self.direction: discord.ui.TextInput[SteerModal] = discord.ui.TextInput(
-            label="New direction", style=discord.TextStyle.paragraph, max_length=4000, custom_id=STEER_INPUT_ID
+            label=localized("steer-modal-direction", locale),
+            style=discord.TextStyle.paragraph,
+            max_length=4000,
+            custom_id=STEER_INPUT_ID,
         )
         self.add_item(self.direction)
 
@@ -110,7 +117,7 @@ class RunButtons:
     async def clicked(self, interaction: discord.Interaction, action: str, run_id: str) -> None:
         """Kill at once; Steer asks for the new direction first."""
         if action == "steer":
-            await interaction.response.send_modal(SteerModal(run_id, self))
+            await interaction.response.send_modal(SteerModal(run_id, self, interaction.locale))
             return
         actor = await self._actor_of(interaction)
         await answer_privately(interaction, self._control.kill(actor, conversation_of(interaction), run_id))

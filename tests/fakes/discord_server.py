@@ -90,6 +90,7 @@ DISCORD_EPOCH_MS = 1420070400000
 FLAG_HAS_THREAD = 1 << 5
 FLAG_EPHEMERAL = 1 << 6
 FLAG_LOADING = 1 << 7
+DISCORD_LOCALES = frozenset(locale.value for locale in discord.Locale)
 
 # Channel types
 CH_TEXT, CH_DM, CH_CATEGORY, CH_NEWS = 0, 1, 4, 5
@@ -2454,6 +2455,18 @@ class FakeDiscord:
 
     # ---------------------------------------------------------------------------------------------- REST: commands
 
+    @staticmethod
+    def _validate_localizations(item: dict[str, Any], path: str) -> None:
+        """Like Discord: a localization is keyed by a locale Discord knows, and is 1–100 characters."""
+        for key in ("name_localizations", "description_localizations"):
+            for locale, text in (item.get(key) or {}).items():
+                if locale not in DISCORD_LOCALES:
+                    raise _form_error(f"{path}.{key}", "LOCALE_INVALID", f"Invalid locale {locale!r}")
+                if not 1 <= len(text) <= 100:
+                    raise _form_error(
+                        f"{path}.{key}.{locale}", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length."
+                    )
+
     def _validate_command(self, cmd: dict[str, Any], path: str, depth: int = 0) -> None:
         name = cmd.get("name", "")
         is_chat = cmd.get("type", 1) in (1, 3, 4) if depth == 0 else True
@@ -2462,6 +2475,9 @@ class FakeDiscord:
         desc = cmd.get("description", "")
         if (depth > 0 or cmd.get("type", 1) == 1) and not 1 <= len(desc) <= 100:
             raise _form_error(f"{path}.description", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+        self._validate_localizations(cmd, path)
+        for i, choice in enumerate(cmd.get("choices") or []):
+            self._validate_localizations(choice, f"{path}.choices.{i}")
         options = cmd.get("options") or []
         if len(options) > 25:
             raise _form_error(f"{path}.options", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Literal
 
 from bot.core.stats import format_runtime
+from bot.i18n import Words
 
 HOUR = 3600.0
 WARN_AT = Decimal("0.8")  # a member hears once a day that a daily cap of theirs is this far used
@@ -30,7 +31,7 @@ class Window(StrEnum):
 @dataclass(frozen=True)
 class Cap:
     key: str  # the setting that sets it, named in every message about it
-    what: str  # whose use of what, in words: "your tokens today on this server"
+    what: Words | str  # whose use of what, in words: "your tokens today on this server" (see ``what_of``)
     unit: Unit
     limit: Decimal
     used: Decimal
@@ -58,16 +59,33 @@ def next_midnight(now: float) -> float:
     return (today + timedelta(days=1)).timestamp()
 
 
-def amount(unit: Unit, value: Decimal) -> str:
+def what_of(key: str) -> Words:
+    """Whose use of what the cap set by ``key`` counts: a ``[budgets]`` key, or an agent's own daily cap."""
+    if key.startswith("agents.list."):
+        agent, _, setting = key.removeprefix("agents.list.").rpartition(".")
+        return Words("cap-agent-today", {"agent": agent, "setting": setting})
+    return Words("cap-what", {"key": key})
+
+
+def amount_words(unit: Unit, value: Decimal) -> Words | str:
+    """An amount in its unit; dollars are figures in every language."""
     if unit == "usd":
         return f"${value:.4f}" if 0 < value < Decimal("0.01") else f"${value:,.2f}"
-    return f"{int(value):,} {unit if value != 1 else unit.removesuffix('s')}"
+    return Words("cap-amount", {"count": f"{int(value):,}", "unit": unit if value != 1 else unit.removesuffix("s")})
+
+
+def amount(unit: Unit, value: Decimal) -> str:
+    return str(amount_words(unit, value))
+
+
+def use_words(cap: Cap) -> Words:
+    """How much of the cap is used: ``1,205 of 1,000 tokens``, ``$0.80 of $1.00``."""
+    used = amount_words(cap.unit, cap.used) if cap.unit == "usd" else f"{int(cap.used):,}"
+    return Words("cap-use", {"used": used, "limit": amount_words(cap.unit, cap.limit)})
 
 
 def use_of(cap: Cap) -> str:
-    """How much of the cap is used: ``1,205 of 1,000 tokens``, ``$0.80 of $1.00``."""
-    used = amount(cap.unit, cap.used) if cap.unit == "usd" else f"{int(cap.used):,}"
-    return f"{used} of {amount(cap.unit, cap.limit)}"
+    return str(use_words(cap))
 
 
 def unit_of(key: str) -> Unit:
@@ -81,14 +99,18 @@ def _clock(when: float) -> str:
     return datetime.fromtimestamp(when, UTC).strftime("%H:%M UTC")
 
 
-def frees_up(cap: Cap, now: float) -> str:
+def frees_words(cap: Cap, now: float) -> Words:
     """When the cap lets the next run or request through."""
     if cap.window is Window.DAY:
         midnight = next_midnight(now)
-        return f"It resets at {_clock(midnight)}, in {format_runtime(midnight - now)}"
+        return Words("cap-resets", {"at": _clock(midnight), "in": format_runtime(midnight - now)})
     if cap.window is Window.HOUR and cap.frees_at is not None:
-        return f"One frees up at {_clock(cap.frees_at)}, in {format_runtime(cap.frees_at - now)}"
-    return "One frees up when one of them ends"
+        return Words("cap-frees-at", {"at": _clock(cap.frees_at), "in": format_runtime(cap.frees_at - now)})
+    return Words("cap-frees-when-one-ends")
+
+
+def frees_up(cap: Cap, now: float) -> str:
+    return str(frees_words(cap, now))
 
 
 def zeroclaw_refusal(cap: Cap) -> str:
@@ -99,11 +121,12 @@ def zeroclaw_refusal(cap: Cap) -> str:
     )
 
 
-def refusal(cap: Cap, now: float) -> str:
+def refusal(cap: Cap, now: float) -> Words | str:
     """Why a spawn or message is refused: the cap, its use, and when that changes."""
     if cap.zeroclaw:
         return zeroclaw_refusal(cap)
-    return f"Over budget: {cap.what}: {use_of(cap)} ({cap.key}). {frees_up(cap, now)}."
+    told = {"what": cap.what, "use": use_words(cap), "key": cap.key, "frees": frees_words(cap, now)}
+    return Words("refused-over-budget", told)
 
 
 def exhausted(cap: Cap) -> str:

@@ -21,11 +21,23 @@ from decimal import Decimal
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
 from bot.agents.metering import SpendCheck
-from bot.core.budgets.caps import HOUR, Cap, Unit, Window, day_of, exhausted, first_reached, refusal, warning
+from bot.core.budgets.caps import (
+    HOUR,
+    Cap,
+    Unit,
+    Window,
+    day_of,
+    exhausted,
+    first_reached,
+    refusal,
+    warning,
+    what_of,
+)
 from bot.core.budgets.limits import BudgetLimits, Limits
 from bot.core.context import CoreContext
 from bot.core.errors import UserError
 from bot.core.runs.announcements import Announcement
+from bot.i18n import Words
 from bot.records import Run, Session
 from storage.db import Connection
 from storage.usage import DaySpent, Payer, Spend, Spent
@@ -139,11 +151,11 @@ class Budgets:
         The second counts only for a run a member starts themselves."""
         usage, values, since = self._ctx.repos.usage, limits.values, self._ctx.clock() - HOUR
         caps = []
-        hourly: list[tuple[str, str, int | None]] = []
+        hourly: list[tuple[str, Words, int | None]] = []
         if payer.user_id is not None:
-            hourly.append(("member_runs_per_hour", "your runs in the last hour on this server", payer.user_id))
+            hourly.append(("member_runs_per_hour", what_of("member_runs_per_hour"), payer.user_id))
         if payer.guild_id is not None:
-            hourly.append(("server_runs_per_hour", "this server's runs in the last hour", None))
+            hourly.append(("server_runs_per_hour", what_of("server_runs_per_hour"), None))
         for key, what, user_id in hourly:
             if values[key]:
                 count, oldest = await usage.runs_since(tx, since, guild_id=payer.guild_id, user_id=user_id)
@@ -151,8 +163,8 @@ class Budgets:
                 caps.append(Cap(key, what, "runs", values[key], Decimal(count), Window.HOUR, frees_at))
         if payer.user_id is not None and top_level and values["member_concurrent_runs"]:
             live = await usage.live_top_level(tx, guild_id=payer.guild_id, user_id=payer.user_id)
-            what = "your runs in progress on this server"
             limit = values["member_concurrent_runs"]
+            what = what_of("member_concurrent_runs")
             caps.append(Cap("member_concurrent_runs", what, "runs", limit, Decimal(live), Window.LIVE))
         return caps
 
@@ -161,40 +173,36 @@ class Budgets:
         spent = await self._spent(payer)
         caps = self._member_daily(limits, spent.member) if payer.user_id is not None else []
         if payer.guild_id is not None:
-            caps += _tokens_and_cost(limits.values, "server", "this server's {} today", spent.server)
+            caps += _tokens_and_cost(limits.values, "server", spent.server)
         agent = self._ctx.config.agents.list.get(payer.agent_id)
         if agent is None:
             return caps
-        own: list[tuple[str, Unit, str, Decimal, Decimal]] = [
-            ("tokens_per_day", "tokens", "tokens", Decimal(agent.tokens_per_day), Decimal(spent.agent.tokens)),
-            ("cost_per_day_usd", "usd", "spending", agent.cost_per_day_usd, spent.agent.cost),
+        own: list[tuple[str, Unit, Decimal, Decimal]] = [
+            ("tokens_per_day", "tokens", Decimal(agent.tokens_per_day), Decimal(spent.agent.tokens)),
+            ("cost_per_day_usd", "usd", agent.cost_per_day_usd, spent.agent.cost),
         ]
-        for key, unit, noun, limit, used in own:
+        for key, unit, limit, used in own:
             if limit:
-                what = f"agent {payer.agent_id}'s {noun} today"
-                caps.append(Cap(f"agents.list.{payer.agent_id}.{key}", what, unit, limit, used, Window.DAY))
+                setting = f"agents.list.{payer.agent_id}.{key}"
+                caps.append(Cap(setting, what_of(setting), unit, limit, used, Window.DAY))
         if agent.runtime_profile is not None:
             cents = self._ctx.config.runtime_profiles[agent.runtime_profile].max_cost_per_day_cents
             key = f"runtime_profiles.{agent.runtime_profile}.max_cost_per_day_cents"
-            what = f"agent {payer.agent_id}'s spending today"
+            what = what_of(f"agents.list.{payer.agent_id}.cost_per_day_usd")
             caps.append(Cap(key, what, "usd", Decimal(cents) / 100, spent.agent.cost, Window.DAY, zeroclaw=True))
         return caps
 
     @staticmethod
     def _member_daily(limits: Limits, spent: Spent) -> list[Cap]:
-        return _tokens_and_cost(limits.values, "member", "your {} today on this server", spent)
+        return _tokens_and_cost(limits.values, "member", spent)
 
 
-def _tokens_and_cost(values: dict[str, Decimal], scope: str, what: str, spent: Spent) -> list[Cap]:
-    rows: list[tuple[str, Unit, str, Decimal]] = [
-        (f"{scope}_tokens_per_day", "tokens", "tokens", Decimal(spent.tokens)),
-        (f"{scope}_cost_per_day_usd", "usd", "spending", spent.cost),
+def _tokens_and_cost(values: dict[str, Decimal], scope: str, spent: Spent) -> list[Cap]:
+    rows: list[tuple[str, Unit, Decimal]] = [
+        (f"{scope}_tokens_per_day", "tokens", Decimal(spent.tokens)),
+        (f"{scope}_cost_per_day_usd", "usd", spent.cost),
     ]
-    return [
-        Cap(key, what.format(noun), unit, values[key], used, Window.DAY)
-        for key, unit, noun, used in rows
-        if values[key]
-    ]
+    return [Cap(key, what_of(key), unit, values[key], used, Window.DAY) for key, unit, used in rows if values[key]]
 
 
 def _notice(text: str, run: Run, session: Session, user_id: int) -> Announcement:

@@ -29,6 +29,7 @@ from bot.core.runs.requests import cron_session_key, new_run
 from bot.core.runs.spawning import Spawning
 from bot.core.timers import skipped_if_bad
 from bot.cron import cron_trigger, due, next_slot
+from bot.i18n import Words
 from bot.records import (
     ControlScope,
     Origin,
@@ -108,13 +109,13 @@ class Schedules:
         trigger = cron_trigger(schedule.spec.cron, schedule.spec.timezone)
         return next_slot(trigger, max(schedule.claimed_through, self._ctx.clock()))
 
-    def agent_refusal(self, agent_id: str) -> str | None:
+    def agent_refusal(self, agent_id: str) -> Words | None:
         """Why ``agent_id`` cannot run a schedule, worded for people; ``None`` if it can."""
         agents = self._ctx.config.agents.list
         if agent_id not in agents:
-            return f'Unknown agent "{quoted(agent_id)}". Configured agents: {", ".join(sorted(agents))}.'
+            return Words("refused-unknown-agent", {"agent": quoted(agent_id), "configured": ", ".join(sorted(agents))})
         if not agents[agent_id].enabled:
-            return f'Agent "{agent_id}" is disabled (agents.list.{agent_id}.enabled = false).'
+            return Words("refused-agent-disabled", {"agent": agent_id})
         return None
 
     async def fire_due(self, schedule_id: int) -> str | None:
@@ -186,7 +187,7 @@ class Schedules:
 
         It cannot when its agent or model is gone from the config."""
         if (refusal := self.agent_refusal(spec.agent_id)) is not None:
-            return refusal
+            return str(refusal)
         try:
             self._models.resolve(self._model_of(spec.agent_id))
         except UnknownModelError as error:

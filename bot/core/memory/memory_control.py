@@ -13,6 +13,7 @@ import structlog
 
 from bot.core.context import CoreContext
 from bot.core.errors import UserError
+from bot.i18n import Words
 from bot.records import Memory
 from storage.audit import AuditEntry
 
@@ -39,17 +40,14 @@ class MemoryControl:
         """Forget memory ``memory_id`` of this server for ``user_id``; refused unless it is theirs or they admin."""
         memory = await self._ctx.repos.memories.get(memory_id)
         if memory is None or memory.guild_id != guild_id:
-            raise UserError(f"There is no memory #{memory_id} in this server. /memory list shows their numbers.")
+            raise UserError(Words("refused-no-memory", {"id": str(memory_id)}))
         theirs = memory.created_by_user_id == user_id
         if not theirs and not admin:
-            raise UserError(
-                f"Memory #{memory_id} was not stored from your conversations; only an admin (Manage Server) may "
-                "forget it."
-            )
+            raise UserError(Words("refused-memory-not-yours", {"id": str(memory_id)}))
         now = self._ctx.clock()
         async with self._ctx.repos.db.transaction() as tx:
             if not await self._ctx.repos.memories.delete(tx, memory_id):
-                raise UserError(f"Memory #{memory_id} was forgotten already.")
+                raise UserError(Words("refused-memory-forgotten", {"id": str(memory_id)}))
             if not theirs:
                 detail = f"memory #{memory_id} of agent {memory.agent_id}: {memory.key}"
                 entry = AuditEntry(guild_id, user_id, memory.created_by_user_id, "memory_forget", None, detail, now)

@@ -15,6 +15,7 @@ import structlog
 
 from bot.core.context import CoreContext
 from bot.core.errors import UserError
+from bot.i18n import Words
 from bot.records import Actor, Run
 from storage.audit import AuditEntry
 
@@ -42,9 +43,9 @@ class Forbidden(UserError):
     status = "forbidden"
 
 
-def not_yours(action: str, label: str, owner: int | None) -> str:
+def not_yours(action: str, label: str, owner: int | None) -> Words:
     """The refusal people and agents both read."""
-    return f"You can only {action} runs you started; {label} belongs to <@{owner}>. Ask them or a moderator."
+    return Words("refused-not-yours", {"action": action, "label": label, "owner": f"<@{owner}>"})
 
 
 class RunAuthority:

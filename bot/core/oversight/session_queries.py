@@ -17,6 +17,7 @@ from bot.core.attachments import shown
 from bot.core.context import CoreContext
 from bot.core.errors import UnknownTarget
 from bot.core.files.attached_files import ATTACH_FILE
+from bot.i18n import Words
 from bot.records import Run, RunStatus, Session, SpawnSite
 from bot.text import quoted
 
@@ -123,7 +124,7 @@ class SessionQueries:
         elif _RUN_ID_PREFIX.fullmatch(token.lower()):
             keys = await self._ctx.repos.runs.sessions_with_run_prefix(requester_key, token.lower())
             if len(keys) > 1:
-                raise UnknownTarget(f"Ambiguous run id prefix: {token}")
+                raise UnknownTarget(Words("refused-ambiguous-run-prefix", {"target": token}))
             session = await self._ctx.repos.sessions.get(keys[0]) if keys else None
         else:
             session = None
@@ -140,37 +141,37 @@ class SessionQueries:
         shown = quoted(token)
         if token == "last":
             if not rows:
-                raise UnknownTarget("Unknown subagent id: last")
+                raise UnknownTarget(Words("refused-unknown-target", {"target": "last"}))
             return max(rows, key=lambda r: r.run.created_at if r.run else 0)
         digits = token.removeprefix("#")
         if digits.isdecimal():
             number = digits.lstrip("0")
             # Compared by length first: int() refuses numbers of more than 4,300 digits.
             if len(number) > len(str(len(rows))) or not 1 <= int(number or "0") <= len(rows):
-                raise UnknownTarget(f"Invalid subagent index: {shown}")
+                raise UnknownTarget(Words("refused-invalid-index", {"target": shown}))
             return rows[int(number) - 1]
         if ":" in token:
             for row in rows:
                 if row.session.key == token:
                     return row
-            raise UnknownTarget(f"Unknown subagent session: {shown}")
+            raise UnknownTarget(Words("refused-unknown-session", {"target": shown}))
         lowered = token.lower()
         exact = [r for r in rows if r.label.lower() == lowered]
         if len(exact) == 1:
             return exact[0]
         if len(exact) > 1:
-            raise UnknownTarget(f"Ambiguous subagent label: {shown}")
+            raise UnknownTarget(Words("refused-ambiguous-label", {"target": shown}))
         prefixed = [r for r in rows if r.label.lower().startswith(lowered)]
         if len(prefixed) == 1:
             return prefixed[0]
         if len(prefixed) > 1:
-            raise UnknownTarget(f"Ambiguous subagent label prefix: {shown}")
+            raise UnknownTarget(Words("refused-ambiguous-label-prefix", {"target": shown}))
         by_run = [r for r in rows if r.run is not None and r.run.id.startswith(lowered)]
         if len(by_run) == 1:
             return by_run[0]
         if len(by_run) > 1:
-            raise UnknownTarget(f"Ambiguous run id prefix: {shown}")
-        raise UnknownTarget(f"Unknown subagent id: {shown}")
+            raise UnknownTarget(Words("refused-ambiguous-run-prefix", {"target": shown}))
+        raise UnknownTarget(Words("refused-unknown-target", {"target": shown}))
 
     async def assistant_texts(self, session_key: str) -> list[str]:
         return [

@@ -21,11 +21,12 @@ from bot.core.threads.port import (
 )
 from bot.core.timers import instant
 from bot.durations import LONGEST, DurationTooLong, format_duration, parse_duration
+from bot.i18n import Words
 from bot.records import Actor, Binding
 from bot.text import quoted
 
 UNFOCUS_FAREWELL = "⚙️ Thread unfocused. Messages here will no longer be routed."
-NOT_FOCUSED = "ℹ️ This conversation is not currently focused."
+NOT_FOCUSED = Words("not-focused")
 
 
 def _iso(timestamp: float) -> str:
@@ -51,7 +52,7 @@ class BindingControl:
 
     def _port(self) -> ThreadPort:
         if self._threads is None:
-            raise UserError("Thread bindings are unavailable: no chat adapter can create threads.")
+            raise UserError(Words("refused-no-threads"))
         return self._threads
 
     async def focus(
@@ -63,14 +64,14 @@ class BindingControl:
         channel_id: int,
         parent_channel_id: int | None,
         is_dm: bool,
-    ) -> str:
+    ) -> Words:
         """Bind this thread (``parent_channel_id`` is its channel) or DM to the target's session; in a channel,
         create a thread for it. Focusing is talking to a session: its owner or a moderator only."""
         row = await self._runs.resolve(conversation, target)
         here = parent_channel_id is not None or is_dm
         current = await self._ctx.repos.bindings.get(channel_id) if here else None
         if current is not None and current.bound_by not in (None, actor.user_id) and not actor.is_moderator:
-            raise UserError(f"Only <@{current.bound_by}> can refocus this conversation.")
+            raise UserError(Words("refused-binding-not-yours", {"who": f"<@{current.bound_by}>", "what": "refocus"}))
         await self._runs.authorize(actor, row, "focus")
         if row.session.archived_at is not None:
             raise SessionArchived(row.session.key, row.session.archived_at, self._ctx.clock())
@@ -78,11 +79,11 @@ class BindingControl:
             raise EphemeralSession(row.session.key)
         settings = (await self._guild_settings.effective(actor.guild_id)).thread_bindings
         if not settings.enabled:
-            raise UserError(binding_gate(settings) or "Thread bindings are disabled.")
+            raise UserError(binding_gate(settings) or Words("refused-bindings-off"))
         if here:
             binding = self._new_binding(channel_id, parent_channel_id, row, actor.user_id, settings)
             await self._bindings.bind(binding)
-            return f"✅ bound this conversation to {row.session.key}."
+            return Words("focused-here", {"session": row.session.key})
         if refusal := binding_gate(settings):
             raise UserError(refusal)
         try:
@@ -92,11 +93,11 @@ class BindingControl:
                 auto_archive_minutes(settings.idle_hours * 3600, settings.auto_archive_minutes),
             )
         except ThreadUnavailable as unavailable:
-            raise UserError(f"Unable to create a thread here: {unavailable}") from None
+            raise UserError(Words("refused-thread-unavailable", {"reason": str(unavailable)})) from None
         binding = self._new_binding(ref.thread_id, ref.parent_channel_id, row, actor.user_id, settings)
         await self._bindings.bind(binding)
         await self._port().post(ref.thread_id, intro_text(row.label, binding.idle_seconds, binding.max_age_seconds))
-        return f"✅ created thread <#{ref.thread_id}> and bound it to {row.session.key}."
+        return Words("focused-new-thread", {"thread": f"<#{ref.thread_id}>", "session": row.session.key})
 
     def _new_binding(
         self, thread_id: int, parent: int | None, row: ChildRow, user_id: int, settings: ThreadBindingSettings
@@ -125,15 +126,15 @@ class BindingControl:
         if owner == actor.user_id:
             return
         who = binding.bound_by if binding.bound_by is not None else owner
-        raise UserError(f"Only <@{who}> can {what} this conversation.")
+        raise UserError(Words("refused-binding-not-yours", {"who": f"<@{who}>", "what": what}))
 
-    async def unfocus(self, actor: Actor, channel_id: int) -> str:
+    async def unfocus(self, actor: Actor, channel_id: int) -> Words:
         binding = await self._binding_here(channel_id)
         if binding is None:
             return NOT_FOCUSED
         await self._may_manage(actor, binding, "unfocus")
         await self._bindings.unbind(channel_id, farewell=UNFOCUS_FAREWELL)
-        return "✅ Conversation unfocused."
+        return Words("unfocused")
 
     async def agents(self, conversation: str) -> str:
         """Active, waiting and bound sub-agents of this conversation, with their thread or ``unbound``."""
@@ -149,29 +150,26 @@ class BindingControl:
             lines.append("(none)")
         return "\n".join(lines)
 
-    async def lifetime(self, actor: Actor, channel_id: int, which: str, value: str | None) -> str:
+    async def lifetime(self, actor: Actor, channel_id: int, which: str, value: str | None) -> Words:
         """Show or set ``idle`` or ``max-age`` for the binding of this conversation."""
         binding = await self._binding_here(channel_id)
         if binding is None:
             return NOT_FOCUSED
         idle = which == "idle"
-        name = "Idle timeout" if idle else "Max age"
         seconds = binding.idle_seconds if idle else binding.max_age_seconds
         if value is None:
             if seconds <= 0:
-                return f"ℹ️ {name} is currently disabled for this focused session."
+                return Words("lifetime-off", {"which": which})
             start = binding.last_activity_at if idle else binding.bound_at
-            when = "next auto-unfocus" if idle else "hard auto-unfocus"
-            return f"ℹ️ {name} active ({format_duration(seconds)}, {when} at {_iso(start + seconds)})."
+            shown = {"which": which, "duration": format_duration(seconds), "at": _iso(start + seconds)}
+            return Words("lifetime-shown", shown)
         try:
             new = parse_duration(value)
         except ValueError as invalid:
-            longest = f" The longest is {LONGEST}." if isinstance(invalid, DurationTooLong) else ""
-            raise UserError(
-                f"Invalid duration '{quoted(value)}'.{longest} Usage: /session {which} <duration|off> "
-                f"(example: /session {which} 24h, 90m or off)."
-            ) from None
-        await self._may_manage(actor, binding, "update session lifecycle settings for")
+            longest = LONGEST if isinstance(invalid, DurationTooLong) else "none"
+            refused = {"value": quoted(value), "longest": longest, "which": which}
+            raise UserError(Words("refused-duration", refused)) from None
+        await self._may_manage(actor, binding, "update")
         now = self._ctx.clock()
         changed = (
             replace(binding, idle_seconds=new, last_activity_at=now)
@@ -180,6 +178,5 @@ class BindingControl:
         )
         await self._bindings.bind(changed)
         if new <= 0:
-            return f"✅ {name} disabled for this binding."
-        when = "next auto-unfocus" if idle else "hard auto-unfocus"
-        return f"✅ {name} set to {format_duration(new)} ({when} at {_iso(now + new)})."
+            return Words("lifetime-disabled", {"which": which})
+        return Words("lifetime-set", {"which": which, "duration": format_duration(new), "at": _iso(now + new)})

@@ -20,6 +20,7 @@ from bot.core.runs.commands import RunCommands
 from bot.core.runs.requests import main_session_key
 from bot.core.stats import format_runtime
 from bot.core.threads.steer_limit import SteerLimit
+from bot.i18n import Words
 from bot.records import Actor, Attachment, Run, RunKind, RunStatus, short_run_id
 from bot.text import has_visible_text
 
@@ -80,7 +81,7 @@ class RunControl:
 
     async def resolve(self, conversation: str, target: str) -> ChildRow:
         if not has_visible_text(target):
-            raise UserError("Missing subagent id.")
+            raise UserError(Words("refused-missing-target"))
         queries = self._queries
         try:
             return queries.resolve_target(await self.rows(conversation), target)
@@ -123,65 +124,62 @@ class RunControl:
         """The run's owner may; a moderator may too (audited); anyone else is refused with the owner named."""
         await self._authority.check(actor, row.run, row.label, action, detail)
 
-    async def kill(self, actor: Actor, conversation: str, target: str) -> str:
+    async def kill(self, actor: Actor, conversation: str, target: str) -> Words:
         row = await self.resolve(conversation, target)
         if row.run is None or kill_refusal(row.run):
-            return f"{row.label} is already finished."
+            return Words("run-already-finished", {"label": row.label})
         await self.authorize(actor, row, "kill")
         count = descendants(await self._commands.kill(row.run.id))
         if count is None:
-            return f"{row.label} is already finished."
-        return f"killed {row.label}" + (f" (+ {count} descendants)." if count else ".")
+            return Words("run-already-finished", {"label": row.label})
+        return Words("killed-run", {"label": row.label, "descendants": count})
 
-    async def kill_all(self, actor: Actor, conversation: str) -> str:
+    async def kill_all(self, actor: Actor, conversation: str) -> Words:
         """Kill every active sub-agent the actor may kill; a moderator's covers everyone's (audited)."""
         rows = live_runs(await self.rows(conversation), _run_of)
         mine = [(row, run) for row, run in rows if actor.is_moderator or run.requester_user_id == actor.user_id]
         if not mine:
-            return "No active subagents to kill." if not rows else "None of the active subagents are yours to kill."
+            return Words("kill-all-none") if not rows else Words("kill-all-none-yours")
         stopped = 0
         for row, run in mine:
             await self.authorize(actor, row, "kill")
             stopped += len(await self._commands.kill(run.id))
-        skipped = len(rows) - len(mine)
-        noun = "subagent" if stopped == 1 else "subagents"
-        others = f" {skipped} {'belongs' if skipped == 1 else 'belong'} to others." if skipped else ""
-        return f"killed {stopped} {noun}.{others}"
+        return Words("killed-all", {"stopped": stopped, "others": len(rows) - len(mine)})
 
-    async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> str:
+    async def steer(self, actor: Actor, conversation: str, target: str, message: str) -> Words:
         row = await self.resolve(conversation, target)
-        text = checked_text(message, empty="Steer needs a message.", terse=True)
+        text = checked_text(message, empty=Words("refused-steer-empty"), terse=True)
         run = row.run
         refusal = steer_refusal(run)
         if refusal is NotActionable.WAITING:
-            raise UserError(f"{row.label} is waiting on its children; steer one of them instead.")
+            raise UserError(Words("refused-steer-waiting", {"label": row.label}))
         if refusal or run is None:
-            raise UserError(f"{row.label} is already finished.")
+            raise UserError(Words("run-already-finished", {"label": row.label}))
         if self._steer_limit.wait_left(actor.user_id, run.id) > 0:
-            raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
+            raise UserError(Words("refused-steer-rate"))
         await self.authorize(actor, row, "steer", text[:200])
         self._steer_limit.sent(actor.user_id, run.id)
         if not await self._commands.steer(run.id, text):
-            raise UserError(f"{row.label} is already finished.")
-        return f"steered {row.label} (run {run.short_id})."
+            raise UserError(Words("run-already-finished", {"label": row.label}))
+        return Words("steered-run", {"label": row.label, "run": run.short_id})
 
     async def send(
         self, actor: Actor, conversation: str, target: str, message: str, attachments: Sequence[Attachment] = ()
-    ) -> str:
+    ) -> Words | str:
         """Message a session without aborting it; wait for its reply (a finished session gets a follow-up run).
 
         A live run reads ``attachments``' text files with the message; a new run reads images too."""
         row = await self.resolve(conversation, target)
-        text = checked_text(message, empty="Send needs a message.", terse=True)
+        text = checked_text(message, empty=Words("refused-send-empty"), terse=True)
         live = row.run if row.run is not None and not row.run.status.is_terminal else None
         steer = steered(text, attachments) if live else text
         await self.authorize(actor, row, "send", text[:200])
         if live is not None and self._steer_limit.wait_left(actor.user_id, live.id) > 0:  # it would steer it
-            raise UserError("Steer rate limit exceeded. Wait a moment before sending another steer.")
+            raise UserError(Words("refused-steer-rate"))
         before = await self._queries.assistant_texts(row.session.key) if live else []
         if live and await self._commands.steer(live.id, steer):
             self._steer_limit.sent(actor.user_id, live.id)
-            reply = await self._ctx.signals.wait_for(
+            reply: Words | str | None = await self._ctx.signals.wait_for(
                 lambda: self._new_reply(row.session.key, len(before)), self._send_wait
             )
             run_id = live.id
@@ -189,22 +187,22 @@ class RunControl:
             run_id = await self._commands.follow_up(row.session, text, row.run, attachments=attachments)
             reply = await self._ctx.signals.wait_for(lambda: self._finished_reply(run_id), self._send_wait)
         if reply is None:
-            return f"⏳ Subagent still running (run {short_run_id(run_id)})."
+            return Words("send-still-running", {"run": short_run_id(run_id)})
         return reply
 
     async def _new_reply(self, session_key: str, seen: int) -> str | None:
         texts = await self._queries.assistant_texts(session_key)
         return texts[-1] if len(texts) > seen else None
 
-    async def _finished_reply(self, run_id: str) -> str | None:
+    async def _finished_reply(self, run_id: str) -> Words | str | None:
         run = await self._ctx.repos.runs.get(run_id)
         if run is None or not run.status.is_terminal:
             return None
         if run.status is RunStatus.COMPLETED:
-            return run.result_text or "(no output)"
-        return f"⚠️ Subagent error: {run.error or run.status.value} (run {short_run_id(run_id)})."
+            return run.result_text or Words("send-no-output")
+        return Words("send-failed", {"error": run.error or run.status.value, "run": short_run_id(run_id)})
 
-    async def stop(self, actor: Actor, conversation: str) -> str:
+    async def stop(self, actor: Actor, conversation: str) -> Words:
         """Abort the conversation's main-agent turn and every sub-agent, as far as the actor may.
 
         The abort cascades down each run's children."""
@@ -225,10 +223,5 @@ class RunControl:
                 await self.authorize(actor, row, "kill")
                 stopped += len(await self._commands.kill(run.id))
         if not turns and not stopped:
-            return (
-                "Nothing of yours is running in this conversation."
-                if not actor.is_moderator
-                else ("Nothing is running in this conversation.")
-            )
-        noun = "sub-agent" if stopped == 1 else "sub-agents"
-        return "⚙️ Agent was aborted." + (f" Stopped {stopped} {noun}." if stopped else "")
+            return Words("stop-nothing-yours") if not actor.is_moderator else Words("stop-nothing")
+        return Words("stopped", {"stopped": stopped})

@@ -18,6 +18,7 @@ from bot.core.errors import UserError
 from bot.core.jobs.schedules import Schedules
 from bot.core.limits import MAX_LABEL_CHARS, checked_text
 from bot.cron import cron_trigger, time_zone
+from bot.i18n import Words
 from bot.records import Schedule, ScheduleSource, ScheduleSpec
 from bot.text import quoted
 from storage.audit import AuditEntry
@@ -51,9 +52,7 @@ class ScheduleControl:
         repository = self._ctx.repos.schedules
         async with self._ctx.repos.db.transaction() as tx:
             if any(s.spec.name == spec.name for s in await repository.all(tx) if in_server(s, guild_id, channel_ids)):
-                raise UserError(
-                    f'There is already a schedule named "{quoted(spec.name)}" in this server; pick another name.'
-                )
+                raise UserError(Words("refused-schedule-exists", {"name": quoted(spec.name)}))
             schedule_id = await repository.add(
                 tx, spec, source=ScheduleSource.SLASH, guild_id=guild_id, created_by=actor_user_id, now=now
             )
@@ -79,8 +78,8 @@ class ScheduleControl:
         added = [s for s in named if s.source is ScheduleSource.SLASH]
         if not added:
             if named:
-                raise UserError(f'Schedule "{quoted(name)}" is defined in config.toml; remove it there.')
-            raise UserError(f'There is no schedule named "{quoted(name)}" in this server.')
+                raise UserError(Words("refused-schedule-in-config", {"name": quoted(name)}))
+            raise UserError(Words("refused-no-schedule", {"name": quoted(name)}))
         schedule = added[0]
         now = self._ctx.clock()
         async with self._ctx.repos.db.transaction() as tx:
@@ -103,7 +102,7 @@ class ScheduleControl:
         try:
             cron_trigger(cron, spec.timezone)
         except ValueError as error:
-            raise UserError(f'"{quoted(cron)}" is not a valid cron expression: {error}.') from None
+            raise UserError(Words("refused-cron", {"cron": quoted(cron), "error": str(error)})) from None
         if (refusal := self._schedules.agent_refusal(spec.agent_id)) is not None:
             raise UserError(refusal)
         prompt = checked_text(spec.prompt, what="Prompt")

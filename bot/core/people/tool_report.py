@@ -13,6 +13,7 @@ from bot.core.errors import UserError
 from bot.core.files.attached_files import ATTACH_FILE
 from bot.core.memory.memory_tools import MEMORY_TOOLS
 from bot.core.tools.tool_policy import SELF_GATED, admits_mcp_tool, all_session_tools, offered_tools, role_tools
+from bot.i18n import Words
 from bot.records import ControlScope, Session, SessionKind, SessionRole
 
 
@@ -40,7 +41,9 @@ class ToolReports:
     async def report(self, agent_id: str) -> ToolReport:
         agents = self._config.agents.list
         if agent_id not in agents:
-            raise UserError(f'Unknown agent "{agent_id}". Configured agents: {", ".join(sorted(agents))}.')
+            raise UserError(
+                Words("refused-unknown-agent", {"agent": agent_id, "configured": ", ".join(sorted(agents))})
+            )
         agent = agents[agent_id]
         servers: dict[str, str] = {}
         mcp_tools: list[str] = []

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from bot.config import SubagentDefaults
 from bot.core.errors import SpawnRefused
+from bot.i18n import Words
 from storage.runs import QueueLoad
 
 NOTHING_QUEUED = QueueLoad(total=0, server=0, guild_id=None)
 
 
 def where(guild_id: int | None) -> str:
-    """Where a per-server count counts: a server, or direct messages (``guild_id`` ``None``)."""
-    return "on this server" if guild_id is not None else "in direct messages"
+    """Where a per-server count counts: ``server``, or ``dm`` (``guild_id`` ``None``), as the catalogue selects."""
+    return "server" if guild_id is not None else "dm"
 
 
 def member_key(guild_id: int | None, user_id: int | None) -> str:
@@ -32,12 +33,9 @@ def check_member(limit: int, active: int, guild_id: int | None, member: int | No
     The refusal is a :class:`SpawnRefused`; a ``limit`` of 0 is no cap. ``member`` is ``None`` for their own command,
     0 for a main agent's spawn in their turn, else the member a follow-up answers to."""
     if limit and active >= limit:
-        whose = {None: "You already have", 0: "The member whose turn this is already has"}.get(
-            member, f"<@{member}> already has"
-        )
-        raise SpawnRefused(
-            "forbidden", f"{whose} {active} sub-agents running {where(guild_id)}; wait for one to finish or kill one."
-        )
+        whose = {None: "you", 0: "turn"}.get(member, f"<@{member}>")
+        refused = {"whose": whose, "active": str(active), "where": where(guild_id)}
+        raise SpawnRefused("forbidden", Words("refused-member-running", refused))
 
 
 def check_queue(subagents: SubagentDefaults, queued: QueueLoad) -> None:
@@ -45,14 +43,7 @@ def check_queue(subagents: SubagentDefaults, queued: QueueLoad) -> None:
     the server has a run waiting already, then the server's share."""
     share, cap = subagents.server_queue_share, subagents.max_queued
     if queued.server and queued.total >= cap:
-        raise SpawnRefused(
-            "forbidden",
-            f"The sub-agent queue is full ({queued.total} runs waiting, agents.defaults.subagents.max_queued = "
-            f"{cap}); try again when some have started.",
-        )
+        raise SpawnRefused("forbidden", Words("refused-queue-full", {"waiting": str(queued.total), "cap": str(cap)}))
     if queued.server >= share:
-        raise SpawnRefused(
-            "forbidden",
-            f"The sub-agent queue is full {where(queued.guild_id)} ({queued.server} runs waiting, "
-            f"agents.defaults.subagents.max_queued_per_server = {share}); try again when some have started.",
-        )
+        refused = {"where": where(queued.guild_id), "waiting": str(queued.server), "cap": str(share)}
+        raise SpawnRefused("forbidden", Words("refused-server-queue-full", refused))

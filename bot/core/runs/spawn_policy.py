@@ -18,6 +18,7 @@ from bot.core.guild_settings import binding_gate
 from bot.core.limits import MAX_LABEL_CHARS, checked_text
 from bot.core.runs.queue_caps import NOTHING_QUEUED, check_member, check_queue
 from bot.core.runtimes import acp_target
+from bot.i18n import Words
 from bot.records import Cleanup, Run, Session, SessionMode, SessionRole
 from bot.text import has_visible_text, quoted
 from storage.runs import QueueLoad
@@ -139,15 +140,12 @@ class SpawnPolicy:
         """Check the request's shape: task, label, agent id, mode, cleanup, sandbox, thread binding."""
         try:
             task = checked_text(args.task, what="Task")
-        except TextRefused as refused:
-            raise SpawnRefused("error", str(refused)) from None  # every refusal of the policy is a SpawnRefused
+        except TextRefused as empty_or_long:
+            raise SpawnRefused("error", empty_or_long.words) from None  # every refusal of the policy is a SpawnRefused
         label = args.label.strip()[:MAX_LABEL_CHARS] if args.label and has_visible_text(args.label) else None
         if args.agent_id is not None and not AGENT_ID_PATTERN.match(args.agent_id):
-            raise SpawnRefused(
-                "error",
-                f'Invalid agentId "{quoted(args.agent_id)}". Agent IDs must match [a-z0-9][a-z0-9_-]{{0,63}}. '
-                "Use agents_list to discover valid targets.",
-            )
+            refused = {"agent": quoted(args.agent_id), "pattern": AGENT_ID_PATTERN.pattern.strip("^$")}
+            raise SpawnRefused("error", Words("refused-invalid-agent-id", refused))
         mode = self._mode(args)
         cleanup = Cleanup.KEEP if mode is SessionMode.SESSION else Cleanup(args.cleanup)
         if args.thread and (refusal := binding_gate(context.thread_settings)):
@@ -160,9 +158,8 @@ class SpawnPolicy:
         defaults = self._config.agents.defaults.subagents
         depth, max_depth = context.requester.depth, defaults.max_spawn_depth
         if depth >= max_depth:
-            raise SpawnRefused(
-                "forbidden", f"sessions_spawn is not allowed at this depth (current depth: {depth}, max: {max_depth})"
-            )
+            refused = {"depth": str(depth), "max": str(max_depth)}
+            raise SpawnRefused("forbidden", Words("refused-spawn-depth", refused))
         if context.member_limit:  # a person's own spawn, or a main agent's in their turn
             check_member(
                 context.member_limit, context.member_active, context.requester.guild_id, None if context.by_user else 0
@@ -201,13 +198,10 @@ class SpawnPolicy:
                 raise SpawnRefused("forbidden", f"agentId is not allowed for sessions_spawn (allowed: {listed})")
         target = agents.list.get(target_id)
         if target is None:
-            raise SpawnRefused(
-                "error", f'Unknown agentId "{target_id}". Configured agents: {", ".join(sorted(agents.list))}.'
-            )
+            refused = {"agent": target_id, "configured": ", ".join(sorted(agents.list))}
+            raise SpawnRefused("error", Words("refused-unknown-agent-id", refused))
         if not target.enabled:
-            raise SpawnRefused(
-                "forbidden", f'Agent "{target_id}" is disabled (agents.list.{target_id}.enabled = false).'
-            )
+            raise SpawnRefused("forbidden", Words("refused-agent-disabled", {"agent": target_id}))
         if requester.sandboxed and not target.sandboxed:
             raise SpawnRefused(
                 "forbidden",
@@ -291,9 +285,6 @@ class SpawnPolicy:
             if not explicit:
                 return None
             provider = model.reference.partition("/")[0]
-            raise SpawnRefused(
-                "error",
-                f"Model {quoted(model.reference)} does not support thinking levels. If it does, set "
-                f"supports_thinking = true under [providers.{provider}].",
-            )
+            refused = {"model": quoted(model.reference), "provider": provider}
+            raise SpawnRefused("error", Words("refused-no-thinking", refused))
         return level

@@ -27,6 +27,7 @@ from bot.core.runs.requests import (
     subagent_session_key,
 )
 from bot.core.runs.spawn_policy import SpawnArgs, SpawnContext, SpawnPlan, SpawnPolicy
+from bot.i18n import Words
 from bot.keyed_locks import KeyedLocks
 from bot.records import (
     Attachment,
@@ -152,7 +153,7 @@ class Spawning:
         if session.delegation is not None:
             raise EphemeralSession(session.key)
         if previous is None:
-            raise UserError(f"Session {session.key} has no earlier run to follow up.")
+            raise UserError(Words("refused-no-earlier-run", {"session": session.key}))
         check_readable(self._ctx.config, previous.model, attachments)
         answering = origin or replace(origin_of(previous), user_id=session.owner_user_id)
         await self.check_queue(answering.guild_id, answering.user_id)

@@ -31,6 +31,7 @@ from bot.core.threads.port import (
     intro_text,
     thread_name,
 )
+from bot.i18n import Words
 from bot.records import Binding, Origin
 
 log = structlog.get_logger(__name__)
@@ -79,7 +80,7 @@ class ThreadBindings:
         if origin.guild_id is None:
             return unbound
         if self._threads is None:
-            raise SpawnRefused("error", "Thread bindings are unavailable: no chat adapter can create threads.")
+            raise SpawnRefused("error", Words("refused-no-threads"))
         try:
             ref = await self._threads.create_thread(
                 origin.channel_id,
@@ -88,7 +89,7 @@ class ThreadBindings:
             )
         except ThreadUnavailable as unavailable:
             raise SpawnRefused(
-                "error", f"Unable to create or bind a Discord thread for this subagent session: {unavailable}"
+                "error", Words("refused-spawn-thread-unavailable", {"reason": str(unavailable)})
             ) from None
         return replace(unbound, thread_id=ref.thread_id, parent_channel_id=ref.parent_channel_id)
 

@@ -29,6 +29,7 @@ from bot.core.errors import UserError
 from bot.core.limits import checked_text
 from bot.core.threads.bound_threads import BoundThreads
 from bot.core.threads.steer_limit import SteerLimit
+from bot.i18n import Words
 from bot.records import Attachment, Binding, Origin, Run, Session
 from storage.audit import AuditEntry
 
@@ -60,27 +61,18 @@ class Heard:
     (``None``: nothing — routed, or they were told before)."""
 
     routed: bool
-    notice: str | None = None
+    notice: Words | None = None
 
 
-def not_yours(thread_id: int, whose: int | None) -> str:
+def not_yours(thread_id: int, whose: int | None) -> Words:
     """The notice for a member whose message was not routed: the thread is someone else's."""
     if whose is None:
-        return (
-            f"🔒 <#{thread_id}> is bound to a sub-agent session nobody owns; only a moderator can talk to it there. "
-            "Start your own with `/subagents spawn`."
-        )
-    return (
-        f"🔒 <#{thread_id}> is bound to <@{whose}>'s sub-agent session; only they or a moderator can talk to it "
-        "there. Start your own with `/subagents spawn`."
-    )
+        return Words("thread-nobodys", {"thread": f"<#{thread_id}>"})
+    return Words("thread-someone-elses", {"thread": f"<#{thread_id}>", "owner": f"<@{whose}>"})
 
 
-def slow_down(interval: float, wait: float) -> str:
-    return (
-        f"Slow down: one message every {interval:g}s reaches a running sub-agent. This one was not delivered; "
-        f"send it again in {max(wait, 0.1):.1f}s."
-    )
+def slow_down(interval: float, wait: float) -> Words:
+    return Words("refused-slow-down", {"interval": f"{interval:g}", "wait": f"{max(wait, 0.1):.1f}"})
 
 
 class Told:

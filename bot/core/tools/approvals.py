@@ -29,6 +29,7 @@ from bot.core.durable.store_steps import once, store_step
 from bot.core.errors import UserError
 from bot.core.runs.settlement import AfterCommit
 from bot.core.timers import skipped_if_bad
+from bot.i18n import Words
 from bot.records import Actor, Approval, ApprovalStatus, Run, RunStatus, Session, short_run_id
 from bot.redaction import Redactor
 from storage.audit import AuditEntry
@@ -181,7 +182,7 @@ class Approvals:
         live = session is not None and session.acp_agent is not None
         return run.status is (RunStatus.RUNNING if live else RunStatus.AWAITING_APPROVAL)
 
-    async def decide(self, actor: Actor, approval_id: str, approve: bool, *, where: Collection[int]) -> str:
+    async def decide(self, actor: Actor, approval_id: str, approve: bool, *, where: Collection[int]) -> Words:
         """A person's Approve or Deny, from the channels ``where``.
 
         ``where`` is the channel clicked in and, in a thread, the channel it is in. It counts only from the request's
@@ -189,31 +190,28 @@ class Approvals:
         that server when the run is someone else's)."""
         approval = await self._ctx.repos.approvals.get(approval_id)
         if approval is None:
-            raise UserError("That approval request is unknown.")
+            raise UserError(Words("refused-approval-unknown"))
         if approval.channel_id not in where:  # a copy of its buttons elsewhere: nothing of it is told there
-            raise UserError("That approval request can only be decided in the channel where it was posted.")
-        run_label = f"run {short_run_id(approval.run_id)}"
+            raise UserError(Words("refused-approval-elsewhere"))
+        run = short_run_id(approval.run_id)
         if approval.status is not ApprovalStatus.PENDING:
-            raise UserError(f"That call of {run_label} is already {approval.status.value.replace('_', ' ')}.")
-        run = await self._ctx.repos.runs.get(approval.run_id)
-        if run is None or not await self._awaits_decisions(run):  # ended another way (its caller's end)
+            raise UserError(Words("refused-approval-settled", {"run": run, "status": approval.status.value}))
+        asked = await self._ctx.repos.runs.get(approval.run_id)
+        if asked is None or not await self._awaits_decisions(asked):  # ended another way (its caller's end)
             await self.runs_ended([approval.run_id])
-            raise UserError(f"{run_label.capitalize()} is already finished.")
+            raise UserError(Words("refused-approval-run-finished", {"run": run}))
         verb = "approve" if approve else "deny"
         owner = approval.owner_user_id
-        moderator = actor.is_moderator and actor.guild_id == run.guild_id  # a moderator of the run's server
+        moderator = actor.is_moderator and actor.guild_id == asked.guild_id  # a moderator of the run's server
         if owner != actor.user_id and not moderator:
-            raise UserError(
-                f"You can only {verb} tool calls of runs you started; {run_label} belongs to <@{owner}>. "
-                "Ask them or a moderator."
-            )
+            raise UserError(Words("refused-approval-not-yours", {"verb": verb, "run": run, "owner": f"<@{owner}>"}))
         status = ApprovalStatus.APPROVED if approve else ApprovalStatus.DENIED
         audit = None
         if owner != actor.user_id:
-            audit = AuditEntry(run.guild_id, actor.user_id, owner, verb, approval.run_id, approval.tool_name, 0)
+            audit = AuditEntry(asked.guild_id, actor.user_id, owner, verb, approval.run_id, approval.tool_name, 0)
         if not await self._settle(approval, status, actor.user_id, audit):
-            raise UserError(f"That call of {run_label} was decided already.")
-        return f"{'Approved' if approve else 'Denied'} `{approval.tool_name}` for {run_label}."
+            raise UserError(Words("refused-approval-decided", {"run": run}))
+        return Words("approval-decided", {"verb": verb, "tool": approval.tool_name, "run": run})
 
     async def expire(self, approval_id: str) -> None:
         """The deadline passed with nobody deciding: the call is denied."""
