@@ -96,7 +96,8 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     @app_commands.command(name="list", description="Active and recent (30 min) sub-agents of this conversation")
     @thinks_privately
     async def list_(self, interaction: discord.Interaction) -> None:
-        await send_text(interaction, render_listing(await self.bot.control.listing(conversation_of(interaction))))
+        listing = await self.bot.control.listing(conversation_of(interaction))
+        await send_text(interaction, render_listing(listing, locale=interaction.locale))
 
     @app_commands.command(name="info", description="Everything known about one sub-agent run")
     @app_commands.describe(target="List number, label, run id prefix, session key, or 'last'")
@@ -105,7 +106,11 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         row = await self.bot.control.resolve(conversation_of(interaction), target)
         details = await self.bot.control.details(row)
         shown = render_info(
-            row, delivery=details.delivery, transcript_messages=details.messages, activity=details.activity
+            row,
+            delivery=details.delivery,
+            transcript_messages=details.messages,
+            activity=details.activity,
+            locale=interaction.locale,
         )
         await send_text(interaction, shown)
 
@@ -125,7 +130,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     ) -> None:
         row = await self.bot.control.resolve(conversation_of(interaction), target)
         entries = await self.bot.orchestrator.history(row.session.key, limit, tools)
-        await send_text(interaction, render_log(row, entries), filename="log.txt")
+        await send_text(interaction, render_log(row, entries, interaction.locale), filename="log.txt")
 
     @app_commands.command(name="kill", description="Stop a sub-agent and everything it spawned ('all' for every one)")
     @app_commands.describe(target="List number, label, run id prefix, session key, 'last', or 'all'")

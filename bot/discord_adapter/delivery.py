@@ -39,6 +39,7 @@ from bot.discord_adapter.persona import (
 )
 from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted
 from bot.discord_adapter.render import OutgoingMessage, render
+from bot.discord_adapter.server_locale import server_locale
 from bot.waiting import wait_set
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
@@ -218,7 +219,8 @@ class DeliveryWorker:
         announcement = Announcement.model_validate_json(row.payload_json)
         message_ids = list(row.message_ids)
         try:
-            messages = render(announcement, await self._files(announcement))
+            locale = server_locale(self._client, row.channel_id, announcement.guild_id)
+            messages = render(announcement, await self._files(announcement), locale)
             for index in range(row.parts_sent, len(messages)):
                 message_ids.append(await self._post(row, announcement, messages[index], index))
                 async with self._db.transaction() as tx:

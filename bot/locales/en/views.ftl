@@ -1,0 +1,94 @@
+## What the bot shows a member who asked: /subagents list, info, log; /usage; /schedule; /memory; tools.
+
+run-status-unknown = unknown
+run-kind-task = , task { $task }
+runs-none = (none)
+runs-active = active subagents:
+runs-recent = recent subagents (last 30m):
+when-in = in { $span }
+when-ago = { $span } ago
+internal-context = (internal context)
+
+usage-no-requests = no model requests
+usage-cost-unknown = cost unknown (no price set)
+usage-requests = { $count } { $count ->
+    [one] request
+   *[other] requests
+  }
+usage-tool-calls = { $count } { $count ->
+    [one] tool call
+   *[other] tool calls
+  }
+
+info-title = ℹ️ Subagent info
+info-status = Status: { $value }
+info-label = Label: { $value }
+info-task = Task: { $value }
+info-run = Run: { $value }
+info-session = Session: { $value }
+info-agent = Agent: { $agent } (depth { $depth }, { $role })
+info-runtime-acp = Runtime: { $value }
+info-runtime = Runtime: { $value }
+info-now = Now: { $value }
+info-kind = Kind: { $value }
+info-model = Model: { $value }
+info-model-served-by = { $model } (served by { $fallback })
+info-usage = Usage: { $value }
+info-created = Created: { $value }
+info-started = Started: { $value }
+info-ended = Ended: { $value }
+info-cleanup = Cleanup: { $value }
+info-archive = Archive: { $value }
+info-archive-due = due { $when }
+info-archive-unscheduled = not scheduled
+info-outcome = Outcome: { $value }
+info-result = Result: { $value }
+info-delivery = Delivery: { $value }
+info-transcript = Transcript: { $count } message(s)
+
+log-title = 📜 Subagent log: { $label }
+log-empty = (no messages)
+log-role-user = User
+log-role-assistant = Assistant
+log-role-tool-call = Tool call
+log-role-tool-result = Tool result
+log-role-file = 📎 File attached
+log-truncated = [truncated: { $characters } characters, showing the first { $shown }]
+
+## /usage: a member's totals, by agent, and the chart.
+
+usage-title = **Usage of { $member }, { $period }** ({ $span }, UTC)
+usage-span = { $first } to { $last }
+usage-period-day = today
+usage-period-week = the last 7 days
+usage-period-month = the last 30 days
+usage-empty = No runs and no model requests.
+usage-runs = { $count } { $count ->
+    [one] run
+   *[other] runs
+  }
+usage-cost-none-known = cost unknown
+usage-cost-partly = { $cost } + { $count } { $count ->
+    [one] unpriced request
+   *[other] unpriced requests
+  }
+usage-unpriced = Cost leaves out { $count } { $count ->
+    [one] request
+   *[other] requests
+  } to models with no known price (`[pricing."<provider>/<model>"]` sets one).
+usage-by-agent = By agent:
+usage-more-agents = - and { $count } more { $count ->
+    [one] agent
+   *[other] agents
+  }
+usage-caps = Caps now:
+usage-caps-of = Caps now, as { $member } reads them:
+usage-no-caps = No caps apply.
+usage-chart-title = Runs and cost per day from { $first } to { $last } (UTC)
+
+chart-runs = runs
+chart-cost-line = cost (priced requests)
+chart-cost-axis = cost (USD)
+chart-title = Runs and cost per day, { $first } to { $last } (UTC)
+# A day's label under its bar, as a CLDR date pattern.
+chart-day-format = MMM dd

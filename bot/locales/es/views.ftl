@@ -1,0 +1,97 @@
+## Lo que el bot muestra a un miembro que lo pidió: /subagents list, info, log; /usage; /schedule; /memory; herramientas.
+
+run-status-unknown = desconocido
+run-kind-task = , tarea { $task }
+runs-none = (ninguno)
+runs-active = sub-agentes activos:
+runs-recent = sub-agentes recientes (últimos 30 min):
+when-in = en { $span }
+when-ago = hace { $span }
+internal-context = (contexto interno)
+
+usage-no-requests = ninguna solicitud al modelo
+usage-cost-unknown = costo desconocido (sin precio configurado)
+usage-requests = { $count } { $count ->
+    [one] solicitud
+   *[other] solicitudes
+  }
+usage-tool-calls = { $count } { $count ->
+    [one] llamada a herramienta
+   *[other] llamadas a herramientas
+  }
+
+info-title = ℹ️ Información del sub-agente
+info-status = Estado: { $value }
+info-label = Etiqueta: { $value }
+info-task = Tarea: { $value }
+info-run = Ejecución: { $value }
+info-session = Sesión: { $value }
+info-agent = Agente: { $agent } (profundidad { $depth }, { $role })
+info-runtime-acp = Entorno: { $value }
+info-runtime = Duración: { $value }
+info-now = Ahora: { $value }
+info-kind = Tipo: { $value }
+info-model = Modelo: { $value }
+info-model-served-by = { $model } (servido por { $fallback })
+info-usage = Uso: { $value }
+info-created = Creada: { $value }
+info-started = Iniciada: { $value }
+info-ended = Terminada: { $value }
+info-cleanup = Limpieza: { $value }
+info-archive = Archivo: { $value }
+info-archive-due = prevista { $when }
+info-archive-unscheduled = no programada
+info-outcome = Resultado final: { $value }
+info-result = Resultado: { $value }
+info-delivery = Entrega: { $value }
+info-transcript = Transcripción: { $count } { $count ->
+    [one] mensaje
+   *[other] mensajes
+  }
+
+log-title = 📜 Registro del sub-agente: { $label }
+log-empty = (sin mensajes)
+log-role-user = Usuario
+log-role-assistant = Asistente
+log-role-tool-call = Llamada a herramienta
+log-role-tool-result = Resultado de herramienta
+log-role-file = 📎 Archivo adjunto
+log-truncated = [recortado: { $characters } caracteres, se muestran los primeros { $shown }]
+
+## /usage: los totales de un miembro, por agente, y el gráfico.
+
+usage-title = **Uso de { $member }, { $period }** ({ $span }, UTC)
+usage-span = { $first } a { $last }
+usage-period-day = hoy
+usage-period-week = los últimos 7 días
+usage-period-month = los últimos 30 días
+usage-empty = Ninguna ejecución y ninguna solicitud al modelo.
+usage-runs = { $count } { $count ->
+    [one] ejecución
+   *[other] ejecuciones
+  }
+usage-cost-none-known = costo desconocido
+usage-cost-partly = { $cost } + { $count } { $count ->
+    [one] solicitud sin precio
+   *[other] solicitudes sin precio
+  }
+usage-unpriced = El costo no incluye { $count } { $count ->
+    [one] solicitud
+   *[other] solicitudes
+  } a modelos sin precio conocido (`[pricing."<provider>/<model>"]` fija uno).
+usage-by-agent = Por agente:
+usage-more-agents = - y { $count } { $count ->
+    [one] agente más
+   *[other] agentes más
+  }
+usage-caps = Límites ahora:
+usage-caps-of = Límites ahora, tal como los lee { $member }:
+usage-no-caps = No se aplica ningún límite.
+usage-chart-title = Ejecuciones y costo por día del { $first } al { $last } (UTC)
+
+chart-runs = ejecuciones
+chart-cost-line = costo (solicitudes con precio)
+chart-cost-axis = costo (USD)
+chart-title = Ejecuciones y costo por día, { $first } a { $last } (UTC)
+# La etiqueta de un día bajo su barra, como patrón de fecha CLDR.
+chart-day-format = d MMM
