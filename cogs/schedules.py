@@ -78,7 +78,7 @@ class SchedulesCog(commands.GroupCog, group_name="schedule", group_description="
         view = await self.bot.schedules.add(
             spec, guild_id=guild.id, actor_user_id=interaction.user.id, channel_ids=channel_ids_of(guild)
         )
-        await send_text(interaction, render_added(view))
+        await send_text(interaction, render_added(view, interaction.locale))
 
     @add.autocomplete("agent")
     async def _agent_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -89,7 +89,8 @@ class SchedulesCog(commands.GroupCog, group_name="schedule", group_description="
     @thinks_privately
     async def list_(self, interaction: discord.Interaction) -> None:
         guild = managed_guild(interaction)
-        await send_text(interaction, render_listing(await self.bot.schedules.listing(guild.id, channel_ids_of(guild))))
+        views = await self.bot.schedules.listing(guild.id, channel_ids_of(guild))
+        await send_text(interaction, render_listing(views, interaction.locale))
 
     @app_commands.command(name="remove", description="Stop and delete a schedule added with /schedule add")
     @app_commands.describe(name="The schedule's name (those in config.toml are removed there)")

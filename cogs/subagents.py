@@ -83,7 +83,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     @thinks_privately
     async def tools(self, interaction: discord.Interaction, agent: str) -> None:
         report = await self.bot.orchestrator.tool_report(agent.strip())
-        await send_text(interaction, render_tool_report(report))
+        await send_text(interaction, render_tool_report(report, interaction.locale))
 
     @spawn.autocomplete("agent")
     @tools.autocomplete("agent")

@@ -8,7 +8,7 @@ the server's. The agent's text is never translated, and what the model reads sta
 from __future__ import annotations
 
 from bot.agents.tool_gate import DENIED
-from tests.harness import QUICK_STATUS_EDITS, spawned_run_id
+from tests.harness import QUICK_STATUS_EDITS, answer_to, spawned_run_id
 from tests.test_wire_approvals import asking, recorded
 from tests.test_wire_control import member
 from tests.test_wire_status import buttons, click
@@ -226,3 +226,21 @@ async def test_listings_info_log_and_usage_follow_the_members_own_language_in_ei
     week = (await command_in(world, world.alice, world.channel, "usage", locale="es-ES")).splitlines()
     assert week[0].startswith(f"**Uso de <@{world.alice.id}>, los últimos 7 días** (") and " a " in week[0]
     assert week[1].startswith("1 ejecución • 1 solicitud • tokens ")
+
+
+async def test_an_answer_that_failed_says_why_in_the_servers_language_and_the_error_as_it_is(world):
+    world.llm.error(401, "Incorrect API key provided")
+    _, spanish = spanish_server(world)
+    await world.start_bot()
+    bob = member(world, "bob")
+
+    asked = await world.discord.send_user_message(world.alice, spanish, f"<@{world.discord.bot_user_id}> hola")
+    answer = await world.discord.wait_for_message(spanish, answer_to(asked))
+    assert answer["content"] == (
+        "No pude responder: falló: model provider rejected the API key (401); check the key in TB_TEST_API_KEY "
+        "(providers.fake.api_key_env)."
+    )
+    world.llm.error(401, "Incorrect API key provided")
+    asked = await world.discord.send_user_message(bob, world.channel, f"<@{world.discord.bot_user_id}> hi")
+    answer = await world.discord.wait_for_message(world.channel, answer_to(asked))
+    assert answer["content"].startswith("I couldn't answer: failed: model provider rejected the API key (401)")

@@ -50,6 +50,19 @@ def _footer(announcement: Announcement, locale: object) -> str:
     return f"-# {announcement.stats_line}" if announcement.stats_line else ""
 
 
+def _body(announcement: Announcement, locale: object) -> str:
+    """The text to post: the agent's, or for a reply that could not finish, why and what it had so far."""
+    outcome = announcement.outcome
+    if announcement.apology is None or outcome is None:
+        return announcement.body
+    partial = announcement.partial
+    so_far = f"{localized('reply-so-far', locale)}\n\n{partial}" if partial else None
+    if announcement.apology == "restarted":
+        return f"{localized('reply-restarted', locale)} {so_far or localized('reply-ask-again', locale)}"
+    why = localized("reply-failed", locale, why=outcome_line(announcement.status, outcome.error, locale))
+    return " ".join(filter(None, [why, so_far]))
+
+
 def render(
     announcement: Announcement, files: Mapping[str, bytes] | None = None, locale: object = None
 ) -> list[OutgoingMessage]:
@@ -62,13 +75,13 @@ def render(
     otherwise it is split into messages, so nothing takes more than a few messages. The files the agent attached
     (``files``: their bytes by name, read from the store) go with the last message, ten at most per message.
     ``locale``: the server's preferred one (None: English)."""
-    body = strip_internal_context(announcement.body) or localized("announcement-no-output", locale)
+    body = strip_internal_context(_body(announcement, locale)) or localized("announcement-no-output", locale)
     reply = announcement.kind == "reply"
     if announcement.source == "voice" and announcement.mention_user_id:  # it answers no message: it mentions
         body = f"<@{announcement.mention_user_id}> {body}"
     header = "" if reply else _header(announcement, locale)
     footer = _footer(announcement, locale)
-    shorter, snippets = take_out_long_blocks(body)
+    shorter, snippets = take_out_long_blocks(body, locale=locale)
     if len(shorter) > ATTACH_OVER_CHARS:
         preview = split_message(body, PREVIEW_CHARS)[0]
         if reply:

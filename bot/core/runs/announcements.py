@@ -53,7 +53,10 @@ class Announcement(BaseModel):
     # who speaks: a sub-agent, a scheduled job's run, or the main agent telling what its sub-agents found
     source: Literal["subagent", "schedule", "voice"] = "subagent"
     files: list[PostedFile] = []  # what the agent attached (attach_file), posted with the result
-    outcome: Outcome | None = None  # a completion's (None: a reply, or a row queued before it was kept)
+    outcome: Outcome | None = None  # the run's (None: a notice, or a row queued before it was kept)
+    # a reply that could not finish: the adapter words why, with what the run had so far (``body`` is the English)
+    apology: Literal["restarted", "failed"] | None = None
+    partial: str | None = None
     guild_id: int | None = None  # whose preferred language it is posted in (None: a DM)
 
 
@@ -93,10 +96,13 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
     kind: Literal["completion", "reply"] = "reply" if conversational else "completion"
     partial = run.result_text if run.result_text and run.result_text != NO_OUTPUT else None
     so_far = f"What I had so far:\n\n{partial}" if partial else None
+    apology: Literal["restarted", "failed"] | None = None
     if kind == "reply" and run.status is RunStatus.INTERRUPTED:
         body = "I was restarted before I could finish answering this. " + (so_far or "Please ask again.")
+        apology = "restarted"
     elif kind == "reply" and run.status is not RunStatus.COMPLETED:
         body = " ".join(filter(None, [f"I couldn't answer: {status_line(run.status, run.error)}.", so_far]))
+        apology = "failed"
     else:
         body = run.result_text or "(no output)"
     return Announcement(
@@ -115,8 +121,8 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
         source="schedule" if scheduled else "voice" if is_voice_turn(run) else "subagent",
         outcome=Outcome(
             error=run.error, runtime_seconds=ended_at - started, usage=run.usage, fallback_model=run.fallback_model
-        )
-        if kind == "completion"
-        else None,
+        ),
         guild_id=run.guild_id,
+        apology=apology,
+        partial=partial if apology else None,
     )

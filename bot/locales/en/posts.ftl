@@ -60,3 +60,22 @@ approval-approved = ✅ `{ $tool }` (run { $run }) approved by { $member }.
 approval-denied = 🚫 `{ $tool }` (run { $run }) denied by { $member }.
 approval-timed-out = ⏱️ `{ $tool }` (run { $run }) denied: nobody decided in time.
 approval-run-killed = 🛑 `{ $tool }` (run { $run }) not run: the run was killed.
+
+## A long code block taken out of a post as a file: the note where it stood.
+
+code-file-lines = { $count } { $count ->
+    [one] line
+   *[other] lines
+  }
+
+## Telling a requester that what they waited for could not be posted. Commands stay as they are.
+
+notice-answer-not-posted = ⚠️ The answer of **{ $label }** (run { $run }) could not be posted in { $channel }: { $reason }. Please ask again.
+notice-result-not-posted = ⚠️ The result of subagent **{ $label }** could not be posted in { $channel }: { $reason }. `/subagents info { $run }` and `/subagents log { $run }`, used where you started it, show the result.
+
+## A reply that could not finish: why, and what it had so far (the agent's text follows, as it is).
+
+reply-restarted = I was restarted before I could finish answering this.
+reply-ask-again = Please ask again.
+reply-failed = I couldn't answer: { $why }.
+reply-so-far = What I had so far:

@@ -92,3 +92,38 @@ chart-cost-axis = cost (USD)
 chart-title = Runs and cost per day, { $first } to { $last } (UTC)
 # A day's label under its bar, as a CLDR date pattern.
 chart-day-format = MMM dd
+
+## A private answer too long for a few messages, attached as a file.
+
+reply-attached = *(full text attached as { $file })*
+reply-attached-long = *(full text attached as { $file }, { $characters } characters)*
+
+## /schedule: a schedule's line, the list. Names, cron expressions and time zones stay as they are.
+
+schedule-line = **{ $name }** (id { $id }, { $source }): `{ $cron }` { $timezone } → { $agent } in { $channel }, { $next }
+schedule-added-by = added by { $member }
+schedule-next = next { $when }
+schedule-no-next = no future date matches
+schedule-added = Scheduled { $schedule }.
+schedules-title = Schedules in this server:
+schedules-none = No schedules in this server. Add one with /schedule add.
+
+## /memory list: what is remembered, as written.
+
+memory-from-member = from { $member }'s conversation, { $when }
+memory-from-schedule = from a schedule's conversation, { $when }
+memories-yours = Remembered from your conversations in this server ({ $total }):
+memories-everyone = Remembered from this server's conversations ({ $total }):
+memories-none-yours = Nothing is remembered from your conversations in this server.
+memories-none-everyone = Nothing is remembered from this server's conversations.
+memories-older = …and { $count } older; forget some to see them.
+memories-forget-hint = Forget one with /memory forget id:<number>.
+
+## /subagents tools: the frame around the core's places and reasons. Tool and profile names stay as they are.
+
+tools-title = 🧰 Tools of **{ $agent }** ({ $profiles })
+tools-profiles = risk profile: { $risk } · runtime profile: { $runtime }
+tools-none = none
+tools-servers = MCP servers: { $servers }
+tools-no-tools = no tools
+tools-withheld = not offered — { $why }

@@ -60,3 +60,22 @@ approval-approved = ✅ `{ $tool }` (ejecución { $run }) aprobada por { $member
 approval-denied = 🚫 `{ $tool }` (ejecución { $run }) rechazada por { $member }.
 approval-timed-out = ⏱️ `{ $tool }` (ejecución { $run }) rechazada: nadie decidió a tiempo.
 approval-run-killed = 🛑 `{ $tool }` (ejecución { $run }) no se ejecutó: la ejecución fue detenida.
+
+## Un bloque de código largo sacado de una publicación como archivo: la nota donde estaba.
+
+code-file-lines = { $count } { $count ->
+    [one] línea
+   *[other] líneas
+  }
+
+## Avisar a quien lo pidió de que lo que esperaba no se pudo publicar. Los comandos no cambian.
+
+notice-answer-not-posted = ⚠️ La respuesta de **{ $label }** (ejecución { $run }) no se pudo publicar en { $channel }: { $reason }. Vuelve a preguntar, por favor.
+notice-result-not-posted = ⚠️ El resultado del sub-agente **{ $label }** no se pudo publicar en { $channel }: { $reason }. `/subagents info { $run }` y `/subagents log { $run }`, usados donde lo iniciaste, muestran el resultado.
+
+## Una respuesta que no pudo terminar: por qué, y lo que tenía hasta entonces (sigue el texto del agente, tal cual).
+
+reply-restarted = Me reiniciaron antes de que pudiera terminar de responder esto.
+reply-ask-again = Vuelve a preguntar, por favor.
+reply-failed = No pude responder: { $why }.
+reply-so-far = Lo que tenía hasta ahora:

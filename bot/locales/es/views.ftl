@@ -95,3 +95,41 @@ chart-cost-axis = costo (USD)
 chart-title = Ejecuciones y costo por día, { $first } a { $last } (UTC)
 # La etiqueta de un día bajo su barra, como patrón de fecha CLDR.
 chart-day-format = d MMM
+
+## Una respuesta privada demasiado larga para unos pocos mensajes, adjunta como archivo.
+
+reply-attached = *(texto completo adjunto como { $file })*
+reply-attached-long = *(texto completo adjunto como { $file }, { $characters } caracteres)*
+
+## /schedule: la línea de una programación, la lista. Nombres, expresiones cron y zonas horarias no cambian.
+
+schedule-line = **{ $name }** (id { $id }, { $source }): `{ $cron }` { $timezone } → { $agent } en { $channel }, { $next }
+schedule-added-by = añadida por { $member }
+schedule-next = próxima { $when }
+schedule-no-next = ninguna fecha futura coincide
+schedule-added = Programada { $schedule }.
+schedules-title = Programaciones de este servidor:
+schedules-none = No hay programaciones en este servidor. Añade una con /schedule add.
+
+## /memory list: lo que se recuerda, tal como se escribió.
+
+memory-from-member = de la conversación de { $member }, { $when }
+memory-from-schedule = de la conversación de una programación, { $when }
+memories-yours = Recordado de tus conversaciones en este servidor ({ $total }):
+memories-everyone = Recordado de las conversaciones de este servidor ({ $total }):
+memories-none-yours = No se recuerda nada de tus conversaciones en este servidor.
+memories-none-everyone = No se recuerda nada de las conversaciones de este servidor.
+memories-older = …y { $count } { $count ->
+    [one] más antiguo
+   *[other] más antiguos
+  }; olvida algunos para verlos.
+memories-forget-hint = Olvida uno con /memory forget id:<number>.
+
+## /subagents tools: el marco alrededor de los lugares y motivos del núcleo. Los nombres de herramientas y perfiles no cambian.
+
+tools-title = 🧰 Herramientas de **{ $agent }** ({ $profiles })
+tools-profiles = perfil de riesgo: { $risk } · perfil de ejecución: { $runtime }
+tools-none = ninguno
+tools-servers = Servidores MCP: { $servers }
+tools-no-tools = ninguna herramienta
+tools-withheld = no ofrecidas — { $why }
