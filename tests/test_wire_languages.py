@@ -198,7 +198,7 @@ async def test_listings_info_log_and_usage_follow_the_members_own_language_in_ei
     info = (await command_in(world, bob, world.channel, "subagents info", locale="es-419", target="1")).splitlines()
     assert info[0] == "ℹ️ Información del sub-agente"
     assert "Estado: terminada" in info and f"Ejecución: {world.rows('SELECT id FROM runs')[0][0]}" in info
-    assert "Entrega: delivered" in info and "Transcripción: 2 mensajes" in info
+    assert "Entrega: entregada" in info and "Transcripción: 2 mensajes" in info
     assert any(line.startswith("Uso: 1 solicitud • 0 llamadas a herramientas • tokens ") for line in info)
     assert "Status: done" in await command_in(world, world.alice, world.channel, "subagents info", target="1")
 

@@ -12,7 +12,7 @@ from bot.core.people.control import Listing
 from bot.core.runs.internal_context import strip_internal_context
 from bot.core.stats import format_cost, format_runtime
 from bot.discord_adapter.run_words import queued_place, status_word, tokens_phrase, waiting_on
-from bot.i18n import localized
+from bot.i18n import Words, localized
 from bot.records import RunStatus, Usage
 from bot.text import quoted
 
@@ -113,7 +113,7 @@ def usage_line(usage: Usage, locale: object = None) -> str:
 def render_info(
     row: ChildRow,
     *,
-    delivery: str,
+    delivery: Words,
     transcript_messages: int,
     now: float | None = None,
     activity: str | None = None,
@@ -158,7 +158,7 @@ def render_info(
             localized("info-archive", locale, value=archive),
             localized("info-outcome", locale, value=outcome),
             localized("info-result", locale, value=_preview(run.result_text, locale)),
-            localized("info-delivery", locale, value=delivery),
+            localized("info-delivery", locale, value=delivery.render(locale)),
             localized("info-transcript", locale, count=transcript_messages),
         ]
     )

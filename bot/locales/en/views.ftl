@@ -127,3 +127,17 @@ tools-none = none
 tools-servers = MCP servers: { $servers }
 tools-no-tools = no tools
 tools-withheld = not offered — { $why }
+
+## /subagents info: where a run's announcement stands. The error is as Discord or the bot worded it.
+
+delivery-not-yet = not announced yet
+delivery-none-killed = none (killed runs announce nothing)
+delivery-none-no-reply = none (the run replied NO_REPLY)
+delivery-delivered = delivered
+delivery-pending = pending (attempts: { $attempts })
+delivery-retrying = pending (attempts: { $attempts }, last error: { $error })
+delivery-failed-untold = failed after { $attempts } attempt(s): { $error }. The requester could not be told (see the bot's error log).
+delivery-failed-telling-channel = failed after { $attempts } attempt(s): { $error }. Telling the requester in { $channel }…
+delivery-failed-telling-dm = failed after { $attempts } attempt(s): { $error }. Telling the requester by DM…
+delivery-failed-told-channel = failed after { $attempts } attempt(s): { $error }. The requester was told in { $channel }.
+delivery-failed-told-dm = failed after { $attempts } attempt(s): { $error }. The requester was told by DM.

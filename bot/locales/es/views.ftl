@@ -133,3 +133,32 @@ tools-none = ninguno
 tools-servers = Servidores MCP: { $servers }
 tools-no-tools = ninguna herramienta
 tools-withheld = no ofrecidas — { $why }
+
+## /subagents info: en qué punto está el anuncio de una ejecución. El error, tal como lo dijo Discord o el bot.
+
+delivery-not-yet = aún no anunciada
+delivery-none-killed = ninguna (las ejecuciones detenidas no anuncian nada)
+delivery-none-no-reply = ninguna (la ejecución respondió NO_REPLY)
+delivery-delivered = entregada
+delivery-pending = pendiente (intentos: { $attempts })
+delivery-retrying = pendiente (intentos: { $attempts }, último error: { $error })
+delivery-failed-untold = falló tras { $attempts } { $attempts ->
+    [one] intento
+   *[other] intentos
+  }: { $error }. No se pudo avisar a quien lo pidió (consulta el registro de errores del bot).
+delivery-failed-telling-channel = falló tras { $attempts } { $attempts ->
+    [one] intento
+   *[other] intentos
+  }: { $error }. Avisando a quien lo pidió en { $channel }…
+delivery-failed-telling-dm = falló tras { $attempts } { $attempts ->
+    [one] intento
+   *[other] intentos
+  }: { $error }. Avisando a quien lo pidió por mensaje directo…
+delivery-failed-told-channel = falló tras { $attempts } { $attempts ->
+    [one] intento
+   *[other] intentos
+  }: { $error }. Se avisó a quien lo pidió en { $channel }.
+delivery-failed-told-dm = falló tras { $attempts } { $attempts ->
+    [one] intento
+   *[other] intentos
+  }: { $error }. Se avisó a quien lo pidió por mensaje directo.
