@@ -17,14 +17,19 @@ THREADS_ON = "[session.thread_bindings]\nspawn_subagent_sessions = true\n"
 EVENT = "[Internal task completion event]"
 
 
-async def command_in(world, user, channel, name, *, locale="en-US", **options) -> str:
+async def answer_in(world, user, channel, command, /, *, locale="en-US", **options) -> dict:
     """Run a slash command as ``user`` in ``channel`` with the member's ``locale``; its private answer."""
-    inter = await world.discord.slash(user, channel, name, locale=locale, **options)
+    inter = await world.discord.slash(user, channel, command, locale=locale, **options)
     ack = await world.discord.wait_ack(inter)
     assert ack.status_code == 200 and ack.ephemeral
     reply = await world.discord.wait_followup(inter, timeout=40)
     assert reply["flags"] & 64
-    return reply["content"]
+    return reply
+
+
+async def command_in(world, user, channel, command, /, *, locale="en-US", **options) -> str:
+    """As :func:`answer_in`, its text."""
+    return (await answer_in(world, user, channel, command, locale=locale, **options))["content"]
 
 
 def spanish_server(world):
@@ -223,9 +228,12 @@ async def test_listings_info_log_and_usage_follow_the_members_own_language_in_ei
     theirs = (await command_in(world, bob, spanish, "usage", locale="es-ES", period="day")).splitlines()
     assert theirs[0].startswith(f"**Uso de <@{bob.id}>, hoy** (")
     assert theirs[1] == "Ninguna ejecución y ninguna solicitud al modelo."
-    week = (await command_in(world, world.alice, world.channel, "usage", locale="es-ES")).splitlines()
-    assert week[0].startswith(f"**Uso de <@{world.alice.id}>, los últimos 7 días** (") and " a " in week[0]
-    assert week[1].startswith("1 ejecución • 1 solicitud • tokens ")
+    week = await answer_in(world, world.alice, world.channel, "usage", locale="es-ES")
+    lines = week["content"].splitlines()
+    assert lines[0].startswith(f"**Uso de <@{world.alice.id}>, los últimos 7 días** (") and " a " in lines[0]
+    assert lines[1].startswith("1 ejecución • 1 solicitud • tokens ")
+    [chart] = week["attachments"]
+    assert chart["filename"] == "usage.png" and chart["description"].startswith("Ejecuciones y costo por día del ")
 
 
 async def test_an_answer_that_failed_says_why_in_the_servers_language_and_the_error_as_it_is(world):
@@ -244,3 +252,67 @@ async def test_an_answer_that_failed_says_why_in_the_servers_language_and_the_er
     asked = await world.discord.send_user_message(bob, world.channel, f"<@{world.discord.bot_user_id}> hi")
     answer = await world.discord.wait_for_message(world.channel, answer_to(asked))
     assert answer["content"].startswith("I couldn't answer: failed: model provider rejected the API key (401)")
+
+
+async def test_schedules_memories_and_tools_answer_each_member_in_their_own_language(world):
+    world.extra_config = "[memory]\nenabled = true\n"
+    reports = world.discord.add_text_channel(world.guild, "reports")
+    await world.start_bot()
+    admin = member(world, "admin", manage_guild=True)
+
+    added = await command_in(
+        world,
+        admin,
+        world.channel,
+        "schedule add",
+        locale="es-ES",
+        name="digest",
+        cron="0 9 * * *",
+        agent="researcher",
+        prompt="Summarise",
+        channel=reports,
+    )
+    line = f"**digest** (id 1, añadida por <@{admin.id}>): `0 9 * * *` UTC → researcher en <#{reports.id}>, próxima <t:"
+    assert added.startswith(f"Programada {line}") and added.endswith(":R>.")
+    listed = await command_in(world, admin, world.channel, "schedule list", locale="es-ES")
+    assert listed.startswith(f"Programaciones de este servidor:\n- {line}")
+    boss = member(world, "boss", manage_guild=True)  # another admin, whose Discord speaks English
+    assert (await command_in(world, boss, world.channel, "schedule list")).startswith(
+        f"Schedules in this server:\n- **digest** (id 1, added by <@{admin.id}>): `0 9 * * *` UTC → researcher in "
+    )
+
+    assert await command_in(world, world.alice, world.channel, "memory list", locale="es-ES") == (
+        "No se recuerda nada de tus conversaciones en este servidor."
+    )
+    assert await command_in(world, admin, world.channel, "memory list") == (
+        "Nothing is remembered from this server's conversations."
+    )
+
+    tools = await command_in(world, world.alice, world.channel, "subagents tools", locale="es-ES", agent="main")
+    assert tools.splitlines()[0] == (
+        "🧰 Herramientas de **main** (perfil de riesgo: ninguno · perfil de ejecución: ninguno)"
+    )
+
+
+async def test_a_spanish_servers_result_that_could_not_be_posted_is_told_by_dm_in_spanish(world):
+    world.llm.reply("final answer")
+    world.guild.locale = "es-ES"
+    await world.start_bot()
+    posts = rf"^/channels/{world.channel.id}/messages$"
+    world.discord.inject_failure("POST", posts, 403, times=1, code=50001, message="Missing Access")
+
+    answer = await command_in(world, world.alice, world.channel, "subagents spawn", agent="researcher", task="x")
+    run_id = spawned_run_id({"content": answer})
+    dm = world.discord.add_dm_channel(world.alice)
+    notice = await world.discord.wait_for_message(dm, lambda m: f"/subagents log {run_id}" in m["content"])
+    assert notice["content"] == (
+        f"<@{world.alice.id}> ⚠️ El resultado del sub-agente **researcher** no se pudo publicar en "
+        f"<#{world.channel.id}>: Discord answered 403 Forbidden (error code: 50001): Missing Access. "
+        f"`/subagents info {run_id}` y `/subagents log {run_id}`, usados donde lo iniciaste, muestran el resultado."
+    )
+    await world.quiescent()
+    info = await command_in(world, world.alice, world.channel, "subagents info", locale="es-ES", target=run_id)
+    assert (
+        "Entrega: falló tras 1 intento: Discord answered 403 Forbidden (error code: 50001): Missing Access. "
+        "Se avisó a quien lo pidió por mensaje directo."
+    ) in info.splitlines()
