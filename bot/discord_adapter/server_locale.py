@@ -11,7 +11,9 @@ import discord
 
 
 def server_locale(client: discord.Client, channel_id: int, guild_id: int | None = None) -> discord.Locale | None:
-    """The preferred locale of the server of ``channel_id`` (a channel or a thread), else of ``guild_id``."""
+    """The preferred locale of ``channel_id``'s server, else of ``guild_id``.
+
+    ``channel_id`` may be a channel or a thread."""
     channel = client.get_channel(channel_id)
     guild = getattr(channel, "guild", None)
     if guild is None and guild_id is not None:

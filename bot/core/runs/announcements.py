@@ -28,7 +28,7 @@ class PostedFile(BaseModel):
 
 
 class Outcome(BaseModel):
-    """A completion's status and stats as data, so the adapter words them in the reader's language.
+    """A run's outcome and stats as data: the adapter words them in the reader's language.
 
     ``status_line`` and ``stats_line`` stay the English of the same facts (the model's words, and an older row's)."""
 
