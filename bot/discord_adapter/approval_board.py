@@ -117,6 +117,8 @@ class ApprovalBoard:
     async def _show(self, approval: Approval) -> None:
         channel = self._client.get_partial_messageable(approval.channel_id)
         locale = server_locale(self._client, approval.channel_id)
+        if locale is None and (run := await self._repos.runs.get(approval.run_id)) is not None:
+            locale = server_locale(self._client, approval.channel_id, run.guild_id)  # a thread not cached
         message_id = None
         if approval.message_id is None and approval.status is ApprovalStatus.PENDING:
             if await self._repos.runs.owner(approval.run_id) != self._executor_id:
