@@ -8,7 +8,7 @@ the server's. The agent's text is never translated, and what the model reads sta
 from __future__ import annotations
 
 from bot.agents.tool_gate import DENIED
-from tests.harness import QUICK_STATUS_EDITS, answer_to, spawned_run_id
+from tests.harness import QUICK_STATUS_EDITS, answer_to
 from tests.test_wire_approvals import asking, recorded
 from tests.test_wire_control import member
 from tests.test_wire_status import buttons, click
@@ -30,6 +30,11 @@ async def answer_in(world, user, channel, command, /, *, locale="en-US", **optio
 async def command_in(world, user, channel, command, /, *, locale="en-US", **options) -> str:
     """As :func:`answer_in`, its text."""
     return (await answer_in(world, user, channel, command, locale=locale, **options))["content"]
+
+
+def run_id_of(spawned: str) -> str:
+    """The run id prefix a spawn's answer ends with, in either language: ``… run 0123abcd).``."""
+    return spawned.rstrip(").").rsplit(" ", 1)[1]
 
 
 def spanish_server(world):
@@ -61,22 +66,15 @@ async def test_announcements_follow_the_servers_language_in_a_channel_and_a_thre
     _, spanish = spanish_server(world)
     bot = await world.start_bot()
 
-    here = spawned_run_id(
-        {"content": await command_in(world, world.alice, spanish, "subagents spawn", agent="researcher", task="Count")}
-    )
+    here = run_id_of(await command_in(world, world.alice, spanish, "subagents spawn", agent="researcher", task="Count"))
     posted = await world.discord.wait_for_message(spanish, announcement_for(here))
     header, body, footer = posted["content"].split("\n")
     assert header == f"<@{world.alice.id}> ✅ Sub-agente **researcher** (ejecución `{here}`): terminó correctamente"
     assert body == "Found 12 files."  # the agent's words as it wrote them
     assert footer.startswith("-# duración ") and " • tokens " in footer and "(entrada " in footer
 
-    there = spawned_run_id(
-        {
-            "content": await command_in(
-                world, world.alice, world.channel, "subagents spawn", agent="researcher", task="Tally"
-            )
-        }
-    )
+    tally = await command_in(world, world.alice, world.channel, "subagents spawn", agent="researcher", task="Tally")
+    there = run_id_of(tally)
     posted = await world.discord.wait_for_message(world.channel, announcement_for(there))
     header, body, footer = posted["content"].split("\n")
     assert header == f"<@{world.alice.id}> ✅ Subagent **researcher** (run `{there}`): completed successfully"
@@ -87,7 +85,7 @@ async def test_announcements_follow_the_servers_language_in_a_channel_and_a_thre
     answer = await command_in(
         world, bob, world.channel, "subagents spawn", locale="es-ES", agent="researcher", task="Tally more"
     )
-    bobs = spawned_run_id({"content": answer})
+    bobs = run_id_of(answer)
     posted = await world.discord.wait_for_message(world.channel, announcement_for(bobs))
     assert posted["content"].startswith(
         f"<@{bob.id}> ✅ Subagent **researcher** (run `{bobs}`): completed successfully"
@@ -98,7 +96,7 @@ async def test_announcements_follow_the_servers_language_in_a_channel_and_a_thre
     in_thread = await command_in(
         world, world.alice, spanish, "subagents spawn", agent="researcher", task="Look deeper", thread=True
     )
-    deeper = spawned_run_id({"content": in_thread})
+    deeper = run_id_of(in_thread)
     [thread] = world.discord.threads(spanish)
     posted = await world.discord.wait_for_message(thread, announcement_for(deeper))
     assert f"Sub-agente **researcher** (ejecución `{deeper}`): terminó correctamente" in posted["content"]
@@ -123,7 +121,7 @@ async def test_a_spanish_servers_status_message_and_approval_request_are_spanish
     world.status_edit_interval = QUICK_STATUS_EDITS
     bot = await world.start_bot()
     answer = await command_in(world, world.alice, world.channel, "subagents spawn", agent="researcher", task="Shout hi")
-    run_id = spawned_run_id({"content": answer})
+    run_id = run_id_of(answer)
 
     status = await world.discord.wait_for_message(
         world.channel, lambda m: status_in(run_id)(m) and "esperando aprobación" in m["content"]
@@ -172,7 +170,7 @@ async def test_an_english_servers_approval_request_stays_english(world):
     answer = await command_in(
         world, world.alice, world.channel, "subagents spawn", locale="es-ES", agent="researcher", task="Shout hi"
     )
-    run_id = spawned_run_id({"content": answer})
+    run_id = run_id_of(answer)
     request = await world.discord.wait_for_message(world.channel, lambda m: "`calc__shout`" in m["content"])
     assert request["content"].startswith(f"✋ Run {run_id} wants to call `calc__shout` with:\n")
     status = await world.discord.wait_for_message(
@@ -187,7 +185,7 @@ async def test_listings_info_log_and_usage_follow_the_members_own_language_in_ei
     servidor, spanish = spanish_server(world)
     await world.start_bot()
     answer = await command_in(world, world.alice, world.channel, "subagents spawn", agent="researcher", task="Count")
-    run_id = spawned_run_id({"content": answer})
+    run_id = run_id_of(answer)
     await world.discord.wait_for_message(world.channel, announcement_for(run_id))
     bob = member(world, "bob")  # not the owner; his Discord speaks Spanish
     world.discord.add_member(servidor, bob)
@@ -214,7 +212,7 @@ async def test_listings_info_log_and_usage_follow_the_members_own_language_in_ei
     in_thread = await command_in(
         world, world.alice, spanish, "subagents spawn", agent="researcher", task="Dig", thread=True
     )
-    dug = spawned_run_id({"content": in_thread})
+    dug = run_id_of(in_thread)
     [thread] = world.discord.threads(spanish)
     await world.discord.wait_for_message(thread, announcement_for(dug))
     listed = (await command_in(world, world.alice, thread, "subagents list")).splitlines()
@@ -302,7 +300,7 @@ async def test_a_spanish_servers_result_that_could_not_be_posted_is_told_by_dm_i
     world.discord.inject_failure("POST", posts, 403, times=1, code=50001, message="Missing Access")
 
     answer = await command_in(world, world.alice, world.channel, "subagents spawn", agent="researcher", task="x")
-    run_id = spawned_run_id({"content": answer})
+    run_id = run_id_of(answer)
     dm = world.discord.add_dm_channel(world.alice)
     notice = await world.discord.wait_for_message(dm, lambda m: f"/subagents log {run_id}" in m["content"])
     assert notice["content"] == (
