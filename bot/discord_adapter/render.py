@@ -35,7 +35,7 @@ def _header(announcement: Announcement, locale: object) -> str:
     """``Subagent **label** (run `abc`): completed successfully``; an announcement queued before its outcome was kept
     as data says its status line as it was written."""
     mention = f"<@{announcement.mention_user_id}> " if announcement.mention_user_id else ""
-    outcome = announcement.outcome
+    outcome = announcement.outcome if announcement.status.is_terminal else None  # a draft says its own line
     status = announcement.status_line if outcome is None else outcome_line(announcement.status, outcome.error, locale)
     words = {"icon": announcement.status.icon, "label": announcement.agent_label, "status": status}
     run = short_run_id(announcement.run_id)

@@ -53,7 +53,7 @@ class Announcement(BaseModel):
     # who speaks: a sub-agent, a scheduled job's run, or the main agent telling what its sub-agents found
     source: Literal["subagent", "schedule", "voice"] = "subagent"
     files: list[PostedFile] = []  # what the agent attached (attach_file), posted with the result
-    outcome: Outcome | None = None  # the run's (None: a notice, or a row queued before it was kept)
+    outcome: Outcome | None = None  # a settled run's (None: a draft, a notice, or a row queued before it was kept)
     # a reply that could not finish: the adapter words why, with what the run had so far (``body`` is the English)
     apology: Literal["restarted", "failed"] | None = None
     partial: str | None = None
@@ -102,7 +102,7 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
         apology = "restarted"
     elif kind == "reply" and run.status is not RunStatus.COMPLETED:
         body = " ".join(filter(None, [f"I couldn't answer: {status_line(run.status, run.error)}.", so_far]))
-        apology = "failed"
+        apology = "failed" if run.status.is_terminal else None  # a draft of a live run has no apology yet
     else:
         body = run.result_text or "(no output)"
     return Announcement(
@@ -121,7 +121,9 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
         source="schedule" if scheduled else "voice" if is_voice_turn(run) else "subagent",
         outcome=Outcome(
             error=run.error, runtime_seconds=ended_at - started, usage=run.usage, fallback_model=run.fallback_model
-        ),
+        )
+        if run.status.is_terminal
+        else None,
         guild_id=run.guild_id,
         apology=apology,
         partial=partial if apology else None,
