@@ -37,7 +37,7 @@ class MemoryCog(commands.GroupCog, group_name="memory", group_description=locali
     async def list_(self, interaction: discord.Interaction) -> None:
         guild_id, user_id, admin = await self._asker(interaction)
         listing = await self.bot.people.memories.listing(guild_id, user_id, admin=admin)
-        await send_text(interaction, render_memories(listing))
+        await send_text(interaction, render_memories(listing, interaction.locale))
 
     @app_commands.command(name="forget", description=localized("cmd-memory-forget"))
     @app_commands.describe(id=localized("cmd-memory-forget-id"))

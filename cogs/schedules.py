@@ -79,7 +79,7 @@ class SchedulesCog(commands.GroupCog, group_name="schedule", group_description=l
         view = await self.bot.schedules.add(
             spec, guild_id=guild.id, actor_user_id=interaction.user.id, channel_ids=channel_ids_of(guild)
         )
-        await send_text(interaction, render_added(view))
+        await send_text(interaction, render_added(view, interaction.locale))
 
     @add.autocomplete("agent")
     async def _agent_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -90,7 +90,8 @@ class SchedulesCog(commands.GroupCog, group_name="schedule", group_description=l
     @thinks_privately
     async def list_(self, interaction: discord.Interaction) -> None:
         guild = managed_guild(interaction)
-        await send_text(interaction, render_listing(await self.bot.schedules.listing(guild.id, channel_ids_of(guild))))
+        views = await self.bot.schedules.listing(guild.id, channel_ids_of(guild))
+        await send_text(interaction, render_listing(views, interaction.locale))
 
     @app_commands.command(name="remove", description=localized("cmd-schedule-remove"))
     @app_commands.describe(name=localized("cmd-schedule-remove-name"))

@@ -89,7 +89,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     @thinks_privately
     async def tools(self, interaction: discord.Interaction, agent: str) -> None:
         report = await self.bot.orchestrator.tool_report(agent.strip())
-        await send_text(interaction, render_tool_report(report))
+        await send_text(interaction, render_tool_report(report, interaction.locale))
 
     @spawn.autocomplete("agent")
     @tools.autocomplete("agent")
@@ -102,7 +102,8 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     @app_commands.command(name="list", description=localized("cmd-subagents-list"))
     @thinks_privately
     async def list_(self, interaction: discord.Interaction) -> None:
-        await send_text(interaction, render_listing(await self.bot.control.listing(conversation_of(interaction))))
+        listing = await self.bot.control.listing(conversation_of(interaction))
+        await send_text(interaction, render_listing(listing, locale=interaction.locale))
 
     @app_commands.command(name="info", description=localized("cmd-subagents-info"))
     @app_commands.describe(target=localized("cmd-subagents-info-target"))
@@ -111,7 +112,11 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
         row = await self.bot.control.resolve(conversation_of(interaction), target)
         details = await self.bot.control.details(row)
         shown = render_info(
-            row, delivery=details.delivery, transcript_messages=details.messages, activity=details.activity
+            row,
+            delivery=details.delivery,
+            transcript_messages=details.messages,
+            activity=details.activity,
+            locale=interaction.locale,
         )
         await send_text(interaction, shown)
 
@@ -131,7 +136,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     ) -> None:
         row = await self.bot.control.resolve(conversation_of(interaction), target)
         entries = await self.bot.orchestrator.history(row.session.key, limit, tools)
-        await send_text(interaction, render_log(row, entries), filename="log.txt")
+        await send_text(interaction, render_log(row, entries, interaction.locale), filename="log.txt")
 
     @app_commands.command(name="kill", description=localized("cmd-subagents-kill"))
     @app_commands.describe(target=localized("cmd-subagents-kill-target"))

@@ -43,8 +43,9 @@ class UsageCog(commands.Cog):
         report = await self.bot.orchestrator.usage_report(
             guild_id=interaction.guild_id, user_id=user_id, period=Period(period)
         )
-        chart = await usage_chart(report)
-        await send_text(interaction, render_usage(report, actor.user_id), attachments=[chart] if chart else [])
+        chart = await usage_chart(report, interaction.locale)
+        shown = render_usage(report, actor.user_id, interaction.locale)
+        await send_text(interaction, shown, attachments=[chart] if chart else [])
 
 
 async def setup(bot: ThreadboundBot) -> None:

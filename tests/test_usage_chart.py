@@ -29,9 +29,9 @@ async def test_the_chart_is_drawn_off_the_event_loop(monkeypatch):
     drawn_in: list[threading.Thread] = []
     draw = usage_chart._draw
 
-    def spy(days):
+    def spy(days, locale=None):
         drawn_in.append(threading.current_thread())
-        return draw(days)
+        return draw(days, locale)
 
     monkeypatch.setattr(usage_chart, "_draw", spy)
     png = await usage_chart.chart_png(month_of_use())

@@ -112,7 +112,7 @@ async def test_usage_in_a_dm_is_the_dms_own_apart_from_the_servers(world):
 
 
 async def test_a_chart_that_cannot_be_drawn_leaves_the_text_answer(world, monkeypatch):
-    async def broken(days):
+    async def broken(days, locale=None):
         raise RuntimeError("no fonts")
 
     monkeypatch.setattr("bot.discord_adapter.usage_views.chart_png", broken)

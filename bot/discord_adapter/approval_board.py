@@ -15,7 +15,7 @@ run taken over), so no lease or claim is needed for exactly one post, and a proc
 leaves another's requests alone. Not the process serving the approval's guild: a run may pause in another one (a
 schedule's firing, a run resumed after its process died) and nothing would wake that board. Edits are made by
 whichever process settled the approval (its listener is the one told): they set the same text, so a second one
-changes nothing."""
+changes nothing. Each message is in its server's preferred language; the tool's name and arguments as they are."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ import structlog
 
 from bot.discord_adapter.read_back import nonce_for
 from bot.discord_adapter.rounds import Rounds
+from bot.discord_adapter.server_locale import server_locale
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
+from bot.i18n import localized
 from bot.records import Approval, ApprovalStatus, short_run_id
 from storage.repositories import Repositories
 
@@ -36,20 +38,25 @@ log = structlog.get_logger(__name__)
 ARGUMENTS_FILE = "arguments.json"  # a request's arguments when they do not fit in its text
 
 
-def request_message(approval: Approval, timeout_minutes: float) -> tuple[str, discord.File | None]:
+def request_message(
+    approval: Approval, timeout_minutes: float, locale: object = None
+) -> tuple[str, discord.File | None]:
     """A request's text, with the arguments as a file when they do not fit.
 
     Every character is shown either way. Arguments with a backtick go to the file too (in the text they could close
     their code block)."""
     arguments = approval.arguments
-    asks = f"✋ Run {short_run_id(approval.run_id)} wants to call `{approval.tool_name}` with"
-    who = f"<@{approval.owner_user_id}> or a moderator" if approval.owner_user_id is not None else "A moderator"
-    decide = f"{who}: approve or deny within {timeout_minutes:g} minutes (no answer denies)."
-    inline = f"{asks}:\n```json\n{arguments}\n```{decide}"
+    call = {"run": short_run_id(approval.run_id), "tool": approval.tool_name}
+    minutes = f"{timeout_minutes:g}"
+    if approval.owner_user_id is not None:
+        decide = localized("approval-decide-owner", locale, owner=f"<@{approval.owner_user_id}>", minutes=minutes)
+    else:
+        decide = localized("approval-decide-moderator", locale, minutes=minutes)
+    inline = f"{localized('approval-asks-inline', locale, **call)}\n```json\n{arguments}\n```{decide}"
     if "`" not in arguments and len(inline) <= DISCORD_MESSAGE_LIMIT:
         return inline, None
-    text = f"{asks} the arguments in the attached `{ARGUMENTS_FILE}` ({len(arguments):,} characters).\n{decide}"
-    return text, discord.File(io.BytesIO(arguments.encode("utf-8")), ARGUMENTS_FILE)
+    asks = localized("approval-asks-file", locale, file=ARGUMENTS_FILE, characters=len(arguments), **call)
+    return f"{asks}\n{decide}", discord.File(io.BytesIO(arguments.encode("utf-8")), ARGUMENTS_FILE)
 
 
 def pinged(approval: Approval) -> discord.AllowedMentions:
@@ -59,17 +66,17 @@ def pinged(approval: Approval) -> discord.AllowedMentions:
     return discord.AllowedMentions(everyone=False, users=users, roles=False, replied_user=False)
 
 
-def decided_text(approval: Approval) -> str:
-    call = f"`{approval.tool_name}` (run {short_run_id(approval.run_id)})"
+def decided_text(approval: Approval, locale: object = None) -> str:
+    call = {"tool": approval.tool_name, "run": short_run_id(approval.run_id)}
     match approval.status:
         case ApprovalStatus.APPROVED:
-            return f"✅ {call} approved by <@{approval.decided_by}>."
+            return localized("approval-approved", locale, member=f"<@{approval.decided_by}>", **call)
         case ApprovalStatus.DENIED:
-            return f"🚫 {call} denied by <@{approval.decided_by}>."
+            return localized("approval-denied", locale, member=f"<@{approval.decided_by}>", **call)
         case ApprovalStatus.TIMED_OUT:
-            return f"⏱️ {call} denied: nobody decided in time."
+            return localized("approval-timed-out", locale, **call)
         case _:
-            return f"🛑 {call} not run: the run was killed."
+            return localized("approval-run-killed", locale, **call)
 
 
 class ApprovalBoard:
@@ -109,11 +116,14 @@ class ApprovalBoard:
 
     async def _show(self, approval: Approval) -> None:
         channel = self._client.get_partial_messageable(approval.channel_id)
+        locale = server_locale(self._client, approval.channel_id)
+        if locale is None and (run := await self._repos.runs.get(approval.run_id)) is not None:
+            locale = server_locale(self._client, approval.channel_id, run.guild_id)  # a thread not cached
         message_id = None
         if approval.message_id is None and approval.status is ApprovalStatus.PENDING:
             if await self._repos.runs.owner(approval.run_id) != self._executor_id:
                 return  # its run's process posts it
-            text, arguments = request_message(approval, self._timeout_minutes)
+            text, arguments = request_message(approval, self._timeout_minutes, locale)
             message = await channel.send(
                 text,
                 file=arguments or discord.utils.MISSING,
@@ -123,6 +133,7 @@ class ApprovalBoard:
             )
             message_id = message.id
         elif approval.message_id is not None:
-            await channel.get_partial_message(approval.message_id).edit(content=decided_text(approval), view=None)
+            decided = decided_text(approval, locale)
+            await channel.get_partial_message(approval.message_id).edit(content=decided, view=None)
         async with self._repos.db.transaction() as tx:
             await self._repos.approvals.shown_as(tx, approval.id, approval.status, message_id)

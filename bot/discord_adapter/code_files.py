@@ -2,12 +2,14 @@
 
 A block (opening fence to closing fence) longer than one message would be cut mid-block; instead it becomes a
 file (```` ```python ```` → ``snippet.py``, no or an unknown language → ``.txt``; the second ``snippet-2.py``) and
-a note in the text names it. Deterministic: the same text gives the same notes and files.
+a note in the text names it, in the post's language. Deterministic: the same text and language give the same notes
+and files.
 """
 
 from __future__ import annotations
 
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT, FENCE
+from bot.i18n import localized
 
 EXTENSIONS = {
     "bash": "sh",
@@ -64,7 +66,9 @@ def note_for(name: str) -> str:
     return NOTE.format(name=name)
 
 
-def take_out_long_blocks(text: str, limit: int = DISCORD_MESSAGE_LIMIT) -> tuple[str, list[tuple[str, bytes]]]:
+def take_out_long_blocks(
+    text: str, limit: int = DISCORD_MESSAGE_LIMIT, locale: object = None
+) -> tuple[str, list[tuple[str, bytes]]]:
     """``text`` with each code block over ``limit`` replaced by a note; those blocks as files.
 
     A block still open at the end runs to the end."""
@@ -87,6 +91,6 @@ def take_out_long_blocks(text: str, limit: int = DISCORD_MESSAGE_LIMIT) -> tuple
             code = block[1:-1] if closed else block[1:]
             name = _file_name(extension_of(line), len(files) + 1)
             files.append((name, ("\n".join(code) + "\n").encode("utf-8")))
-            kept.append(f"{note_for(name)} ({len(code):,} lines)")
+            kept.append(f"{note_for(name)} ({localized('code-file-lines', locale, count=len(code))})")
         index = end + 1
     return "\n".join(kept), files

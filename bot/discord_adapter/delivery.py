@@ -39,6 +39,7 @@ from bot.discord_adapter.persona import (
 )
 from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted, nonce_for
 from bot.discord_adapter.render import OutgoingMessage, render
+from bot.discord_adapter.server_locale import server_locale
 from bot.waiting import wait_set
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
@@ -217,7 +218,8 @@ class DeliveryWorker:
         message_ids = list(row.message_ids)
         draft = await self._draft(row)
         try:
-            messages = render(announcement, await self._files(announcement))
+            locale = server_locale(self._client, row.channel_id, announcement.guild_id)
+            messages = render(announcement, await self._files(announcement), locale)
             for index in range(row.parts_sent, len(messages)):
                 message_id = None
                 if draft is not None and self._drafts is not None and index < len(draft.message_ids):

@@ -3,7 +3,8 @@ that is gone, else a DM, else only the error log) and what to say (which run, wh
 
 A notice is an outbox row of its own, added in the same transaction that fails the row it is about, so it is
 posted exactly once like any announcement. A notice that fails in the parent channel is passed on to a DM; one
-that fails in a DM is only logged.
+that fails in a DM is only logged. It is worded once, when written, in the language of the announcement's server
+(in a DM too: it is about that server's run).
 """
 
 from __future__ import annotations
@@ -11,23 +12,23 @@ from __future__ import annotations
 import discord
 
 from bot.core.runs.announcements import Announcement
+from bot.discord_adapter.server_locale import server_locale
+from bot.i18n import localized
 from bot.records import short_run_id
 from storage.outbox import NewNotice, NoticeVia, OutboxRow
 
 
-def notice_text(announcement: Announcement, channel_id: int, reason: str) -> str:
+def notice_text(announcement: Announcement, channel_id: int, reason: str, locale: object = None) -> str:
     mention = f"<@{announcement.mention_user_id}> " if announcement.mention_user_id else ""
-    short = short_run_id(announcement.run_id)
+    words = {
+        "label": announcement.agent_label,
+        "run": short_run_id(announcement.run_id),
+        "channel": f"<#{channel_id}>",
+        "reason": reason,
+    }
     if announcement.kind == "reply":
-        return (
-            f"{mention}⚠️ The answer of **{announcement.agent_label}** (run {short}) could not be posted in "
-            f"<#{channel_id}>: {reason}. Please ask again."
-        )
-    return (
-        f"{mention}⚠️ The result of subagent **{announcement.agent_label}** could not be posted in "
-        f"<#{channel_id}>: {reason}. `/subagents info {short}` and `/subagents log {short}`, used where you "
-        "started it, show the result."
-    )
+        return mention + localized("notice-answer-not-posted", locale, **words)
+    return mention + localized("notice-result-not-posted", locale, **words)
 
 
 class FailureNotices:
@@ -48,8 +49,9 @@ class FailureNotices:
             return None
         return self._notice(row, announcement, reason, "dm", dm.id)
 
-    @staticmethod
-    def _notice(row: OutboxRow, announcement: Announcement, reason: str, via: NoticeVia, channel_id: int) -> NewNotice:
+    def _notice(
+        self, row: OutboxRow, announcement: Announcement, reason: str, via: NoticeVia, channel_id: int
+    ) -> NewNotice:
         """A failed notice is passed on as it is: its text already tells what happened to the announcement."""
         if row.notice is not None:
             payload = row.payload_json
@@ -58,7 +60,12 @@ class FailureNotices:
                 kind="reply",
                 status=announcement.status,
                 status_line=announcement.status_line,
-                body=notice_text(announcement, row.channel_id, reason),
+                body=notice_text(
+                    announcement,
+                    row.channel_id,
+                    reason,
+                    server_locale(self._client, row.channel_id, announcement.guild_id),
+                ),
                 agent_label=announcement.agent_label,
                 run_id=announcement.run_id,
                 session_key=announcement.session_key,

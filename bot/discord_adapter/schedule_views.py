@@ -1,11 +1,12 @@
 """How schedules look in Discord: ``/schedule`` replies, with next firings as Discord timestamps (each reader sees
-their own time zone), and which of a server's channels a schedule may name."""
+their own time zone) and in the asking member's language, and which of a server's channels a schedule may name."""
 
 from __future__ import annotations
 
 import discord
 
 from bot.core.people.schedule_control import ScheduleView
+from bot.i18n import localized
 from bot.records import ScheduleSource
 
 POSTING_PERMISSIONS = {
@@ -29,24 +30,38 @@ def missing_posting_permission(channel: discord.TextChannel | discord.Thread, me
     return next((label for flag, label in needed.items() if not getattr(permissions, flag)), None)
 
 
-def _next(view: ScheduleView) -> str:
-    return f"next <t:{int(view.next_at)}:R>" if view.next_at is not None else "no future date matches"
+def _next(view: ScheduleView, locale: object) -> str:
+    if view.next_at is None:
+        return localized("schedule-no-next", locale)
+    return localized("schedule-next", locale, when=f"<t:{int(view.next_at)}:R>")
 
 
-def render_line(view: ScheduleView) -> str:
+def render_line(view: ScheduleView, locale: object = None) -> str:
     schedule, spec = view.schedule, view.schedule.spec
-    source = "config.toml" if schedule.source is ScheduleSource.CONFIG else f"added by <@{schedule.created_by}>"
-    return (
-        f"**{spec.name}** (id {schedule.id}, {source}): `{spec.cron}` {spec.timezone} → {spec.agent_id} in "
-        f"<#{spec.channel_id}>, {_next(view)}"
+    if schedule.source is ScheduleSource.CONFIG:
+        source = "config.toml"
+    else:
+        source = localized("schedule-added-by", locale, member=f"<@{schedule.created_by}>")
+    return localized(
+        "schedule-line",
+        locale,
+        name=spec.name,
+        id=str(schedule.id),
+        source=source,
+        cron=spec.cron,
+        timezone=spec.timezone,
+        agent=spec.agent_id,
+        channel=f"<#{spec.channel_id}>",
+        next=_next(view, locale),
     )
 
 
-def render_added(view: ScheduleView) -> str:
-    return f"Scheduled {render_line(view)}."
+def render_added(view: ScheduleView, locale: object = None) -> str:
+    return localized("schedule-added", locale, schedule=render_line(view, locale))
 
 
-def render_listing(views: list[ScheduleView]) -> str:
+def render_listing(views: list[ScheduleView], locale: object = None) -> str:
     if not views:
-        return "No schedules in this server. Add one with /schedule add."
-    return "\n".join(["Schedules in this server:", *(f"- {render_line(view)}" for view in views)])
+        return localized("schedules-none", locale)
+    lines = [f"- {render_line(view, locale)}" for view in views]
+    return "\n".join([localized("schedules-title", locale), *lines])

@@ -6,7 +6,7 @@ Every process on the store runs a board, and any of them may be told a run chang
 there), so only the process that owns the run (``runs.executor_id``: the one executing it) posts its message — the
 send has no nonce, and two boards finding no message yet would post two, one of them never finalised. A run has one
 owner at a time, so it is posted once with no claim to take; whoever is told of a change edits the message, and
-every edit renders the run as the database has it."""
+every edit renders the run as the database has it, in its server's preferred language."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ from pydantic_ai.messages import ModelResponse, ToolCallPart
 from bot.core.oversight.session_queries import run_label
 from bot.core.stats import format_runtime, format_tokens
 from bot.discord_adapter.rounds import Rounds
+from bot.discord_adapter.run_words import board_state, waiting_on
+from bot.discord_adapter.server_locale import server_locale
+from bot.i18n import localized
 from bot.records import Run, RunStatus
 from storage.repositories import Repositories
 from storage.status_messages import StatusMessageRepository
@@ -110,11 +113,20 @@ class StatusBoard:
         if run.status.is_terminal:
             tokens = run.usage.input_tokens + run.usage.output_tokens
         runtime = format_runtime((run.ended_at or self._clock()) - run.started_at) if run.started_at else "0s"
-        state = run.status.value.replace("_", " ")
+        locale = server_locale(self._client, run.channel_id, run.guild_id)
+        state = board_state(run.status, locale)
         if run.status is RunStatus.WAITING_CHILDREN:
-            state = f"waiting on {await self._repos.runs.count_unsettled_children(run.id)} children"
+            state = waiting_on(await self._repos.runs.count_unsettled_children(run.id), locale)
         activity = None if run.status.is_terminal else await self._repos.run_activity.get(run.id)
-        return (
-            f"{run.status.icon} **{label}** · {state} · {runtime} · {tool_calls} tool call(s) · "
-            f"tokens {format_tokens(tokens)}\n" + (f"{activity}\n" if activity else "") + f"-# run {run.short_id}"
+        line = localized(
+            "status-board-line",
+            locale,
+            icon=run.status.icon,
+            label=label,
+            state=state,
+            runtime=runtime,
+            calls=tool_calls,
+            tokens=format_tokens(tokens),
         )
+        run_line = localized("status-board-run", locale, run=run.short_id)
+        return f"{line}\n" + (f"{activity}\n" if activity else "") + f"-# {run_line}"

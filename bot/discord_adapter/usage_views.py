@@ -2,7 +2,8 @@
 
 A chart only for a week or a month that had any use: one day is a single bar, which the totals say better, and an
 empty period is a blank picture. Cost counts priced requests only; requests nobody knows the price of are named,
-never counted as free.
+never counted as free. The words are the asking member's language; the caps' lines are worded where they are
+defined (their refusals use them too).
 """
 
 from __future__ import annotations
@@ -16,31 +17,42 @@ from bot.core.budgets.caps import Cap, frees_up, use_of
 from bot.core.people.usage_report import Period, UsageReport
 from bot.core.stats import format_cost, format_tokens
 from bot.discord_adapter.usage_chart import chart_png
+from bot.i18n import localized
 from storage.usage import Spend
 
 log = structlog.get_logger(__name__)
 MAX_AGENT_LINES = 10
-PERIOD_WORDS = {Period.DAY: "today", Period.WEEK: "the last 7 days", Period.MONTH: "the last 30 days"}
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+def _period(period: Period, locale: object) -> str:
+    match period:
+        case Period.DAY:
+            return localized("usage-period-day", locale)
+        case Period.WEEK:
+            return localized("usage-period-week", locale)
+        case _:
+            return localized("usage-period-month", locale)
 
 
-def _cost(totals: Spend) -> str:
+def _cost(totals: Spend, locale: object) -> str:
     if totals.unpriced_requests == 0:
         return format_cost(totals.cost)
     if totals.unpriced_requests == totals.requests:
-        return "cost unknown"
-    return f"{format_cost(totals.cost)} + {_plural(totals.unpriced_requests, 'unpriced request')}"
+        return localized("usage-cost-none-known", locale)
+    return localized("usage-cost-partly", locale, cost=format_cost(totals.cost), count=totals.unpriced_requests)
 
 
-def _line(totals: Spend) -> str:
-    return (
-        f"{_plural(totals.runs, 'run')} • {_plural(totals.requests, 'request')} • tokens "
-        f"{format_tokens(totals.tokens)} (in {format_tokens(totals.input_tokens)} / out "
-        f"{format_tokens(totals.output_tokens)}) • {_cost(totals)}"
+def _line(totals: Spend, locale: object) -> str:
+    tokens = localized(
+        "tokens-phrase",
+        locale,
+        total=format_tokens(totals.tokens),
+        input=format_tokens(totals.input_tokens),
+        output=format_tokens(totals.output_tokens),
     )
+    runs = localized("usage-runs", locale, count=totals.runs)
+    requests = localized("usage-requests", locale, count=totals.requests)
+    return f"{runs} • {requests} • {tokens} • {_cost(totals, locale)}"
 
 
 def _cap_line(cap: Cap, now: float) -> str:
@@ -48,43 +60,44 @@ def _cap_line(cap: Cap, now: float) -> str:
     return f"{line}. {frees_up(cap, now)}" if cap.used else line
 
 
-def render_usage(report: UsageReport, viewer_id: int) -> str:
-    """The report as ``viewer_id`` reads it.
+def render_usage(report: UsageReport, viewer_id: int, locale: object = None) -> str:
+    """The report as ``viewer_id`` reads it, in ``locale``'s language.
 
     The caps are worded for the member they limit."""
     first, last = report.days[0][0], report.days[-1][0]
-    span = last if first == last else f"{first} to {last}"
-    lines = [f"**Usage of <@{report.user_id}>, {PERIOD_WORDS[report.period]}** ({span}, UTC)"]
+    span = last if first == last else localized("usage-span", locale, first=first, last=last)
+    whose = f"<@{report.user_id}>"
+    lines = [localized("usage-title", locale, member=whose, period=_period(report.period, locale), span=span)]
     total = report.total
-    lines.append("No runs and no model requests." if total.empty else _line(total))
+    lines.append(localized("usage-empty", locale) if total.empty else _line(total, locale))
     if total.unpriced_requests:
-        lines.append(
-            f"Cost leaves out {_plural(total.unpriced_requests, 'request')} to models with no known price "
-            '(`[pricing."<provider>/<model>"]` sets one).'
-        )
+        lines.append(localized("usage-unpriced", locale, count=total.unpriced_requests))
     if report.agents:
-        lines.append("By agent:")
-        lines += [f"- {agent}: {_line(totals)}" for agent, totals in report.agents[:MAX_AGENT_LINES]]
+        lines.append(localized("usage-by-agent", locale))
+        lines += [f"- {agent}: {_line(totals, locale)}" for agent, totals in report.agents[:MAX_AGENT_LINES]]
         if len(report.agents) > MAX_AGENT_LINES:
-            lines.append(f"- and {_plural(len(report.agents) - MAX_AGENT_LINES, 'more agent')}")
+            lines.append(localized("usage-more-agents", locale, count=len(report.agents) - MAX_AGENT_LINES))
     if report.caps:
-        lines.append("Caps now:" if viewer_id == report.user_id else f"Caps now, as <@{report.user_id}> reads them:")
+        if viewer_id == report.user_id:
+            lines.append(localized("usage-caps", locale))
+        else:
+            lines.append(localized("usage-caps-of", locale, member=whose))
         lines += [_cap_line(cap, report.now) for cap in report.caps]
     else:
-        lines.append("No caps apply.")
+        lines.append(localized("usage-no-caps", locale))
     return "\n".join(lines)
 
 
-async def usage_chart(report: UsageReport) -> discord.File | None:
+async def usage_chart(report: UsageReport, locale: object = None) -> discord.File | None:
     """The runs-and-cost chart of a week or month with any use, as an attachment.
 
     None when drawing it failed: the text says everything the chart does."""
     if report.period is Period.DAY or report.total.empty:
         return None
     try:
-        png = await chart_png(report.days)
+        png = await chart_png(report.days, locale)
     except Exception:
         log.exception("usage_chart_failed")
         return None
-    description = f"Runs and cost per day from {report.days[0][0]} to {report.days[-1][0]} (UTC)"
+    description = localized("usage-chart-title", locale, first=report.days[0][0], last=report.days[-1][0])
     return discord.File(io.BytesIO(png), "usage.png", description=description)

@@ -33,7 +33,7 @@ def _run_of(row: ChildRow) -> Run | None:
 
 @dataclass(frozen=True)
 class Details:
-    delivery: str
+    delivery: Words
     messages: int
     activity: str | None = None  # what the live run is doing now (an ACP agent's tool call or plan)
 
@@ -93,15 +93,15 @@ class RunControl:
 
     async def details(self, row: ChildRow) -> Details:
         """Where the run's announcement stands, and how long its transcript is."""
-        delivery = "not announced yet"
+        delivery = Words("delivery-not-yet")
         if row.run is not None:
             rows = await self._ctx.repos.outbox.for_run(row.run.id)
             if rows:
                 delivery = delivery_state(rows)
             elif row.run.status is RunStatus.KILLED:
-                delivery = "none (killed runs announce nothing)"
+                delivery = Words("delivery-none-killed")
             elif row.run.status.is_terminal:
-                delivery = "none (the run replied NO_REPLY)"
+                delivery = Words("delivery-none-no-reply")
         activity = await self._ctx.repos.run_activity.get(row.run.id) if row.run is not None else None
         return Details(delivery, await self._ctx.repos.transcripts.count(row.session.key), activity)
 

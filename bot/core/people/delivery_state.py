@@ -1,28 +1,31 @@
 """Where a run's announcement stands, in words for ``/subagents info``: pending, delivered, or failed and why —
-and whether the requester was told, and where."""
+and whether the requester was told, and where. Words not yet in a language: the reader's is the adapter's to know."""
 
 from __future__ import annotations
 
+from bot.i18n import Words
 from storage.outbox import OutboxRow
 
-_TOLD = {"parent_channel": "in <#{channel}>", "dm": "by DM"}
 
-
-def delivery_state(rows: list[OutboxRow]) -> str:
+def delivery_state(rows: list[OutboxRow]) -> Words:
     """``rows``: the run's outbox rows, oldest first — its announcement, then any notices about it."""
     announcement = next(row for row in rows if row.notice is None)
     if announcement.status == "delivered":
-        return "delivered"
+        return Words("delivery-delivered")
     if announcement.status == "pending":
-        retrying = f", last error: {announcement.last_error}" if announcement.last_error else ""
-        return f"pending (attempts: {announcement.attempts}{retrying})"
-    failed = f"failed after {announcement.attempts} attempt(s): {announcement.last_error}"
+        if announcement.last_error:
+            return Words("delivery-retrying", {"attempts": announcement.attempts, "error": announcement.last_error})
+        return Words("delivery-pending", {"attempts": announcement.attempts})
+    failed = {"attempts": announcement.attempts, "error": announcement.last_error or ""}
     notices = [row for row in rows if row.notice is not None]
     latest = notices[-1] if notices else None
     if latest is None or latest.status == "failed":
-        return f"{failed}. The requester could not be told (see the bot's error log)."
-    assert latest.notice is not None  # a notice row, by the filter above
-    where = _TOLD[latest.notice].format(channel=latest.channel_id)
+        return Words("delivery-failed-untold", failed)
+    channel = {**failed, "channel": f"<#{latest.channel_id}>"}
     if latest.status == "pending":
-        return f"{failed}. Telling the requester {where}…"
-    return f"{failed}. The requester was told {where}."
+        if latest.notice == "dm":
+            return Words("delivery-failed-telling-dm", failed)
+        return Words("delivery-failed-telling-channel", channel)
+    if latest.notice == "dm":
+        return Words("delivery-failed-told-dm", failed)
+    return Words("delivery-failed-told-channel", channel)

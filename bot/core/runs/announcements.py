@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from bot.agents.runner import NO_OUTPUT
 from bot.core.stats import stats_line
-from bot.records import Run, RunKind, RunStatus, Session, SpawnSite
+from bot.records import Run, RunKind, RunStatus, Session, SpawnSite, Usage
 
 INTERRUPTED_REASON = "the bot restarted while this run was in progress"
 
@@ -25,6 +25,17 @@ class PostedFile(BaseModel):
     size: int
     run_id: str | None = None  # the run that stored it (None: the announced run)
     stored: str | None = None  # its name there, when posted under another (None: the same)
+
+
+class Outcome(BaseModel):
+    """A run's outcome and stats as data: the adapter words them in the reader's language.
+
+    ``status_line`` and ``stats_line`` stay the English of the same facts (the model's words, and an older row's)."""
+
+    error: str | None = None
+    runtime_seconds: float
+    usage: Usage
+    fallback_model: str | None = None
 
 
 class Announcement(BaseModel):
@@ -42,6 +53,11 @@ class Announcement(BaseModel):
     # who speaks: a sub-agent, a scheduled job's run, or the main agent telling what its sub-agents found
     source: Literal["subagent", "schedule", "voice"] = "subagent"
     files: list[PostedFile] = []  # what the agent attached (attach_file), posted with the result
+    outcome: Outcome | None = None  # a settled run's (None: a draft, a notice, or a row queued before it was kept)
+    # a reply that could not finish: the adapter words why, with what the run had so far (``body`` is the English)
+    apology: Literal["restarted", "failed"] | None = None
+    partial: str | None = None
+    guild_id: int | None = None  # whose preferred language it is posted in (None: a DM)
 
 
 VOICE_TASK = "Tell the user what the sub-agents they asked for found."
@@ -80,10 +96,13 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
     kind: Literal["completion", "reply"] = "reply" if conversational else "completion"
     partial = run.result_text if run.result_text and run.result_text != NO_OUTPUT else None
     so_far = f"What I had so far:\n\n{partial}" if partial else None
+    apology: Literal["restarted", "failed"] | None = None
     if kind == "reply" and run.status is RunStatus.INTERRUPTED:
         body = "I was restarted before I could finish answering this. " + (so_far or "Please ask again.")
+        apology = "restarted"
     elif kind == "reply" and run.status is not RunStatus.COMPLETED:
         body = " ".join(filter(None, [f"I couldn't answer: {status_line(run.status, run.error)}.", so_far]))
+        apology = "failed" if run.status.is_terminal else None  # a draft of a live run has no apology yet
     else:
         body = run.result_text or "(no output)"
     return Announcement(
@@ -100,4 +119,12 @@ def announcement_for(run: Run, session: Session, *, ended_at: float) -> Announce
         if kind == "completion"
         else None,
         source="schedule" if scheduled else "voice" if is_voice_turn(run) else "subagent",
+        outcome=Outcome(
+            error=run.error, runtime_seconds=ended_at - started, usage=run.usage, fallback_model=run.fallback_model
+        )
+        if run.status.is_terminal
+        else None,
+        guild_id=run.guild_id,
+        apology=apology,
+        partial=partial if apology else None,
     )
