@@ -287,3 +287,20 @@ async def test_a_draft_whose_webhook_post_lost_its_answer_is_found_not_posted_ag
     assert [m["id"] for m in posted] == [announced["id"]] and WORDS in posted[0]["content"]
     assert MARKER not in posted[0]["content"] and posted[0].get("webhook_id")
     assert rule.hits == 1
+
+
+async def test_a_spanish_server_sees_its_answers_written_in_spanish(world):
+    world.stream_answers = True
+    world.guild.locale = "es-ES"
+    world.llm.enqueue(slow(WORDS, chunk_delay=0.2))
+    await world.start_bot()
+    await command(world, world.alice, "subagents spawn", agent="main", task="write")
+
+    draft = await world.discord.wait_for_message(world.channel, lambda m: "escribiendo…" in m["content"])
+    header, *_, last = draft["content"].splitlines()
+    assert header.endswith("escribiendo…") and last == "-# ✍️ escribiendo…"  # the header and the marker: Spanish
+    await command(world, world.alice, "stop")
+    stopped = await eventually(
+        lambda: "detenida antes de terminar" in (m := world.discord.get_message(draft["id"]))["content"] and m
+    )
+    assert "escribiendo" not in stopped["content"].splitlines()[-1]

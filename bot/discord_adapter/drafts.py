@@ -25,6 +25,7 @@ from bot.discord_adapter.failures import NETWORK_ERRORS, describe_error
 from bot.discord_adapter.persona import PersonaTarget, PersonaTransientError, PersonaUnavailable, WebhookPersona
 from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted, nonce_for
 from bot.discord_adapter.render import OutgoingMessage, render
+from bot.discord_adapter.server_locale import server_locale
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.i18n import localized
 from storage.run_drafts import RunDraft, RunDraftRepository
@@ -42,7 +43,8 @@ def marker(locale: object) -> str:
 
 def draft_parts(draft: Announcement, text: str, locale: object) -> list[str]:
     """The messages' texts of ``text`` shown as ``draft``: the final text's cut, marked as still being written."""
-    parts = [message.content for message in render(draft.model_copy(update={"body": text}))]
+    shown = draft.model_copy(update={"body": text, "status_line": localized("draft-writing", locale)})
+    parts = [message.content for message in render(shown, locale=locale)]
     mark = marker(locale)
     if len(parts[-1]) + 1 + len(mark) <= DISCORD_MESSAGE_LIMIT:
         parts[-1] = f"{parts[-1]}\n{mark}"
@@ -55,13 +57,6 @@ def _mentions(draft: Announcement) -> discord.AllowedMentions:
     """The same pings as the final text's: the member it answers or tells, never anyone the model names."""
     users = [discord.Object(draft.mention_user_id)] if draft.mention_user_id else False
     return discord.AllowedMentions(everyone=False, roles=False, users=users, replied_user=True)
-
-
-def _locale(client: discord.Client, channel_id: int) -> object:
-    """The server's preferred locale for a channel (``None``: a DM, an unknown channel)."""
-    channel = client.get_channel(channel_id)
-    guild = getattr(channel, "guild", None)
-    return guild.preferred_locale if guild is not None else None
 
 
 @dataclass(eq=False)
@@ -129,7 +124,7 @@ class DiscordDrafts:
         stored = await self._drafts.get(run_id)
         if stored is None:
             return
-        locale = _locale(self._client, stored.channel_id)
+        locale = server_locale(self._client, stored.channel_id)
         channel = self._client.get_partial_messageable(stored.channel_id)
         try:
             if stopped and stored.message_ids:
@@ -212,7 +207,7 @@ class DiscordDrafts:
 
     async def _show(self, state: _Draft, text: str) -> None:
         draft, channel_id = state.announcement, state.channel_id
-        parts = draft_parts(draft, text, _locale(self._client, channel_id))
+        parts = draft_parts(draft, text, server_locale(self._client, channel_id, draft.guild_id))
         for index, part in enumerate(parts):
             if index < len(state.message_ids):
                 if state.shown[index] != part:
