@@ -303,4 +303,5 @@ async def test_a_spanish_server_sees_its_answers_written_in_spanish(world):
     stopped = await eventually(
         lambda: "detenida antes de terminar" in (m := world.discord.get_message(draft["id"]))["content"] and m
     )
-    assert "escribiendo" not in stopped["content"].splitlines()[-1]
+    assert "escribiendo" not in stopped["content"]  # neither its header nor its last line says it is writing
+    assert stopped["content"].splitlines()[0].endswith(": detenida antes de terminar")

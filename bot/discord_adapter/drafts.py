@@ -28,6 +28,7 @@ from bot.discord_adapter.render import OutgoingMessage, render
 from bot.discord_adapter.server_locale import server_locale
 from bot.discord_adapter.splitting import DISCORD_MESSAGE_LIMIT
 from bot.i18n import localized
+from bot.records import RunStatus
 from storage.run_drafts import RunDraft, RunDraftRepository
 
 log = structlog.get_logger(__name__)
@@ -51,6 +52,19 @@ def draft_parts(draft: Announcement, text: str, locale: object) -> list[str]:
     else:
         parts.append(mark)
     return parts
+
+
+def _stopped(shown: str, locale: object, *, first: bool, last: bool) -> str:
+    """A draft message's text once its run was stopped: a header that said writing says stopped, and the last
+    message's marker becomes the stopped line."""
+    writing, stopped = localized("draft-writing", locale), localized("draft-stopped", locale)
+    head, newline, rest = shown.partition("\n")
+    if first and head.endswith(f": {writing}"):
+        head = head.removesuffix(writing).replace(RunStatus.RUNNING.icon, RunStatus.KILLED.icon, 1) + stopped
+    text = head + newline + rest
+    if last:
+        text = f"{text.removesuffix(marker(locale)).rstrip()}\n-# ⏹️ {stopped}".strip()
+    return text
 
 
 def _mentions(draft: Announcement) -> discord.AllowedMentions:
@@ -128,11 +142,11 @@ class DiscordDrafts:
         channel = self._client.get_partial_messageable(stored.channel_id)
         try:
             if stopped and stored.message_ids:
-                last_id = stored.message_ids[-1]
-                last = (await channel.fetch_message(last_id)).content  # the bot reads its persona's posts too
-                kept = last.removesuffix(marker(locale)).rstrip()
-                stopped_line = f"-# ⏹️ {localized('draft-stopped', locale)}"
-                await self._edit(stored, last_id, f"{kept}\n{stopped_line}".strip(), None)
+                for index, message_id in enumerate(stored.message_ids):
+                    shown = (await channel.fetch_message(message_id)).content  # the bot reads its persona's too
+                    kept = _stopped(shown, locale, first=index == 0, last=index == len(stored.message_ids) - 1)
+                    if kept != shown:
+                        await self._edit(stored, message_id, kept, None)
             elif not stopped:
                 for message_id in stored.message_ids:
                     await self._delete(stored, message_id)
