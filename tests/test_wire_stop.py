@@ -73,7 +73,7 @@ async def test_a_stopped_process_releases_the_announcement_it_was_delivering(wor
     bound, and its claim on the row ends, so any process delivers it at once; the next start posts it once."""
     world.llm.reply("The plan.")
     posts = rf"^/channels/{world.channel.id}/messages$"
-    world.discord.inject_failure("POST", posts, 429, times=1, retry_after=60)
+    world.discord.inject_failure("POST", posts, 429, times=1, retry_after=25)  # under max_ratelimit_timeout: waited out
     bot = await started(world)
     run_id = await spawn_and_get_run_id(world)
     await world.discord.wait_for_request("POST", posts, timeout=15)  # discord.py now waits out the 429
