@@ -24,7 +24,7 @@ def _runtime(row: ChildRow, now: float) -> str:
     return format_runtime((run.ended_at or now) - run.started_at)
 
 
-def _status(row: ChildRow, locale: object) -> str:
+def row_status(row: ChildRow, locale: object) -> str:
     """``running``, ``waiting on 2 children``, ``queued, 2nd in line``."""
     run = row.run
     if run is None:
@@ -49,8 +49,19 @@ def list_line(index: int, row: ChildRow, now: float, locale: object = None) -> s
     tokens = f", {tokens_phrase(usage, locale)}" if usage.input_tokens or usage.output_tokens else ""
     task = "" if row.session.label is None else f" - {run.task[:110]}"
     kind = f" [{_kind(row, locale, short=True)}]" if row.kind else ""
-    status = _status(row, locale)
+    status = row_status(row, locale)
     return f"{index}. {row.label[:48]}{kind} ({run.model}, {_runtime(row, now)}{tokens}) {status}{task}"
+
+
+def render_agents(found: list[tuple[int, ChildRow, list[int]]], locale: object = None) -> str:
+    """``/agents``: each live or bound sub-agent with its threads, or ``unbound``."""
+    lines = [localized("agents-title", locale), "-----"]
+    for index, row, threads in found:
+        where = ", ".join(f"thread:{thread}" for thread in threads) or localized("agents-unbound", locale)
+        lines.append(f"{index}. {row.label} ({where}) {row_status(row, locale)}")
+    if not found:
+        lines.append(localized("agents-none", locale))
+    return "\n".join(lines)
 
 
 def render_listing(listing: Listing, now: float | None = None, locale: object = None) -> str:
@@ -139,7 +150,7 @@ def render_info(
     return "\n".join(
         [
             localized("info-title", locale),
-            localized("info-status", locale, value=_status(row, locale)),
+            localized("info-status", locale, value=row_status(row, locale)),
             localized("info-label", locale, value=row.label),
             localized("info-task", locale, value=run.task[:500]),
             localized("info-run", locale, value=run.id),
