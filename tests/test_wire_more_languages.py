@@ -4,8 +4,9 @@ English stays as it was; a Spanish member of the same server reads Spanish; the 
 
 from __future__ import annotations
 
+from tests.harness import announcement_for
 from tests.test_wire_control import member
-from tests.test_wire_languages import SPANISH, ask
+from tests.test_wire_languages import SPANISH, ask, run_of
 from tests.test_wire_threads import THREADS_ON
 
 
@@ -47,3 +48,57 @@ async def test_agents_and_target_choices_are_worded_for_whoever_asks(world):
     assert choices[0]["name"].startswith("#1 Summarise the plan — ")
     assert ", hace " in choices[0]["name"]
     assert (await ask(world, world.alice, "agents", channel=thread)).splitlines()[0] == "agents:"
+
+
+async def test_budget_caps_read_in_the_members_language_and_warnings_in_the_servers(world):
+    world.extra_config = "[budgets]\nmember_tokens_per_day = 1000\n"
+    world.llm.reply("first result", prompt_tokens=700, completion_tokens=150)
+    world.llm.reply("second result", prompt_tokens=700, completion_tokens=150)
+    world.llm.reply("third result", prompt_tokens=700, completion_tokens=150)
+    spanish_server = world.discord.add_guild("Servidor", owner=world.alice, locale=SPANISH)
+    plaza = world.discord.add_text_channel(spanish_server, "plaza")
+    bob = member(world, "bob")  # speaks Spanish; a member of both servers, not an admin
+    world.discord.add_member(spanish_server, bob)
+    await world.start_bot()
+
+    # Bob crosses 80% of his daily tokens in the Spanish server (a mention: no interaction): warned there in Spanish
+    await world.discord.send_user_message(bob, plaza, f"<@{world.discord.bot_user_id}> hola")
+    await world.discord.wait_for_message(plaza, lambda m: m["content"] == "first result")
+    warned = await world.discord.wait_for_message(plaza, lambda m: "⚠️" in m["content"])
+    assert warned["content"].startswith(
+        f"<@{bob.id}> ⚠️ Has usado el 85 % de tus tokens de hoy en este servidor: 850 de 1,000 tokens "
+        "(member_tokens_per_day). Se reinicia a las 00:00 UTC, dentro de "
+    ), warned["content"]
+    assert world.discord.message_meta(warned).allowed_mentions["users"] == [bob.id]
+
+    # Alice crosses hers in the English server, and is warned there in English
+    run = run_of(await ask(world, world.alice, "subagents spawn", agent="researcher", task="B"))
+    await world.discord.wait_for_message(world.channel, announcement_for(run))
+    warned = await world.discord.wait_for_message(world.channel, lambda m: "⚠️" in m["content"])
+    assert warned["content"].startswith(
+        f"<@{world.alice.id}> ⚠️ You have used 85% of your tokens today on this server: 850 of 1,000 tokens "
+        "(member_tokens_per_day). It resets at 00:00 UTC, in "
+    ), warned["content"]
+
+    # /usage's caps, after a restart: each reads them in their own language, in either server
+    await world.stop_bot(world.bots[0])
+    await world.start_bot()
+    mine = (await ask(world, bob, "usage", locale=SPANISH)).splitlines()  # here Bob spent nothing
+    assert "Límites ahora:" in mine
+    assert "- tus ejecuciones en curso en este servidor: 0 de 10 ejecuciones (`member_concurrent_runs`)" in mine
+    assert "- tus tokens de hoy en este servidor: 0 de 1,000 tokens (`member_tokens_per_day`)" in mine
+    run = run_of(await ask(world, bob, "subagents spawn", locale=SPANISH, agent="researcher", task="C"))
+    await world.discord.wait_for_message(world.channel, announcement_for(run))
+    # a warning is the server's words, whatever its member's client speaks
+    await world.discord.wait_for_message(world.channel, lambda m: m["content"].startswith(f"<@{bob.id}> ⚠️ You have"))
+    mine = (await ask(world, bob, "usage", locale="es-419")).splitlines()
+    [tokens] = [line for line in mine if "member_tokens_per_day" in line]
+    assert tokens.startswith(
+        "- tus tokens de hoy en este servidor: 850 de 1,000 tokens (`member_tokens_per_day`). Se reinicia a las "
+    ), tokens
+    theirs = (await ask(world, world.alice, "usage")).splitlines()
+    [tokens] = [line for line in theirs if "member_tokens_per_day" in line]
+    assert tokens.startswith(
+        "- your tokens today on this server: 850 of 1,000 tokens (`member_tokens_per_day`). It resets at "
+    ), tokens
+    assert len([m for m in world.bot_messages() if "⚠️" in m["content"]]) == 2  # once a day each
