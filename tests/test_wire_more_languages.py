@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from tests.harness import announcement_for
 from tests.test_wire_control import member
+from tests.test_wire_delegate import AGENTS, ANALYST, BOSS
+from tests.test_wire_delegate import ask as ask_agent
 from tests.test_wire_languages import SPANISH, ask, run_of
 from tests.test_wire_threads import THREADS_ON
 
@@ -102,3 +104,46 @@ async def test_budget_caps_read_in_the_members_language_and_warnings_in_the_serv
         "- your tokens today on this server: 850 of 1,000 tokens (`member_tokens_per_day`). It resets at "
     ), tokens
     assert len([m for m in world.bot_messages() if "⚠️" in m["content"]]) == 2  # once a day each
+
+
+async def test_subagents_info_words_a_runs_recorded_values_for_whoever_asks(world):
+    world.llm.hang()
+    await world.start_bot()
+    bob = member(world, "bob")  # speaks Spanish; not the run's owner
+    await ask(world, world.alice, "subagents spawn", agent="researcher", task="Summarise the plan")
+    await world.llm.wait_hanging(1)
+
+    english = (await ask(world, world.alice, "subagents info", target="1")).splitlines()
+    assert "Agent: researcher (depth 1, leaf)" in english
+    assert "Cleanup: keep" in english
+    assert "Outcome: running" in english
+    spanish = (await ask(world, bob, "subagents info", locale=SPANISH, target="1")).splitlines()
+    assert "Agente: researcher (profundidad 1, hoja)" in spanish
+    assert "Limpieza: conservar" in spanish
+    assert "Resultado final: en curso" in spanish
+
+    await ask(world, world.alice, "subagents kill", target="1")
+    await world.stop_bot(world.bots[0])
+    await world.start_bot()
+    assert "Outcome: killed (killed)" in (await ask(world, world.alice, "subagents info", target="1")).splitlines()
+    spanish = await ask(world, bob, "subagents info", locale="es-419", target="1")
+    assert "Resultado final: detenida (killed)" in spanish.splitlines()  # the recorded reason as it was written
+
+
+async def test_a_delegates_kind_is_worded_in_the_members_language(world):
+    world.extra_config = AGENTS
+    world.llm.tool_call("delegate", {"agent": "analyst", "prompt": "Sum up Q3 revenue"}, model=BOSS)
+    world.llm.reply("Revenue grew 12% in Q3.", model=ANALYST)
+    world.llm.reply("My analyst says: revenue grew 12% in Q3.", model=BOSS)
+    await world.start_bot()
+    bob = member(world, "bob")
+    await ask_agent(world, "how did Q3 go?")
+    await world.quiescent()
+    [task_id] = [row[0] for row in world.rows("SELECT task_id FROM delegate_tasks")]
+
+    listing = await ask(world, bob, "subagents list", locale=SPANISH)
+    assert f"1. Sum up Q3 revenue [delegado analyst, tarea {task_id[:8]}] (fake/gpt-4o" in listing
+    info = await ask(world, bob, "subagents info", locale=SPANISH, target="1")
+    assert f"Tipo: delegado analyst, tarea {task_id} (acotado)" in info.splitlines()
+    info = await ask(world, world.alice, "subagents info", target="1")
+    assert f"Kind: delegate analyst, task {task_id} (bounded)" in info.splitlines()

@@ -39,7 +39,7 @@ def row_status(row: ChildRow, locale: object) -> str:
 def _kind(row: ChildRow, locale: object, *, short: bool) -> str:
     """What started a child an agent's tool runs for itself: ``subagent main`` or ``delegate researcher, task …``."""
     task = localized("run-kind-task", locale, task=row.task_id[:8] if short else row.task_id) if row.task_id else ""
-    return f"{row.kind} {row.session.agent_id}{task}"
+    return f"{localized('session-kind', locale, kind=row.kind)} {row.session.agent_id}{task}"
 
 
 def list_line(index: int, row: ChildRow, now: float, locale: object = None) -> str:
@@ -134,7 +134,7 @@ def render_info(
     run, session = row.run, row.session
     assert run is not None
 
-    outcome = run.status.value + (f" ({run.error})" if run.error else "")
+    outcome = localized("outcome-status", locale, status=run.status.value) + (f" ({run.error})" if run.error else "")
     if session.archived_at:
         archive = _when(session.archived_at, now, locale)
     elif session.archive_at:
@@ -144,9 +144,11 @@ def render_info(
     model = run.model
     if run.fallback_model:
         model = localized("info-model-served-by", locale, model=run.model, fallback=run.fallback_model)
+    role = localized("session-role", locale, role=session.role.value)
     kind = ""
     if row.kind:
-        kind = _kind(row, locale, short=False) + (f" ({session.delegation})" if session.delegation else "")
+        how = localized("delegation", locale, how=session.delegation.value) if session.delegation else None
+        kind = _kind(row, locale, short=False) + (f" ({how})" if how else "")
     return "\n".join(
         [
             localized("info-title", locale),
@@ -155,7 +157,7 @@ def render_info(
             localized("info-task", locale, value=run.task[:500]),
             localized("info-run", locale, value=run.id),
             localized("info-session", locale, value=session.key),
-            localized("info-agent", locale, agent=session.agent_id, depth=session.depth, role=str(session.role)),
+            localized("info-agent", locale, agent=session.agent_id, depth=session.depth, role=role),
             *([localized("info-runtime-acp", locale, value=f"acp ({session.acp_agent})")] if session.acp_agent else []),
             *([localized("info-now", locale, value=activity)] if activity and not run.status.is_terminal else []),
             *([localized("info-kind", locale, value=kind)] if row.kind else []),
@@ -165,7 +167,7 @@ def render_info(
             localized("info-created", locale, value=_when(run.created_at, now, locale)),
             localized("info-started", locale, value=_when(run.started_at, now, locale)),
             localized("info-ended", locale, value=_when(run.ended_at, now, locale)),
-            localized("info-cleanup", locale, value=str(session.cleanup)),
+            localized("info-cleanup", locale, value=localized("cleanup", locale, how=session.cleanup.value)),
             localized("info-archive", locale, value=archive),
             localized("info-outcome", locale, value=outcome),
             localized("info-result", locale, value=_preview(run.result_text, locale)),

@@ -6,3 +6,38 @@ agents-none = (ninguno)
 
 # A member's daily cap is 80% used; $member is their mention, $what, $use and $frees the cap's words (cap-*).
 budget-warning = { $member } ⚠️ Has usado el { $share } % de { $what }: { $use } ({ $key }). { $frees }.
+
+## /subagents info and list: a run's recorded values, worded.
+
+# $status: a run's stored status.
+outcome-status = { $status ->
+    [queued] en cola
+    [running] en curso
+    [waiting_children] esperando a sus hijos
+    [awaiting_approval] esperando aprobación
+    [completed] completada
+    [failed] fallida
+    [timed_out] agotó el tiempo
+    [killed] detenida
+   *[interrupted] interrumpida
+  }
+# $kind: what started a child an agent's tool runs for itself, or a schedule's firing.
+session-kind = { $kind ->
+    [subagent] sub-agente
+    [delegate] delegado
+   *[scheduled] programado
+  }
+delegation = { $how ->
+    [subagent] sub-agente
+    [bounded] acotado
+   *[independent] independiente
+  }
+session-role = { $role ->
+    [main] principal
+    [orchestrator] orquestador
+   *[leaf] hoja
+  }
+cleanup = { $how ->
+    [keep] conservar
+   *[delete] borrar
+  }
