@@ -9,6 +9,7 @@ from tests.test_wire_control import member
 from tests.test_wire_delegate import AGENTS, ANALYST, BOSS
 from tests.test_wire_delegate import ask as ask_agent
 from tests.test_wire_languages import SPANISH, ask, run_of
+from tests.test_wire_mcp import with_mcp
 from tests.test_wire_threads import THREADS_ON
 
 
@@ -147,3 +148,32 @@ async def test_a_delegates_kind_is_worded_in_the_members_language(world):
     assert f"Tipo: delegado analyst, tarea {task_id} (acotado)" in info.splitlines()
     info = await ask(world, world.alice, "subagents info", target="1")
     assert f"Kind: delegate analyst, task {task_id} (bounded)" in info.splitlines()
+
+
+async def test_tools_places_and_reasons_are_worded_for_whoever_asks(world, tmp_path):
+    with_mcp(world, tmp_path / "calls.jsonl")
+    world.extra_config += (
+        '[risk_profiles.careful]\nexcluded_tools = ["calc__die", "sessions_history"]\n'
+        "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
+    )
+    world.extra_config = world.extra_config.replace(
+        'mcp_servers = ["calc"]\n', 'mcp_servers = ["calc"]\nrisk_profile = "careful"\n', 1
+    )
+    await world.start_bot()
+    bob = member(world, "bob")
+
+    spanish = (await ask(world, bob, "subagents tools", locale=SPANISH, agent="researcher")).splitlines()
+    assert spanish[0] == "🧰 Herramientas de **researcher** (perfil de riesgo: careful · perfil de ejecución: ninguno)"
+    assert spanish[1] == "Servidores MCP: calc — 4 herramientas"
+    assert spanish[2].startswith("**Como agente principal de una conversación:** agents_list, delegate, ")
+    assert spanish[3] == ("-# no ofrecidas — excluidas por el perfil de riesgo 'careful': sessions_history, calc__die")
+    assert spanish[4].startswith("**Como sub-agente a profundidad 1 (orquestador):** delegate, ")
+    assert spanish[5].startswith("-# no ofrecidas — solo el agente principal: agents_list, model_switch, ")
+    assert spanish[6].startswith("**Como sub-agente a profundidad 2 (hoja):** calc__add, ")
+    assert spanish[7].startswith("-# no ofrecidas — un sub-agente hoja no recibe herramientas de sesión: ")
+
+    english = (await ask(world, world.alice, "subagents tools", agent="researcher")).splitlines()
+    assert english[1] == "MCP servers: calc — 4 tool(s)"
+    assert english[4].startswith("**As a sub-agent at depth 1 (orchestrator):** delegate, ")
+    plain = (await ask(world, bob, "subagents tools", locale="es-419", agent="main")).splitlines()
+    assert plain[2] == "-# no ofrecidas — necesita un risk_profile y otro agente en quien delegar: delegate"

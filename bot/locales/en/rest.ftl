@@ -41,3 +41,18 @@ cleanup = { $how ->
     [keep] keep
    *[delete] delete
   }
+
+## /subagents tools: the places an agent runs, and why a tool is not offered there.
+
+tools-server-count = { $count } tool(s)
+tools-place-main = As a conversation's main agent
+# $role: a session-role.
+tools-place-subagent = As a sub-agent at depth { $depth } ({ $role })
+tools-why-leaf = a leaf sub-agent gets no session tools
+tools-why-main-only = main agent only
+tools-why-subagents = withheld from sub-agents by [tools.subagents.tools]
+tools-why-risk = { $how ->
+    [excluded] excluded by
+   *[not-allowed] not in allowed_tools of
+  } risk profile '{ $profile }'
+tools-why-delegate = needs a risk_profile and another agent to delegate to

@@ -41,3 +41,21 @@ cleanup = { $how ->
     [keep] conservar
    *[delete] borrar
   }
+
+## /subagents tools: the places an agent runs, and why a tool is not offered there.
+
+tools-server-count = { $count } { $count ->
+    [one] herramienta
+   *[other] herramientas
+  }
+tools-place-main = Como agente principal de una conversación
+# $role: a session-role.
+tools-place-subagent = Como sub-agente a profundidad { $depth } ({ $role })
+tools-why-leaf = un sub-agente hoja no recibe herramientas de sesión
+tools-why-main-only = solo el agente principal
+tools-why-subagents = retiradas a los sub-agentes por [tools.subagents.tools]
+tools-why-risk = { $how ->
+    [excluded] excluidas por
+   *[not-allowed] no están en allowed_tools de
+  } el perfil de riesgo '{ $profile }'
+tools-why-delegate = necesita un risk_profile y otro agente en quien delegar
