@@ -78,7 +78,9 @@ class Words:
         return self.render(ENGLISH)
 
     def as_data(self) -> dict[str, Any]:
-        """The words as JSON-ready data, to store with what is posted later in a language not known yet."""
+        """The words as JSON-ready data.
+
+        Stored with what is posted later, in a language not known yet."""
         args = {name: value.as_data() if isinstance(value, Words) else value for name, value in self.args.items()}
         return {"key": self.key, "args": args}
 

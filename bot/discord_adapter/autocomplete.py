@@ -18,10 +18,9 @@ AUTOCOMPLETE_BUDGET_SECONDS = 1.5
 async def target_choices(
     control: RunControl, conversation: str, current: str, locale: object = None
 ) -> list[app_commands.Choice[str]]:
-    """Target choices in the member's language, matching what was typed, bounded in time so Discord always gets an
-    answer.
+    """Target choices in the member's language, matching what was typed.
 
-    No choices is better than a failed interaction."""
+    Bounded in time so Discord always gets an answer: no choices is better than a failed interaction."""
     try:
         rows = await asyncio.wait_for(control.target_choices(conversation), AUTOCOMPLETE_BUDGET_SECONDS)
     except TimeoutError:
