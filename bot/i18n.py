@@ -76,3 +76,18 @@ class Words:
 
     def __str__(self) -> str:
         return self.render(ENGLISH)
+
+    def as_data(self) -> dict[str, Any]:
+        """The words as JSON-ready data.
+
+        Stored with what is posted later, in a language not known yet."""
+        args = {name: value.as_data() if isinstance(value, Words) else value for name, value in self.args.items()}
+        return {"key": self.key, "args": args}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Words:
+        """Words stored by :meth:`as_data`; an argument that is a mapping is words too."""
+        args = {
+            name: cls.from_data(value) if isinstance(value, Mapping) else value for name, value in data["args"].items()
+        }
+        return cls(data["key"], args)

@@ -11,6 +11,7 @@ from discord.ext import commands
 from bot.discord_adapter.autocomplete import target_choices
 from bot.discord_adapter.conversations import channel_id_of, conversation_for
 from bot.discord_adapter.replies import send_text
+from bot.discord_adapter.run_views import render_agents
 from bot.discord_adapter.spoken import spoken
 from bot.discord_adapter.thinking import thinks_privately
 from bot.i18n import localized
@@ -51,7 +52,7 @@ class FocusCog(commands.Cog):
 
     @focus.autocomplete("target")
     async def _target_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        return await target_choices(self.bot.control, parent_conversation(interaction), current)
+        return await target_choices(self.bot.control, parent_conversation(interaction), current, interaction.locale)
 
     @app_commands.command(name="unfocus", description=localized("cmd-unfocus"))
     @thinks_privately
@@ -63,8 +64,8 @@ class FocusCog(commands.Cog):
     @app_commands.command(name="agents", description=localized("cmd-agents"))
     @thinks_privately
     async def agents(self, interaction: discord.Interaction) -> None:
-        listing = await self.bot.bindings.agents(parent_conversation(interaction))
-        await send_text(interaction, spoken(listing, interaction.locale))
+        found = await self.bot.bindings.agents(parent_conversation(interaction))
+        await send_text(interaction, render_agents(found, interaction.locale))
 
     @session.command(name="idle", description=localized("cmd-session-idle"))
     @app_commands.describe(duration=localized("cmd-session-idle-duration"))

@@ -182,7 +182,7 @@ class SubagentsCog(commands.GroupCog, group_name="subagents", group_description=
     @send.autocomplete("target")
     @steer.autocomplete("target")
     async def _target_choices(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        return await target_choices(self.bot.control, conversation_of(interaction), current)
+        return await target_choices(self.bot.control, conversation_of(interaction), current, interaction.locale)
 
 
 async def setup(bot: ThreadboundBot) -> None:

@@ -3,20 +3,35 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from discord import app_commands
 
 from bot.core.people.control import RunControl
+from bot.core.stats import format_runtime
+from bot.discord_adapter.run_views import row_status
+from bot.i18n import localized
 
 AUTOCOMPLETE_BUDGET_SECONDS = 1.5
 
 
-async def target_choices(control: RunControl, conversation: str, current: str) -> list[app_commands.Choice[str]]:
-    """Target choices, bounded in time so Discord always gets an answer.
+async def target_choices(
+    control: RunControl, conversation: str, current: str, locale: object = None
+) -> list[app_commands.Choice[str]]:
+    """Target choices in the member's language, matching what was typed.
 
-    No choices is better than a failed interaction."""
+    Bounded in time so Discord always gets an answer: no choices is better than a failed interaction."""
     try:
-        pairs = await asyncio.wait_for(control.target_choices(conversation, current), AUTOCOMPLETE_BUDGET_SECONDS)
+        rows = await asyncio.wait_for(control.target_choices(conversation), AUTOCOMPLETE_BUDGET_SECONDS)
     except TimeoutError:
         return []
-    return [app_commands.Choice(name=name, value=value) for name, value in pairs]
+    now = time.time()
+    typed = current.strip().lower()
+    choices = []
+    for index, row in rows:
+        assert row.run is not None
+        age = localized("when-ago", locale, span=format_runtime(now - row.run.created_at))
+        name = f"#{index} {row.label[:60]} — {row_status(row, locale)}, {age}"
+        if not typed or typed in name.lower() or row.run.id.startswith(typed):
+            choices.append(app_commands.Choice(name=name[:100], value=str(index)))
+    return choices[:25]

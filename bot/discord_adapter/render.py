@@ -15,7 +15,7 @@ from bot.core.runs.internal_context import strip_internal_context
 from bot.discord_adapter.code_files import note_for, take_out_long_blocks
 from bot.discord_adapter.run_words import outcome_line, stats_line
 from bot.discord_adapter.splitting import split_message
-from bot.i18n import localized
+from bot.i18n import Words, localized
 from bot.records import short_run_id
 
 ATTACH_OVER_CHARS = 6000
@@ -52,6 +52,8 @@ def _footer(announcement: Announcement, locale: object) -> str:
 
 def _body(announcement: Announcement, locale: object) -> str:
     """The text to post: the agent's, or for a reply that could not finish, why and what it had so far."""
+    if announcement.words is not None:
+        return Words.from_data(announcement.words).render(locale)
     outcome = announcement.outcome
     if announcement.apology is None or outcome is None:
         return announcement.body

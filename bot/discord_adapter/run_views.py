@@ -24,7 +24,7 @@ def _runtime(row: ChildRow, now: float) -> str:
     return format_runtime((run.ended_at or now) - run.started_at)
 
 
-def _status(row: ChildRow, locale: object) -> str:
+def row_status(row: ChildRow, locale: object) -> str:
     """``running``, ``waiting on 2 children``, ``queued, 2nd in line``."""
     run = row.run
     if run is None:
@@ -39,7 +39,7 @@ def _status(row: ChildRow, locale: object) -> str:
 def _kind(row: ChildRow, locale: object, *, short: bool) -> str:
     """What started a child an agent's tool runs for itself: ``subagent main`` or ``delegate researcher, task …``."""
     task = localized("run-kind-task", locale, task=row.task_id[:8] if short else row.task_id) if row.task_id else ""
-    return f"{row.kind} {row.session.agent_id}{task}"
+    return f"{localized('session-kind', locale, kind=row.kind)} {row.session.agent_id}{task}"
 
 
 def list_line(index: int, row: ChildRow, now: float, locale: object = None) -> str:
@@ -49,8 +49,19 @@ def list_line(index: int, row: ChildRow, now: float, locale: object = None) -> s
     tokens = f", {tokens_phrase(usage, locale)}" if usage.input_tokens or usage.output_tokens else ""
     task = "" if row.session.label is None else f" - {run.task[:110]}"
     kind = f" [{_kind(row, locale, short=True)}]" if row.kind else ""
-    status = _status(row, locale)
+    status = row_status(row, locale)
     return f"{index}. {row.label[:48]}{kind} ({run.model}, {_runtime(row, now)}{tokens}) {status}{task}"
+
+
+def render_agents(found: list[tuple[int, ChildRow, list[int]]], locale: object = None) -> str:
+    """``/agents``: each live or bound sub-agent with its threads, or ``unbound``."""
+    lines = [localized("agents-title", locale), "-----"]
+    for index, row, threads in found:
+        where = ", ".join(f"thread:{thread}" for thread in threads) or localized("agents-unbound", locale)
+        lines.append(f"{index}. {row.label} ({where}) {row_status(row, locale)}")
+    if not found:
+        lines.append(localized("agents-none", locale))
+    return "\n".join(lines)
 
 
 def render_listing(listing: Listing, now: float | None = None, locale: object = None) -> str:
@@ -123,7 +134,7 @@ def render_info(
     run, session = row.run, row.session
     assert run is not None
 
-    outcome = run.status.value + (f" ({run.error})" if run.error else "")
+    outcome = localized("outcome-status", locale, status=run.status.value) + (f" ({run.error})" if run.error else "")
     if session.archived_at:
         archive = _when(session.archived_at, now, locale)
     elif session.archive_at:
@@ -133,18 +144,20 @@ def render_info(
     model = run.model
     if run.fallback_model:
         model = localized("info-model-served-by", locale, model=run.model, fallback=run.fallback_model)
+    role = localized("session-role", locale, role=session.role.value)
     kind = ""
     if row.kind:
-        kind = _kind(row, locale, short=False) + (f" ({session.delegation})" if session.delegation else "")
+        how = localized("delegation", locale, how=session.delegation.value) if session.delegation else None
+        kind = _kind(row, locale, short=False) + (f" ({how})" if how else "")
     return "\n".join(
         [
             localized("info-title", locale),
-            localized("info-status", locale, value=_status(row, locale)),
+            localized("info-status", locale, value=row_status(row, locale)),
             localized("info-label", locale, value=row.label),
             localized("info-task", locale, value=run.task[:500]),
             localized("info-run", locale, value=run.id),
             localized("info-session", locale, value=session.key),
-            localized("info-agent", locale, agent=session.agent_id, depth=session.depth, role=str(session.role)),
+            localized("info-agent", locale, agent=session.agent_id, depth=session.depth, role=role),
             *([localized("info-runtime-acp", locale, value=f"acp ({session.acp_agent})")] if session.acp_agent else []),
             *([localized("info-now", locale, value=activity)] if activity and not run.status.is_terminal else []),
             *([localized("info-kind", locale, value=kind)] if row.kind else []),
@@ -154,7 +167,7 @@ def render_info(
             localized("info-created", locale, value=_when(run.created_at, now, locale)),
             localized("info-started", locale, value=_when(run.started_at, now, locale)),
             localized("info-ended", locale, value=_when(run.ended_at, now, locale)),
-            localized("info-cleanup", locale, value=str(session.cleanup)),
+            localized("info-cleanup", locale, value=localized("cleanup", locale, how=session.cleanup.value)),
             localized("info-archive", locale, value=archive),
             localized("info-outcome", locale, value=outcome),
             localized("info-result", locale, value=_preview(run.result_text, locale)),

@@ -2,8 +2,8 @@
 
 A chart only for a week or a month that had any use: one day is a single bar, which the totals say better, and an
 empty period is a blank picture. Cost counts priced requests only; requests nobody knows the price of are named,
-never counted as free. The words are the asking member's language; the caps' lines are worded where they are
-defined (their refusals use them too).
+never counted as free. The words are the asking member's language; the caps' words are defined with the caps
+(their refusals use them too).
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import io
 import discord
 import structlog
 
-from bot.core.budgets.caps import Cap, frees_up, use_of
+from bot.core.budgets.caps import Cap, frees_words, use_words
 from bot.core.people.usage_report import Period, UsageReport
 from bot.core.stats import format_cost, format_tokens
+from bot.discord_adapter.spoken import spoken
 from bot.discord_adapter.usage_chart import chart_png
 from bot.i18n import localized
 from storage.usage import Spend
@@ -55,9 +56,9 @@ def _line(totals: Spend, locale: object) -> str:
     return f"{runs} • {requests} • {tokens} • {_cost(totals, locale)}"
 
 
-def _cap_line(cap: Cap, now: float) -> str:
-    line = f"- {cap.what}: {use_of(cap)} (`{cap.key}`)"
-    return f"{line}. {frees_up(cap, now)}" if cap.used else line
+def _cap_line(cap: Cap, now: float, locale: object) -> str:
+    line = f"- {spoken(cap.what, locale)}: {use_words(cap).render(locale)} (`{cap.key}`)"
+    return f"{line}. {frees_words(cap, now).render(locale)}" if cap.used else line
 
 
 def render_usage(report: UsageReport, viewer_id: int, locale: object = None) -> str:
@@ -82,7 +83,7 @@ def render_usage(report: UsageReport, viewer_id: int, locale: object = None) -> 
             lines.append(localized("usage-caps", locale))
         else:
             lines.append(localized("usage-caps-of", locale, member=whose))
-        lines += [_cap_line(cap, report.now) for cap in report.caps]
+        lines += [_cap_line(cap, report.now, locale) for cap in report.caps]
     else:
         lines.append(localized("usage-no-caps", locale))
     return "\n".join(lines)

@@ -134,9 +134,15 @@ def exhausted(cap: Cap) -> str:
     return zeroclaw_refusal(cap) if cap.zeroclaw else f"budget exhausted ({cap.key})"
 
 
+def warning_words(cap: Cap, user_id: int, now: float) -> Words:
+    """The day's warning to a member near a daily cap: how much is used, and when it resets."""
+    share = str(int(cap.used * 100 / cap.limit))
+    told = {"what": cap.what, "use": use_words(cap), "key": cap.key, "frees": frees_words(cap, now)}
+    return Words("budget-warning", {"member": f"<@{user_id}>", "share": share, **told})
+
+
 def warning(cap: Cap, user_id: int, now: float) -> str:
-    share = int(cap.used * 100 / cap.limit)
-    return f"<@{user_id}> ⚠️ You have used {share}% of {cap.what}: {use_of(cap)} ({cap.key}). {frees_up(cap, now)}."
+    return str(warning_words(cap, user_id, now))
 
 
 def first_reached(caps: list[Cap]) -> Cap | None:

@@ -30,7 +30,7 @@ from bot.core.budgets.caps import (
     exhausted,
     first_reached,
     refusal,
-    warning,
+    warning_words,
     what_of,
 )
 from bot.core.budgets.limits import BudgetLimits, Limits
@@ -112,13 +112,13 @@ class Budgets:
             if cap.near and await usage.warn_once(
                 tx, day=day, guild_id=payer.guild_id, user_id=payer.user_id, cap=cap.key, now=now
             ):
-                text = warning(cap, payer.user_id, now)
+                words = warning_words(cap, payer.user_id, now)
                 await self._ctx.repos.outbox.enqueue(
                     tx,
                     key=f"budget-warning:{day}:{payer.guild_id or 0}:{payer.user_id}:{cap.key}",
                     run_id=None,
                     channel_id=run.channel_id,
-                    payload_json=_notice(text, run, session, payer.user_id).model_dump_json(),
+                    payload_json=_notice(words, run, session, payer.user_id).model_dump_json(),
                     now=now,
                 )
                 warned = True
@@ -205,13 +205,15 @@ def _tokens_and_cost(values: dict[str, Decimal], scope: str, spent: Spent) -> li
     return [Cap(key, what_of(key), unit, values[key], used, Window.DAY) for key, unit, used in rows if values[key]]
 
 
-def _notice(text: str, run: Run, session: Session, user_id: int) -> Announcement:
-    """A warning posted as it is, mentioning only the member it is for."""
+def _notice(words: Words, run: Run, session: Session, user_id: int) -> Announcement:
+    """A warning in the server's language, mentioning only the member it is for."""
     return Announcement(
         kind="reply",
         status=run.status,
         status_line="budget warning",
-        body=text,
+        body=str(words),
+        words=words.as_data(),
+        guild_id=run.guild_id,
         agent_label=session.label or session.agent_id,
         run_id=run.id,
         session_key=session.key,

@@ -136,19 +136,15 @@ class BindingControl:
         await self._bindings.unbind(channel_id, farewell=UNFOCUS_FAREWELL)
         return Words("unfocused")
 
-    async def agents(self, conversation: str) -> str:
-        """Active, waiting and bound sub-agents of this conversation, with their thread or ``unbound``."""
-        lines = ["agents:", "-----"]
+    async def agents(self, conversation: str) -> list[tuple[int, ChildRow, list[int]]]:
+        """Active, waiting and bound sub-agents of this conversation: number, row, bound thread ids (none: unbound)."""
+        found = []
         for index, row in enumerate(await self._runs.rows(conversation), start=1):
             bindings = await self._ctx.repos.bindings.for_session(row.session.key)
             live = row.run is not None and not row.run.status.is_terminal
-            if not live and not bindings:
-                continue
-            where = ", ".join(f"thread:{b.thread_id}" for b in bindings) or "unbound"
-            lines.append(f"{index}. {row.label} ({where}) {row.status}")
-        if len(lines) == 2:
-            lines.append("(none)")
-        return "\n".join(lines)
+            if live or bindings:
+                found.append((index, row, [b.thread_id for b in bindings]))
+        return found
 
     async def lifetime(self, actor: Actor, channel_id: int, which: str, value: str | None) -> Words:
         """Show or set ``idle`` or ``max-age`` for the binding of this conversation."""

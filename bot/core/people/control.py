@@ -18,7 +18,6 @@ from bot.core.oversight.session_queries import ChildRow, SessionQueries
 from bot.core.people.delivery_state import delivery_state
 from bot.core.runs.commands import RunCommands
 from bot.core.runs.requests import main_session_key
-from bot.core.stats import format_runtime
 from bot.core.threads.steer_limit import SteerLimit
 from bot.i18n import Words
 from bot.records import Actor, Attachment, Run, RunKind, RunStatus, short_run_id
@@ -105,20 +104,9 @@ class RunControl:
         activity = await self._ctx.repos.run_activity.get(row.run.id) if row.run is not None else None
         return Details(delivery, await self._ctx.repos.transcripts.count(row.session.key), activity)
 
-    async def target_choices(self, conversation: str, current: str) -> list[tuple[str, str]]:
-        """Autocomplete: ``(name, value)`` pairs — index, label, status, age — matching what was typed."""
-        now = self._ctx.clock()
-        typed = current.strip().lower()
-        choices = []
-        for index, row in enumerate(await self.rows(conversation), start=1):
-            run = row.run
-            if run is None:
-                continue
-            age = format_runtime(now - run.created_at)
-            name = f"#{index} {row.label[:60]} — {row.status}, {age} ago"
-            if not typed or typed in name.lower() or run.id.startswith(typed):
-                choices.append((name[:100], str(index)))
-        return choices[:25]
+    async def target_choices(self, conversation: str) -> list[tuple[int, ChildRow]]:
+        """Autocomplete: the conversation's runs by number; the adapter words and filters them."""
+        return [(index, row) for index, row in enumerate(await self.rows(conversation), start=1) if row.run]
 
     async def authorize(self, actor: Actor, row: ChildRow, action: str, detail: str | None = None) -> None:
         """The run's owner may; a moderator may too (audited); anyone else is refused with the owner named."""

@@ -19,9 +19,9 @@ from bot.records import ControlScope, Session, SessionKind, SessionRole
 
 @dataclass(frozen=True)
 class Placement:
-    where: str  # e.g. "as a sub-agent at depth 1 (orchestrator)"
+    where: Words  # e.g. "As a sub-agent at depth 1 (orchestrator)"
     offered: list[str]
-    withheld: dict[str, list[str]]  # why → the tools it withholds
+    withheld: list[tuple[Words, list[str]]]  # why, and the tools it withholds
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class ToolReport:
     agent_id: str
     risk_profile: str | None
     runtime_profile: str | None
-    servers: dict[str, str]  # server → "N tools" or why it is unavailable
+    servers: dict[str, Words | str]  # server → "N tool(s)", or why it is unavailable as the server said
     placements: list[Placement]
 
 
@@ -45,7 +45,7 @@ class ToolReports:
                 Words("refused-unknown-agent", {"agent": agent_id, "configured": ", ".join(sorted(agents))})
             )
         agent = agents[agent_id]
-        servers: dict[str, str] = {}
+        servers: dict[str, Words | str] = {}
         mcp_tools: list[str] = []
         for name in agent.mcp_servers:
             try:
@@ -53,54 +53,59 @@ class ToolReports:
             except McpUnavailable as unavailable:
                 servers[name] = str(unavailable).removeprefix(f"MCP server '{name}' is ")
                 continue
-            servers[name] = f"{len(names)} tool(s)"
+            servers[name] = Words("tools-server-count", {"count": len(names)})
             mcp_tools += names
         placements = [self._placement(where, session, mcp_tools) for where, session in self._places(agent_id)]
         return ToolReport(agent_id, agent.risk_profile, agent.runtime_profile, servers, placements)
 
-    def _places(self, agent_id: str) -> list[tuple[str, Session]]:
+    def _places(self, agent_id: str) -> list[tuple[Words, Session]]:
         max_depth = self._config.agents.defaults.subagents.max_spawn_depth
-        places = [("as a conversation's main agent", _session(agent_id, 0, SessionRole.MAIN))]
+        places = [(Words("tools-place-main"), _session(agent_id, 0, SessionRole.MAIN))]
         for depth in range(1, max_depth + 1):
             role = SessionRole.LEAF if depth >= max_depth else SessionRole.ORCHESTRATOR
-            places.append((f"as a sub-agent at depth {depth} ({role})", _session(agent_id, depth, role)))
+            where = Words("tools-place-subagent", {"depth": depth, "role": Words("session-role", {"role": role.value})})
+            places.append((where, _session(agent_id, depth, role)))
         return places
 
-    def _placement(self, where: str, session: Session, mcp_tools: list[str]) -> Placement:
+    def _placement(self, where: Words, session: Session, mcp_tools: list[str]) -> Placement:
         session_tools = offered_tools(self._config, session)
         offered = sorted(session_tools) + [tool for tool in mcp_tools if admits_mcp_tool(self._config, session, tool)]
-        withheld: dict[str, list[str]] = {}
+        withheld: dict[str, tuple[Words, list[str]]] = {}  # by the reason's English: one line per reason
+
+        def withhold(why: Words, tool: str) -> None:
+            withheld.setdefault(str(why), (why, []))[1].append(tool)
+
         for tool in sorted(all_session_tools() - session_tools) + [t for t in mcp_tools if t not in offered]:
-            withheld.setdefault(self._why_not(session, tool), []).append(tool)
+            withhold(self._why_not(session, tool), tool)
         risk = self._config.risk_profile_of(session.agent_id)
         memory = MEMORY_TOOLS if self._config.memory.enabled else ()  # in a server's conversations; a DM has none
         for tool in (*memory, *((ATTACH_FILE,) if self._config.files.enabled else ())):
             if risk is None or risk.allows(tool):
                 offered.append(tool)
             else:
-                withheld.setdefault(self._risk_refusal(session, tool), []).append(tool)
-        return Placement(where, offered, withheld)
+                withhold(self._risk_refusal(session, tool), tool)
+        return Placement(where, offered, list(withheld.values()))
 
-    def _risk_refusal(self, session: Session, tool: str) -> str:
+    def _risk_refusal(self, session: Session, tool: str) -> Words:
         risk = self._config.risk_profile_of(session.agent_id)
-        how = "excluded by" if risk is not None and tool in risk.excluded_tools else "not in allowed_tools of"
-        return f"{how} risk profile '{self._config.agents.list[session.agent_id].risk_profile}'"
+        how = "excluded" if risk is not None and tool in risk.excluded_tools else "not-allowed"
+        return Words("tools-why-risk", {"how": how, "profile": self._config.agents.list[session.agent_id].risk_profile})
 
-    def _why_not(self, session: Session, tool: str) -> str:
+    def _why_not(self, session: Session, tool: str) -> Words:
         """The first rule that withholds ``tool`` from ``session``, in the resolver's order."""
         risk = self._config.risk_profile_of(session.agent_id)
         subagent_tools = self._config.tools.subagents.tools
         sub_agent = session.role != SessionRole.MAIN
         mcp = "__" in tool
         if not mcp and tool not in role_tools(session.role):
-            return "a leaf sub-agent gets no session tools" if session.role == SessionRole.LEAF else "main agent only"
+            return Words("tools-why-leaf") if session.role == SessionRole.LEAF else Words("tools-why-main-only")
         if sub_agent and (
             tool in subagent_tools.deny or (not mcp and subagent_tools.allow and tool not in subagent_tools.allow)
         ):
-            return "withheld from sub-agents by [tools.subagents.tools]"
+            return Words("tools-why-subagents")
         if risk is not None and tool not in SELF_GATED and not (risk.admits_mcp(tool) if mcp else risk.allows(tool)):
             return self._risk_refusal(session, tool)
-        return "needs a risk_profile and another agent to delegate to"  # the one rule left: delegate's
+        return Words("tools-why-delegate")  # the one rule left: delegate's
 
 
 def _session(agent_id: str, depth: int, role: SessionRole) -> Session:

@@ -5,7 +5,7 @@ Status lines come from the run's recorded outcome, never from model text.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -58,6 +58,7 @@ class Announcement(BaseModel):
     apology: Literal["restarted", "failed"] | None = None
     partial: str | None = None
     guild_id: int | None = None  # whose preferred language it is posted in (None: a DM)
+    words: dict[str, Any] | None = None  # the bot's notice as words (``Words.as_data``), posted in that language
 
 
 VOICE_TASK = "Tell the user what the sub-agents they asked for found."
