@@ -310,8 +310,9 @@ class FakeOpenAI:
                 return _error_response(step, _api_key(request))
             if rec["stream"]:
                 streamed = await self._stream(request, body, step, rec["index"])
-                rec["streamed_at"] = time.monotonic()  # the last token sent (monotonic, like the fake Discord's clock)
+                rec["last_token_at"] = time.monotonic()  # monotonic, like the fake Discord's clock
                 return streamed
+            rec["last_token_at"] = time.monotonic()
             return web.json_response(_completion(body, step, rec["index"]))
         except asyncio.CancelledError:
             rec["disconnected"] = True
