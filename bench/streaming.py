@@ -41,7 +41,7 @@ def answer(body: dict, words: int, word_seconds: float) -> Step:
 
 
 async def measure(streams: int, channels: int, words: int, word_seconds: float) -> list[Row]:
-    """The streamed answers' rows, then the final text's delay of the same answers posted whole, and the ratio."""
+    """The streamed answers' rows, then the same answers posted whole, as the baseline."""
     streamed = await _one_pass(streams, channels, words, word_seconds, streaming=True)
     whole = await _one_pass(streams, channels, words, word_seconds, streaming=False)
     rates, delays, refused = streamed
@@ -79,7 +79,7 @@ def _p99(values: list[float]) -> float:
 async def _one_pass(
     streams: int, channels: int, words: int, word_seconds: float, *, streaming: bool
 ) -> tuple[list[float], list[float], int]:
-    """Edits per second of each answer's message, its final text's delay, and the edits Discord refused."""
+    """Each answer's edits per second and final text's delay; the edits Discord refused."""
     monkeypatch = pytest.MonkeyPatch()
     try:
         async with FakeDiscord(bot_token=BOT_TOKEN) as discord, FakeOpenAI() as llm:
