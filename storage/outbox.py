@@ -21,7 +21,8 @@ NoticeVia = Literal["parent_channel", "dm"]
 
 _COLUMNS = (
     "id, idempotency_key, run_id, channel_id, payload_json, status, parts_sent, message_ids_json, attempts, "
-    "next_attempt_at, last_error, created_at, delivered_at, first_failed_at, notice, claimed_by, claim_until"
+    "next_attempt_at, last_error, created_at, delivered_at, first_failed_at, notice, claimed_by, claim_until, "
+    "last_error_words"
 )
 
 
@@ -44,6 +45,7 @@ class OutboxRow:
     notice: NoticeVia | None  # None: an announcement; else a notice that another row failed, and where
     claimed_by: str | None  # the process delivering it; on a pending row just claimed: one that let go unfinished
     claim_until: float | None  # the claim's lease; None once released
+    last_error_words: str | None = None  # last_error as words to put in a reader's language (JSON), when known
 
 
 @dataclass(frozen=True)
@@ -159,15 +161,22 @@ class OutboxRepository:
         )
 
     async def schedule_retry(
-        self, tx: Connection, row_id: int, attempts: int, next_attempt_at: float, error: str, now: float
+        self,
+        tx: Connection,
+        row_id: int,
+        attempts: int,
+        next_attempt_at: float,
+        error: str,
+        now: float,
+        error_words: str | None = None,
     ) -> None:
         """Try again later, releasing the claim (any process may take the retry). The give-up bound counts from the
         first failure — for the rows waiting behind this one in its channel too, so the last of them is not told
         days after the first."""
         await tx.execute(
-            "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, claimed_by = NULL, "
-            "claim_until = NULL WHERE id = ?",
-            (attempts, next_attempt_at, error, row_id),
+            "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_error = ?, last_error_words = ?, "
+            "claimed_by = NULL, claim_until = NULL WHERE id = ?",
+            (attempts, next_attempt_at, error, error_words, row_id),
         )
         await tx.execute(
             "UPDATE outbox SET first_failed_at = COALESCE(first_failed_at, ?) WHERE status = 'pending' "
@@ -176,15 +185,22 @@ class OutboxRepository:
         )
 
     async def mark_failed(
-        self, tx: Connection, row: OutboxRow, attempts: int, error: str, notice: NewNotice | None, now: float
+        self,
+        tx: Connection,
+        row: OutboxRow,
+        attempts: int,
+        error: str,
+        notice: NewNotice | None,
+        now: float,
+        error_words: str | None = None,
     ) -> None:
         """End ``row`` as failed, and tell its requester.
 
         The notice is added in the same transaction."""
         await tx.execute(
-            "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, "
+            "UPDATE outbox SET status = 'failed', attempts = ?, last_error = ?, last_error_words = ?, "
             "first_failed_at = COALESCE(first_failed_at, ?), claim_until = NULL WHERE id = ?",
-            (attempts, error, now, row.id),
+            (attempts, error, error_words, now, row.id),
         )
         if notice is not None:
             await self.enqueue(

@@ -305,12 +305,16 @@ async def test_a_spanish_servers_result_that_could_not_be_posted_is_told_by_dm_i
     notice = await world.discord.wait_for_message(dm, lambda m: f"/subagents log {run_id}" in m["content"])
     assert notice["content"] == (
         f"<@{world.alice.id}> ⚠️ El resultado del sub-agente **researcher** no se pudo publicar en "
-        f"<#{world.channel.id}>: Discord answered 403 Forbidden (error code: 50001): Missing Access. "
+        f"<#{world.channel.id}>: Discord respondió 403 Forbidden (error code: 50001): Missing Access. "
         f"`/subagents info {run_id}` y `/subagents log {run_id}`, usados donde lo iniciaste, muestran el resultado."
     )
     await world.quiescent()
     info = await command_in(world, world.alice, world.channel, "subagents info", locale="es-ES", target=run_id)
     assert (
-        "Entrega: falló tras 1 intento: Discord answered 403 Forbidden (error code: 50001): Missing Access. "
+        "Entrega: falló tras 1 intento: Discord respondió 403 Forbidden (error code: 50001): Missing Access. "
         "Se avisó a quien lo pidió por mensaje directo."
     ) in info.splitlines()
+    english = await command_in(world, world.alice, world.channel, "subagents info", target=run_id)
+    assert any(
+        line.startswith("Delivery: failed after 1 attempt(s): Discord answered 403") for line in english.splitlines()
+    )

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import functools
 import io
+import json
 import time
 from collections.abc import Awaitable, Callable
 
@@ -30,7 +31,7 @@ import structlog
 from bot.core.runs.announcements import Announcement
 from bot.core.stats import format_runtime
 from bot.discord_adapter.drafts import DiscordDrafts
-from bot.discord_adapter.failures import NETWORK_ERRORS, backoff_delay, describe_error, is_transient
+from bot.discord_adapter.failures import NETWORK_ERRORS, backoff_delay, describe_error, error_words, is_transient
 from bot.discord_adapter.notices import FailureNotices
 from bot.discord_adapter.persona import (
     PersonaTransientError,
@@ -40,6 +41,7 @@ from bot.discord_adapter.persona import (
 from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted, nonce_for
 from bot.discord_adapter.render import OutgoingMessage, render
 from bot.discord_adapter.server_locale import server_locale
+from bot.i18n import Words
 from bot.waiting import wait_set
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
@@ -256,38 +258,40 @@ class DeliveryWorker:
     ) -> None:
         """Retry a transient failure until the give-up bound has passed; then, or on a permanent failure, end
         the row as failed together with the notice that tells its requester."""
-        attempts, now, reason = row.attempts + 1, self._clock(), describe_error(error)
+        attempts, now, reason = row.attempts + 1, self._clock(), error_words(error)
         transient = _is_transient(error)
         if transient:
             failing_for = now - (row.first_failed_at if row.first_failed_at is not None else now)
             if failing_for < self._give_up_after:
                 await self._retry(row, attempts, reason, bound)
                 return
-            reason = f"gave up after {format_runtime(failing_for)} of retries, the last one: {reason}"
+            reason = Words("delivery-gave-up", {"after": format_runtime(failing_for), "reason": reason})
         try:
             notice = await self._notices.for_failed(row, announcement, reason, permanent=not transient)
         except (discord.HTTPException, *NETWORK_ERRORS) as notice_error:
             if _is_transient(notice_error):
-                await self._retry(row, attempts, describe_error(notice_error), bound)
+                await self._retry(row, attempts, error_words(notice_error), bound)
                 return
             bound.warning("notice_dm_refused", error=describe_error(notice_error))
             notice = None
         async with self._db.transaction() as tx:
-            await self._outbox.mark_failed(tx, row, attempts, reason, notice, now)
+            await self._outbox.mark_failed(tx, row, attempts, str(reason), notice, now, json.dumps(reason.as_data()))
         bound.error(
-            "delivery_failed", attempts=attempts, error=reason, requester_told_via=notice.via if notice else None
+            "delivery_failed", attempts=attempts, error=str(reason), requester_told_via=notice.via if notice else None
         )
         if notice is not None:
             self.wake()
         if row.run_id is not None and row.notice is None and self._on_failed is not None:
             await self._on_failed(row.run_id)
 
-    async def _retry(self, row: OutboxRow, attempts: int, reason: str, bound: structlog.BoundLogger) -> None:
+    async def _retry(self, row: OutboxRow, attempts: int, reason: Words, bound: structlog.BoundLogger) -> None:
+        """Try the row again after a backoff; ``reason`` is kept in English and as words."""
         delay = backoff_delay(self._base_delay, attempts, self._max_delay)
         now = self._clock()
         async with self._db.transaction() as tx:
-            await self._outbox.schedule_retry(tx, row.id, attempts, now + delay, reason, now)
-        bound.warning("delivery_retry_scheduled", attempts=attempts, delay=delay, error=reason)
+            words = json.dumps(reason.as_data())
+            await self._outbox.schedule_retry(tx, row.id, attempts, now + delay, str(reason), now, words)
+        bound.warning("delivery_retry_scheduled", attempts=attempts, delay=delay, error=str(reason))
 
     async def _post(self, row: OutboxRow, announcement: Announcement, message: OutgoingMessage, index: int) -> int:
         """Post one part, unless it may already exist and the channel shows it does.

@@ -12,6 +12,8 @@ import os
 import aiohttp
 import discord
 
+from bot.i18n import Words
+
 NETWORK_ERRORS = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
 
 
@@ -48,12 +50,17 @@ def short_reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
-def describe_error(error: BaseException) -> str:
-    """A failure in words for people (``/subagents info``, notices), not a Python repr."""
+def error_words(error: BaseException) -> Words:
+    """A failure in words for people (``/subagents info``, notices), not a Python repr; Discord's own text as is."""
     if isinstance(error, discord.HTTPException):
-        return f"Discord answered {error}"
+        return Words("delivery-error-answered", {"answer": str(error)})
     if isinstance(error, discord.RateLimited):
-        return f"Discord rate-limited it for {error.retry_after:.0f}s"
+        return Words("delivery-error-rate-limited", {"seconds": f"{error.retry_after:.0f}"})
     if isinstance(error, NETWORK_ERRORS):
-        return f"Discord could not be reached ({short_reason(error)})"
-    return str(error) or type(error).__name__
+        return Words("delivery-error-unreachable", {"reason": short_reason(error)})
+    return Words("delivery-error-other", {"detail": str(error) or type(error).__name__})
+
+
+def describe_error(error: BaseException) -> str:
+    """:func:`error_words` in English: for logs, and what the outbox keeps as the error."""
+    return str(error_words(error))

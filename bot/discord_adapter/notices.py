@@ -13,18 +13,18 @@ import discord
 
 from bot.core.runs.announcements import Announcement
 from bot.discord_adapter.server_locale import server_locale
-from bot.i18n import localized
+from bot.i18n import Words, localized
 from bot.records import short_run_id
 from storage.outbox import NewNotice, NoticeVia, OutboxRow
 
 
-def notice_text(announcement: Announcement, channel_id: int, reason: str, locale: object = None) -> str:
+def notice_text(announcement: Announcement, channel_id: int, reason: Words | str, locale: object = None) -> str:
     mention = f"<@{announcement.mention_user_id}> " if announcement.mention_user_id else ""
     words = {
         "label": announcement.agent_label,
         "run": short_run_id(announcement.run_id),
         "channel": f"<#{channel_id}>",
-        "reason": reason,
+        "reason": reason.render(locale) if isinstance(reason, Words) else reason,
     }
     if announcement.kind == "reply":
         return mention + localized("notice-answer-not-posted", locale, **words)
@@ -36,7 +36,7 @@ class FailureNotices:
         self._client = client
 
     async def for_failed(
-        self, row: OutboxRow, announcement: Announcement, reason: str, *, permanent: bool
+        self, row: OutboxRow, announcement: Announcement, reason: Words | str, *, permanent: bool
     ) -> NewNotice | None:
         """The notice for ``row``, which just failed, or ``None`` when nobody can be told. Opening the DM may
         raise Discord's errors; a transient one means: decide again at the row's next attempt."""
@@ -50,7 +50,7 @@ class FailureNotices:
         return self._notice(row, announcement, reason, "dm", dm.id)
 
     def _notice(
-        self, row: OutboxRow, announcement: Announcement, reason: str, via: NoticeVia, channel_id: int
+        self, row: OutboxRow, announcement: Announcement, reason: Words | str, via: NoticeVia, channel_id: int
     ) -> NewNotice:
         """A failed notice is passed on as it is: its text already tells what happened to the announcement."""
         if row.notice is not None:
