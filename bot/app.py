@@ -40,6 +40,7 @@ from bot.discord_adapter.threads import DiscordThreads
 from bot.records import Actor
 from bot.redaction import Redactor
 from bot.shards import Shards
+from bot.tracing import Tracing
 from storage.db import Database
 from storage.meta import MetaRepository
 from storage.repositories import Repositories
@@ -128,6 +129,7 @@ class ThreadboundBot(commands.AutoShardedBot):
         self._approval_board: ApprovalBoard | None = None
         self._reconciling: asyncio.Task[None] | None = None
         self._persona: WebhookPersona | None = None
+        self._tracing: Tracing | None = None  # set up in setup_hook, when [tracing] names a collector
 
     @property
     def orchestrator(self) -> Orchestrator:
@@ -211,11 +213,14 @@ class ThreadboundBot(commands.AutoShardedBot):
     async def setup_hook(self) -> None:
         self._setup_began = True
         self._db = await Database.open(self.config.storage.database)
+        self._tracing = Tracing.of(self.config.tracing)
         models = ModelFactory(self.config.providers, agents=self.config.agents, pricing=self.config.pricing)
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         repos = Repositories.over(self._db, self.config.durability.executor_id)
         durability = self.config.durability
+        traced = self._tracing is not None  # DBOS's spans too
+        durable = DurableRuns(durability, self.config.storage, traced=traced) if durability.resume_interrupted else None
         self._persona = WebhookPersona(self, self._db, WebhookRepository(self._db), repos.bindings)
         drafts = DiscordDrafts(self, repos.run_drafts, self._persona, interval=self.config.discord.stream_edit_seconds)
         self._orchestrator = Orchestrator(
@@ -227,9 +232,10 @@ class ThreadboundBot(commands.AutoShardedBot):
             clock=self._clock,
             repos=repos,
             channel_conversation=channel_conversation,
-            durable=DurableRuns(durability, self.config.storage) if durability.resume_interrupted else None,
+            durable=durable,
             shards=self._shards.spec if self._shards else None,
             redact=self.redact,
+            tracer_provider=self._tracing.provider if self._tracing is not None else None,
         )
         self._delivery = DeliveryWorker(
             self,
@@ -310,8 +316,10 @@ class ThreadboundBot(commands.AutoShardedBot):
         """Prefix commands are not used; the chat cog handles messages."""
 
     async def close(self) -> None:
-        """Stop every part, then Discord's connection and the store: those two whatever a part's close raised (left
-        open, the connection kept the process's event loop from closing)."""
+        """Stop every part, then Discord's connection, the traces' exporter and the store.
+
+        Those three whatever a part's close raised (left open, the connection kept the process's event loop from
+        closing)."""
         heap.thaw()
         try:
             if self._reconciling is not None:
@@ -328,6 +336,9 @@ class ThreadboundBot(commands.AutoShardedBot):
                 await self._persona.close()
         finally:
             await super().close()
+            if self._tracing is not None:  # after the runs stopped: their last spans are sent
+                tracing, self._tracing = self._tracing, None
+                await tracing.close()
             if self._db is not None:
                 await self._db.close()
                 self._db = None

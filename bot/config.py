@@ -195,6 +195,35 @@ class LoggingConfig(Section):
     format: Literal["auto", "json", "console"] = "auto"
 
 
+class TracingConfig(Section):
+    """``[tracing]``: OpenTelemetry traces of runs, sent over OTLP/HTTP to ``otlp_endpoint`` (empty: off).
+
+    ``otlp_endpoint`` is the collector's base URL (``http://127.0.0.1:4318``); spans go to its ``/v1/traces``.
+    ``include_content``: prompts, answers and tool arguments in the spans too (members' words; off by default)."""
+
+    otlp_endpoint: str = ""
+    service_name: Annotated[str, Field(min_length=1, max_length=100)] = "threadbound"
+    include_content: bool = False
+
+    @field_validator("otlp_endpoint")
+    @classmethod
+    def _endpoint_is_a_base_url(cls, value: str) -> str:
+        if not value:
+            return value
+        scheme, _, rest = value.partition("://")
+        host = rest.split("/", 1)[0]
+        if scheme not in ("http", "https") or not host:
+            raise ValueError(f'{value!r} is not an http:// or https:// URL, like "http://127.0.0.1:4318"')
+        if "@" in host:
+            raise ValueError("the URL holds credentials; put the collector's key in OTEL_EXPORTER_OTLP_HEADERS instead")
+        return value.rstrip("/")
+
+    @property
+    def traces_url(self) -> str:
+        """Where spans are posted: the endpoint's ``/v1/traces`` (OTLP/HTTP's path)."""
+        return self.otlp_endpoint if self.otlp_endpoint.endswith("/v1/traces") else self.otlp_endpoint + "/v1/traces"
+
+
 class ProviderConfig(Section):
     type: Literal["openai", "anthropic"]
     base_url: str | None = None
@@ -521,6 +550,7 @@ class Config(Section):
     durability: DurabilityConfig = DurabilityConfig()
     retention: RetentionConfig = RetentionConfig()
     logging: LoggingConfig = LoggingConfig()
+    tracing: TracingConfig = TracingConfig()
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     agents: AgentsConfig = AgentsConfig()

@@ -328,3 +328,30 @@ def test_memory_is_off_by_default_and_its_limits_and_allowlists_are_checked():
         "configured (configured: main)"
     )
     assert "memory.max_rows_per_agent" in error_for("[memory]\nmax_rows_per_agent = 0\n")
+
+
+def test_tracing_is_off_by_default_and_its_endpoint_a_base_url():
+    assert parse_config("").tracing.otlp_endpoint == ""
+    assert parse_config("").tracing.include_content is False
+    tracing = parse_config('[tracing]\notlp_endpoint = "https://otel.example:4318/"\n').tracing
+    assert (tracing.otlp_endpoint, tracing.traces_url) == (
+        "https://otel.example:4318",
+        "https://otel.example:4318/v1/traces",
+    )
+    assert parse_config('[tracing]\notlp_endpoint = "http://c:4318/v1/traces"\n').tracing.traces_url == (
+        "http://c:4318/v1/traces"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('otlp_endpoint = "127.0.0.1:4318"', "'127.0.0.1:4318' is not an http:// or https:// URL, like \"http://"),
+        ('otlp_endpoint = "http://"', "'http://' is not an http:// or https:// URL"),
+        ('otlp_endpoint = "https://me:pw@otel.example"', "the URL holds credentials; put the collector's key in OTEL_"),
+        ('service_name = ""', "String should have at least 1 character"),
+    ],
+)
+def test_tracing_keys_are_checked_by_name(text, message):
+    key = text.split(" ")[0]
+    assert error_for(f"[tracing]\n{text}\n").startswith(f"config.toml: 'tracing.{key}': {message}")

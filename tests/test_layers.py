@@ -36,6 +36,7 @@ LEAVES = {
     "errors",
     "guild_settings",
     "limits",
+    "run_traces",
     "runtimes",
     "server_cache",
     "signals",

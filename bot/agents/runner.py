@@ -30,6 +30,7 @@ from pydantic_ai.messages import (
     UserContent,
 )
 from pydantic_ai.models import Model
+from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.run import AgentRun
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.settings import ThinkingLevel as ThinkingSetting
@@ -94,6 +95,7 @@ class RunRequest:
     gate: ToolGate = field(default_factory=ToolGate)  # read-only refusals, calls deferred for approval
     result_limits: ResultLimits = field(default_factory=ResultLimits)  # what one tool result may hold
     redact: Redactor = field(default_factory=lambda: Redactor(()))  # tool results' secrets, before the model reads
+    instrument: InstrumentationSettings | bool = False  # pydantic-ai's spans: the model requests and tool calls
 
 
 def _thinking_setting(level: str) -> ThinkingSetting:
@@ -231,6 +233,7 @@ async def run_agent(
         deps_type=object,
         output_type=[str | None, DeferredToolRequests],
     )
+    agent.instrument = request.instrument
     settings = ModelSettings()
     persisted = 0
     agent_run: AgentRun[Any, str | DeferredToolRequests | None] | None = None

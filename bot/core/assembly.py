@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from opentelemetry.trace import TracerProvider
+
 from bot.agents.acp_client import AcpAgents
 from bot.agents.mcp_servers import McpServers
 from bot.agents.models import ModelFactory
@@ -43,6 +45,7 @@ from bot.core.people.control import RunControl
 from bot.core.people.schedule_control import ScheduleControl
 from bot.core.people.tool_report import ToolReports
 from bot.core.people.usage_report import UsageReports
+from bot.core.run_traces import RunTraces
 from bot.core.runs.commands import RunCommands
 from bot.core.runs.effects import Cancellations, Effects
 from bot.core.runs.execution import Execution
@@ -139,8 +142,11 @@ def build(
     durable: DurableRuns | None = None,
     shards: str | None = None,
     redact: Redactor | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> Core:
-    """Every room, in the order of the arrows between them."""
+    """Every room, in the order of the arrows between them.
+
+    ``tracer_provider``: the bot's, when ``[tracing]`` is on (runs' spans, pydantic-ai's)."""
     redact = redact or Redactor.of(config)  # the secrets the config names, read from the environment now
     ctx = CoreContext(config, repos, clock, Signals(clock), Timers(), redact)
     mcp_servers = mcp_servers or McpServers(config.mcp.servers, clock=clock)
@@ -182,7 +188,8 @@ def build(
     # the engine's run body, and the processes sharing the store
     harness = AcpTurns(ctx, AcpAgents(config.acp_agents), approvals)
     live = LiveAnswers(ctx, settings, drafts)
-    execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes, harness, live)
+    traces = RunTraces(tracer_provider, config.tracing)
+    execution = Execution(ctx, models, settlement, effects, turns, StoreSteps(repos), lanes, harness, live, traces)
     executors = Executors(ctx, settlement, effects.apply, shards, dispatch)
     schedules = Schedules(ctx, models, spawning, channel_conversation=channel_conversation)
     retention = Retention(ctx, durable)

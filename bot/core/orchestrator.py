@@ -14,6 +14,8 @@ from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from opentelemetry.trace import TracerProvider
+
 from bot.agents.mcp_servers import McpServers
 from bot.agents.models import ModelFactory
 from bot.config import Config
@@ -73,6 +75,7 @@ class Orchestrator:
         durable: DurableRuns | None = None,
         shards: str | None = None,
         redact: Redactor | None = None,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         repos = repos or Repositories.over(db, config.durability.executor_id)
         self.core = core = build(
@@ -87,6 +90,7 @@ class Orchestrator:
             durable=durable,
             shards=shards,
             redact=redact,
+            tracer_provider=tracer_provider,
         )
         self._db = repos.db
         # The repositories, for tests and tools that inspect state; the bot's own objects get theirs from app.py.

@@ -122,8 +122,10 @@ def current_workflow() -> str | None:
 
 
 class DurableRuns:
-    def __init__(self, config: DurabilityConfig, storage: StorageConfig) -> None:
+    def __init__(self, config: DurabilityConfig, storage: StorageConfig, *, traced: bool = False) -> None:
+        """``traced``: DBOS's own spans too (workflows, steps), through the process's global tracer provider."""
         self._config = config
+        self._traced = traced
         self._url = journal_store.url(config, storage)
         self._queues: RunQueues | None = None
 
@@ -147,6 +149,7 @@ class DurableRuns:
             "executor_id": self._config.executor_id,
             "notification_listener_polling_interval_sec": journal_store.NOTICE_POLL_SECONDS,
             "log_level": "WARNING",  # its info lines (a line per schema migration) say less than durable_runs_launched
+            "enable_otlp": self._traced,  # no endpoints of its own: its spans go where the bot's do (bot/tracing.py)
         }
         DBOS(config=config)
         queues.listen()

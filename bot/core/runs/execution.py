@@ -22,6 +22,7 @@ from bot.agents.runner import NO_OUTPUT, RunOutcome, RunRequest, describe_failur
 from bot.agents.streaming import streaming_to
 from bot.core.attachments import earlier_turns, prompt_of
 from bot.core.context import CoreContext
+from bot.core.run_traces import RunTraces
 from bot.core.runs import internal_context
 from bot.core.runs.announcements import is_voice_turn
 from bot.core.runs.effects import Effects
@@ -62,6 +63,7 @@ class Execution:
         lanes: RunLanes,
         harness: Harness,
         drafts: Drafts,
+        traces: RunTraces,
     ) -> None:
         self._ctx = ctx  # its redactor: what a turn stores and says, and tool results before the model reads them
         self._models = models
@@ -72,6 +74,7 @@ class Execution:
         self._lanes = lanes
         self._harness = harness  # harness sessions' turns (an ACP agent's)
         self._drafts = drafts  # answers shown while they are written
+        self._traces = traces  # each execution's span, the model requests and tool calls beneath it
 
     async def take_inbox(self, run_id: str, *, wake: bool, deliver: bool = False) -> str | None:
         """Consume the run's pending inbox as one prompt.
@@ -107,13 +110,17 @@ class Execution:
         if wake or durable:  # maybe a dead process's run resumed here, or woken by a child that settled here
             await self._own(run.id)
         spawned = {"spawn_site": session.spawn_site} if session.spawn_site else {}
-        with structlog.contextvars.bound_contextvars(
-            run_id=run.id,
-            session_key=session.key,
-            agent_id=session.agent_id,
-            agent_alias=session.agent_id,  # the same id under the field name delegation's logs use (bot/profiles.py)
-            depth=session.depth,
-            **spawned,
+        with (
+            structlog.contextvars.bound_contextvars(
+                run_id=run.id,
+                session_key=session.key,
+                agent_id=session.agent_id,
+                # the same id under the field name delegation's logs use (bot/profiles.py)
+                agent_alias=session.agent_id,
+                depth=session.depth,
+                **spawned,
+            ),
+            self._traces.execution(run, session, woken=wake),
         ):
             async with await self._lanes.lane(run, session, queued=durable):
                 try:
@@ -236,6 +243,7 @@ class Execution:
             gate=tools.gate,
             result_limits=ResultLimits.of(self._ctx.config),
             redact=self._ctx.redact,
+            instrument=self._traces.instrumentation or False,
         )
         cancellations = self._effects.cancellations
         token = cancellations.token(run.id)
