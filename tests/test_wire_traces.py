@@ -15,9 +15,10 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from bot.tracing import RELAY
 from tests.fakes.otlp_collector import FakeCollector, ReceivedSpan
-from tests.harness import API_KEY, announcement_for
+from tests.harness import API_KEY, announcement_for, answer_to
 from tests.test_wire_chat import replies_to
 from tests.test_wire_control import member, spawn
+from tests.test_wire_threads import THREADS_ON, spawn_into_thread
 
 TASK = "Summarise the plan for Zanzibar"  # a member's words: never in a span unless include_content is on
 
@@ -216,3 +217,40 @@ async def test_a_run_resumed_after_a_restart_is_a_new_trace_of_the_same_run(worl
     assert resumed.attributes["threadbound.run_id"] == run_id
     assert resumed.trace_id != cut.trace_id
     assert any(s.name == "chat gpt-4o-mini" for s in collector.under(resumed))
+
+
+async def test_without_durable_runs_the_runs_span_is_the_traces_root(world, collector):
+    traced(world, collector)
+    world.extra_config += "[durability]\nresume_interrupted = false\n"
+    attaching(world)
+    await world.start_bot()
+
+    run_id = full_run_id(world, await spawn(world, task=TASK))
+    span = await run_span(collector, run_id)
+    assert span.parent_id == ""
+    await collector.wait_for(
+        lambda: {"chat gpt-4o-mini", "execute_tool attach_file"} <= {s.name for s in collector.under(span)},
+        describe="the model requests and the tool call under the run's span",
+    )
+    assert not [s for s in collector.of_trace(span.trace_id) if s.scope == "dbos-tracer"]
+
+
+async def test_a_follow_up_in_a_bound_thread_is_its_own_trace_of_the_same_session(world, collector):
+    traced(world, collector)
+    world.extra_config += THREADS_ON
+    world.llm.reply("Market is growing.")
+    world.llm.reply("Europe too.")
+    await world.start_bot()
+    first, thread = await spawn_into_thread(world)
+    first = full_run_id(world, first)
+    await world.discord.wait_for_message(thread, announcement_for(first[:8]))
+
+    question = await world.discord.send_user_message(world.alice, thread, "And in Europe?")
+    await world.discord.wait_for_message(thread, answer_to(question))
+    [(second,)] = world.rows("SELECT id FROM runs WHERE id != ?", (first,))
+    first_span, second_span = await run_span(collector, first), await run_span(collector, second)
+    assert first_span.trace_id != second_span.trace_id
+    key = first_span.attributes["threadbound.session_key"]
+    assert second_span.attributes["threadbound.session_key"] == key
+    assert world.rows("SELECT DISTINCT session_key FROM runs") == [(key,)]
+    assert b"Europe" not in collector.received()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.trace import TracerProvider
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
@@ -30,7 +31,12 @@ class RunTraces:
         # members' words (prompts, answers, tool arguments and results) stay out unless the config lets them in
         content = config.include_content
         self.instrumentation = (
-            InstrumentationSettings(tracer_provider=provider, include_content=content, include_binary_content=content)
+            InstrumentationSettings(
+                tracer_provider=provider,
+                meter_provider=NoOpMeterProvider(),  # traces only: its token histograms are no metrics of ours
+                include_content=content,
+                include_binary_content=content,
+            )
             if provider is not None
             else None
         )
