@@ -82,8 +82,9 @@ async def test_a_runs_trace_holds_its_model_requests_and_tool_call_with_its_ids(
         "threadbound.depth": depth,
         "threadbound.woken": False,
         "threadbound.requester_session_key": f"agent:main:discord:channel:{world.channel.id}",
+        "threadbound.status": "completed",
     }
-    assert span.service == "threadbound"
+    assert span.service == "threadbound" and not span.error
     below = collector.under(span)
     names = [s.name for s in below if s.scope != "dbos-tracer"]
     assert names.count("invoke_agent agent") == 1
@@ -254,3 +255,16 @@ async def test_a_follow_up_in_a_bound_thread_is_its_own_trace_of_the_same_sessio
     assert second_span.attributes["threadbound.session_key"] == key
     assert world.rows("SELECT DISTINCT session_key FROM runs") == [(key,)]
     assert b"Europe" not in collector.received()
+
+
+async def test_a_failed_run_is_a_span_of_an_error_saying_its_status(world, collector):
+    traced(world, collector)
+    world.llm.error(500, "upstream exploded")
+    world.llm.error(500, "upstream exploded")  # the SDK retries once
+    await world.start_bot()
+
+    run_id = full_run_id(world, await spawn(world, task=TASK))
+    await world.discord.wait_for_message(world.channel, announcement_for(run_id[:8]))
+    span = await run_span(collector, run_id)
+    assert world.rows("SELECT status FROM runs") == [("failed",)]
+    assert (span.attributes["threadbound.status"], span.error) == ("failed", True)

@@ -8,17 +8,32 @@ decided) or resumed after a restart executes again: a new span, in a new trace.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from opentelemetry.metrics import NoOpMeterProvider
-from opentelemetry.trace import TracerProvider
+from opentelemetry.trace import Span, StatusCode, TracerProvider
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
 from bot.config import TracingConfig
-from bot.records import Run, Session
+from bot.records import Run, RunStatus, Session
 
 SPAN = "threadbound.run"
+FAILED = {RunStatus.FAILED, RunStatus.TIMED_OUT}  # a span of an error (a kill or an interruption is none)
+Noting = Callable[[RunStatus], None]  # tells the execution's span how a turn ended
+
+
+def _ignored(status: RunStatus) -> None:
+    """How a turn ended, when nothing traces it."""
+
+
+def _noting(span: Span) -> Noting:
+    def note(status: RunStatus) -> None:
+        span.set_attribute("threadbound.status", status.value)
+        if status in FAILED:
+            span.set_status(StatusCode.ERROR)
+
+    return note
 
 
 class RunTraces:
@@ -42,12 +57,12 @@ class RunTraces:
         )
 
     @contextmanager
-    def execution(self, run: Run, session: Session, *, woken: bool) -> Iterator[None]:
+    def execution(self, run: Run, session: Session, *, woken: bool) -> Iterator[Noting]:
         """The span of one execution of ``run``, current while it lasts.
 
-        A crash in it is recorded on it."""
+        It yields what notes each turn's end on it (``threadbound.status``: the last one's)."""
         if self._tracer is None:
-            yield
+            yield _ignored
             return
         attributes: dict[str, str | int | bool] = {
             "threadbound.run_id": run.id,
@@ -58,5 +73,5 @@ class RunTraces:
         }
         if session.requester_session_key:
             attributes["threadbound.requester_session_key"] = session.requester_session_key
-        with self._tracer.start_as_current_span(SPAN, attributes=attributes):
-            yield
+        with self._tracer.start_as_current_span(SPAN, attributes=attributes) as span:
+            yield _noting(span)

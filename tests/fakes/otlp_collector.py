@@ -16,6 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
 from tests.polling import eventually
 
@@ -31,7 +32,7 @@ class ReceivedSpan:
     attributes: dict[str, Any]
     service: str
     scope: str  # the instrumentation scope: threadbound, pydantic-ai, dbos-tracer, …
-    links: tuple[str, ...]  # the linked spans' trace ids
+    error: bool  # its status is ERROR
 
 
 def _value(value: AnyValue) -> Any:
@@ -88,7 +89,7 @@ class FakeCollector:
                             attributes={item.key: _value(item.value) for item in span.attributes},
                             service=str(resource.get("service.name", "")),
                             scope=scope_spans.scope.name,
-                            links=tuple(link.trace_id.hex() for link in span.links),
+                            error=span.status.code == Status.STATUS_CODE_ERROR,
                         )
                     )
         self._changed.set()

@@ -120,13 +120,14 @@ class Execution:
                 depth=session.depth,
                 **spawned,
             ),
-            self._traces.execution(run, session, woken=wake),
+            self._traces.execution(run, session, woken=wake) as noted,
         ):
             async with await self._lanes.lane(run, session, queued=durable):
                 try:
                     prompt = await self._first_prompt(run, session, wake, durable)
                     while prompt is not None:
                         outcome = await self._run_turn(run, session, prompt)
+                        noted(outcome.status)
                         if outcome.status is RunStatus.AWAITING_APPROVAL:  # paused: a decision wakes it
                             self._effects.apply(await self._turns.pause(run, session, outcome))
                             break
@@ -140,6 +141,7 @@ class Execution:
                 except Exception as crash:  # the model call's own failures are outcomes; this is everything else
                     log.exception("run_crashed")
                     error = self._ctx.redact.text(describe_failure(crash))
+                    noted(RunStatus.FAILED)
                     self._effects.apply(await self._settlement.crashed(run, session, error))
                 finally:
                     await self._drafts.settled(run.id)
