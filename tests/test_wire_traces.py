@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from bot.tracing import RELAY
 from tests.fakes.otlp_collector import FakeCollector, ReceivedSpan
-from tests.harness import API_KEY, announcement_for, answer_to
+from tests.harness import API_KEY, announcement_for, answer_to, spawned_run_id
 from tests.test_wire_chat import replies_to
 from tests.test_wire_control import member, spawn
 from tests.test_wire_threads import THREADS_ON, spawn_into_thread
@@ -104,11 +104,17 @@ async def test_a_runs_trace_holds_its_model_requests_and_tool_call_with_its_ids(
     assert b"You research things" not in sent  # the agent's instructions neither
 
 
-async def test_each_run_is_a_trace_of_its_own_for_each_member_and_after_a_restart(world, collector):
+async def test_each_run_is_a_trace_of_its_own_for_each_member_server_and_after_a_restart(world, collector):
     traced(world, collector)
+    world.guild_commands = False  # the commands are global: another server has them too
     bob = member(world, "bob")
+    elsewhere = world.discord.add_guild("Elsewhere")
+    theirs = world.discord.add_text_channel(elsewhere, "theirs")
+    carol = world.discord.add_user("carol")
+    world.discord.add_member(elsewhere, carol)
     attaching(world)
     world.llm.reply("bob's answer")
+    world.llm.reply("carol's answer")
     bot = await world.start_bot()
 
     alices = full_run_id(world, await spawn(world, task=TASK))
@@ -120,12 +126,20 @@ async def test_each_run_is_a_trace_of_its_own_for_each_member_and_after_a_restar
     assert alice_span.attributes["threadbound.session_key"] != bob_span.attributes["threadbound.session_key"]
     assert {s.trace_id for s in collector.under(bob_span)} == {bob_span.trace_id}
 
+    inter = await world.discord.slash(carol, theirs, "subagents spawn", agent="researcher", task="Elsewhere's plan")
+    carols = full_run_id(world, spawned_run_id(await world.discord.wait_followup(inter, timeout=40)))
+    carol_span = await run_span(collector, carols)  # another server's run: its own trace, naming its own channel
+    assert carol_span.trace_id not in {alice_span.trace_id, bob_span.trace_id}
+    requester = f"agent:main:discord:channel:{theirs.id}"
+    assert carol_span.attributes["threadbound.requester_session_key"] == requester
+    await world.quiescent()
+
     await world.stop_bot(bot)
     world.llm.reply("hello again")
     await world.start_bot()
     asked = await world.discord.send_user_message(world.alice, world.channel, f"<@{world.discord.bot_user_id}> hi")
     await world.discord.wait_for_message(world.channel, replies_to(world, asked))
-    [(main_run,)] = world.rows("SELECT id FROM runs WHERE id NOT IN (?, ?)", (alices, bobs))
+    [(main_run,)] = world.rows("SELECT id FROM runs WHERE id NOT IN (?, ?, ?)", (alices, bobs, carols))
     main_span = await run_span(collector, main_run)  # the new process traces too: to the same collector
     assert main_span.attributes["threadbound.agent_id"] == "main"
     assert main_span.attributes["threadbound.depth"] == 0
