@@ -3,7 +3,7 @@ run cut off by a crash, a kill of the process or a restart resumes at the next s
 
 A run that waits (on its children, or on a person's decision about a paused tool call) ends its workflow; the wake
 that resumes it is a workflow of its own, ``<run id>:wake:<n>`` (n counts the run's wakes). Not one workflow kept
-alive across the wait: a wait may last days, and a live workflow would hold its coroutine, its sub-agent lane slot and
+alive across the wait: a wait may last days, and a live workflow would hold its coroutine, its sub-agent lane place and
 ``wait_idle`` for all that time, while the wait itself is already durable in our tables (status, inbox, approvals).
 
 What the journal holds, in order, per workflow: every model request (``model.request``, :mod:`bot.agents.journal`),
