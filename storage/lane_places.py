@@ -1,4 +1,4 @@
-"""Places in the sub-agent lane that durable runs hold, and the line waiting for one.
+"""Sub-agent lane places that durable runs hold, and the line waiting for one.
 
 Both hold across processes. A run holds a place while it runs: ``runs.lane_place`` names the process (executor id) it holds it for. A lane run
 without one waits in line, ordered by ``runs.lane_priority`` (1 + how many lane runs its member had queued or running
