@@ -115,8 +115,10 @@ async def overhead(stores: BenchStores, store: str, scale: float, *, durable: bo
 
 
 async def lane_bound(stores: BenchStores, store: str, scale: float, *, durable: bool) -> list[Row]:
-    """The core's runs through its lane of 8, against the floor plus an agent through a lane as wide (a semaphore):
-    what the lifecycle's own work adds to the ideal before the core adds anything. The floor's lane holds a run's
+    """The core's runs through its lane of 8, against the floor's through a lane as wide.
+
+    The floor is the floor plus an agent, its lane a semaphore: what the lifecycle's own work adds to the ideal
+    before the core adds anything. The floor's lane holds a run's
     whole lifecycle, its first and last commits too, which the core's lane does not (two of its five): if anything,
     the floor's row reads a little high. Both are reported against the ideal (runs / lane × the model's latency)."""
     runs, lane, latency = scaled(1000, scale), 8, 0.05
