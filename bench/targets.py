@@ -115,7 +115,7 @@ async def overhead(stores: BenchStores, store: str, scale: float, *, durable: bo
 
 
 async def lane_bound(stores: BenchStores, store: str, scale: float, *, durable: bool) -> list[Row]:
-    """The core's runs through its lane of 8, against the floor's through a lane as wide.
+    """The core's runs through a lane of 8, against the floor's.
 
     The floor is the floor plus an agent, its lane a semaphore: what the lifecycle's own work adds to the ideal
     before the core adds anything. The floor's lane holds a run's
