@@ -1,10 +1,11 @@
 """Sub-agent lane places that durable runs hold, and the line waiting for one.
 
-Both hold across processes. A run holds a place while it runs: ``runs.lane_place`` names the process (executor id) it holds it for. A lane run
-without one waits in line, ordered by ``runs.lane_priority`` (1 + how many lane runs its member had queued or running
-before it), then age: one member's tenth spawn waits behind another member's first. The place is given back by the
-statement that stops the run running (``RunRepository.finish``, ``set_status``). Every claim first updates the lane's
-``lane_claims`` row: its row lock takes claims one at a time across processes, so two never see the last free place.
+Both hold across processes. A run holds a place while it runs: ``runs.lane_place`` names the process (executor id)
+it holds it for. A lane run without one waits in line, ordered by ``runs.lane_priority`` (1 + how many lane runs its
+member had queued or running before it), then age: one member's tenth spawn waits behind another member's first. The
+place is given back by the statement that stops the run running (``RunRepository.finish``, ``set_status``). Every
+claim first updates the lane's ``lane_claims`` row: its row lock takes claims one at a time across processes, so two
+never see the last free place.
 """
 
 from __future__ import annotations
