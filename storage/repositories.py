@@ -14,6 +14,7 @@ from storage.delegate_tasks import DelegateTaskRepository
 from storage.guild_budgets import GuildBudgetRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
+from storage.lane_places import LanePlaceRepository
 from storage.memories import MemoryRepository
 from storage.outbox import OutboxRepository
 from storage.processes import ProcessRepository
@@ -54,6 +55,7 @@ class Repositories:
     run_drafts: RunDraftRepository
     memories: MemoryRepository
     run_files: RunFileRepository
+    lane_places: LanePlaceRepository
 
     @classmethod
     def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
@@ -81,4 +83,5 @@ class Repositories:
             run_drafts=RunDraftRepository(db),
             memories=MemoryRepository(db),
             run_files=RunFileRepository(db),
+            lane_places=LanePlaceRepository(db, executor_id),
         )
