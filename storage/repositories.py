@@ -11,6 +11,7 @@ from storage.audit import AuditRepository
 from storage.bindings import BindingRepository
 from storage.db import Database
 from storage.delegate_tasks import DelegateTaskRepository
+from storage.gauges import GaugeRepository
 from storage.guild_budgets import GuildBudgetRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
@@ -54,6 +55,7 @@ class Repositories:
     run_drafts: RunDraftRepository
     memories: MemoryRepository
     run_files: RunFileRepository
+    gauges: GaugeRepository
 
     @classmethod
     def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
@@ -81,4 +83,5 @@ class Repositories:
             run_drafts=RunDraftRepository(db),
             memories=MemoryRepository(db),
             run_files=RunFileRepository(db),
+            gauges=GaugeRepository(db),
         )
