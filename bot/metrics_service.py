@@ -92,7 +92,11 @@ class MetricsService:
         if address is None:
             return
         host, port = address
-        self._server, self._thread = start_http_server(port, host, registry=self._metrics.registry)
+        try:
+            self._server, self._thread = start_http_server(port, host, registry=self._metrics.registry)
+        except OSError as error:  # the bot goes on without its endpoint: metrics are no reason to stop serving people
+            log.error("metrics_listen_failed", listen=self._config.metrics.listen, error=str(error))
+            return
         log.info("metrics_serving", listen=self._config.metrics.listen)
         self._tasks = [
             asyncio.create_task(self._refreshing(), name="metrics-refresh"),

@@ -14,10 +14,12 @@ from pathlib import Path
 
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
+from structlog.testing import capture_logs
 
 from bench.wire_announcements import bot_process, spawned
 from bot.metrics import MAX_MODEL_LABELS, OTHER, Metrics
-from tests.harness import announcement_for
+from tests.fakes.openai_server import Step
+from tests.harness import announcement_for, spawned_run_id
 from tests.test_wire_approvals import approval_request, asking, decide, recorded
 from tests.test_wire_control import member, spawn
 from tests.test_wire_delivery import MESSAGES_ROUTE
@@ -228,6 +230,52 @@ async def test_runs_of_two_members_on_two_servers_count_under_their_agent_and_th
     await world.start_bot()
     restarted = await until(port, "threadbound_runs", 2, agent="researcher", status="completed")
     assert value(restarted, "threadbound_runs_ended_total", agent="researcher", outcome="completed") == 0  # before
+
+
+async def test_the_lane_shows_a_running_and_a_queued_run_from_a_thread_of_another_member_then_empties(world):
+    port = free_port()
+    world.extra_config = metrics_on(port) + "[agents.defaults.subagents]\nmax_concurrent = 1\n"
+    world.llm.hang(then=Step.reply("First done."))
+    world.llm.reply("Second done.")
+    thread = world.discord.add_thread(world.channel, "planning")
+    bob = member(world, "bob")
+    await world.start_bot()
+    first = await spawn(world)
+    await world.llm.wait_hanging(1)
+    inter = await world.discord.slash(bob, thread, "subagents spawn", agent="researcher", task="Queue me")
+    await world.discord.wait_ack(inter)
+    second = spawned_run_id(await world.discord.wait_followup(inter))
+
+    busy = await until(port, "threadbound_lane_queued", 1, lane="subagent")
+    assert value(busy, "threadbound_lane_in_use", lane="subagent") == 1
+    assert value(busy, "threadbound_lane_capacity", lane="subagent") == 1
+    assert value(busy, "threadbound_runs", agent="researcher", status="running") == 1
+    assert value(busy, "threadbound_runs", agent="researcher", status="queued") == 1
+    assert value(busy, "threadbound_runs_started_total", agent="researcher") == 1  # the queued one has not started
+
+    world.llm.release()
+    await world.discord.wait_for_message(world.channel, announcement_for(first))
+    await world.discord.wait_for_message(thread, announcement_for(second))
+    idle = await until(port, "threadbound_runs", 2, agent="researcher", status="completed")
+    assert value(idle, "threadbound_lane_in_use", lane="subagent") == 0
+    assert value(idle, "threadbound_lane_queued", lane="subagent") == 0
+    assert value(idle, "threadbound_runs_started_total", agent="researcher") == 2
+    no_member_or_server_in_labels(idle, world.alice.id, bob.id, thread.id, world.channel.id)
+
+
+async def test_a_port_in_use_is_logged_and_the_bot_serves_people_without_its_endpoint(world):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        world.extra_config = metrics_on(port)
+        world.llm.reply("Still here.")
+        with capture_logs() as logs:
+            await world.start_bot()
+        run_id = await spawn(world)
+        await world.discord.wait_for_message(world.channel, announcement_for(run_id))
+    (failed,) = [entry for entry in logs if entry["event"] == "metrics_listen_failed"]
+    assert failed["listen"] == f"127.0.0.1:{port}" and "in use" in failed["error"]
 
 
 async def test_a_blocked_event_loop_shows_as_a_stall(world):
