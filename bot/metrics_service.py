@@ -81,11 +81,6 @@ class MetricsService:
         self._heartbeats_shown: set[tuple[str, ...]] = set()
         self._stall = 0.0
 
-    @property
-    def port(self) -> int | None:
-        """The port served on (``None``: not serving)."""
-        return self._server.server_port if self._server is not None else None
-
     async def start(self) -> None:
         """Serve the endpoint, start the refresh and the ticker; nothing without ``listen``."""
         address = self._config.metrics.address
