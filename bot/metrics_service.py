@@ -26,30 +26,37 @@ from storage.gauges import GaugeRepository, RunMark
 log = structlog.get_logger(__name__)
 
 TICK_SECONDS = 0.1  # how often the stall ticker asks to run; its lateness is the loop's stall
-MARK_WINDOW_SECONDS = 120.0  # how far back runs that started or ended are looked for (a commit's delay at most)
+MARK_MARGIN_SECONDS = 120.0  # how far before the last look runs that started or ended are looked for again (a
+# run's time is taken before its commit, which a busy store may delay)
 SUBAGENT_LANE = "subagent"
 
 
 class NewMarks:
-    """Counts each run once as it appears in a look-back window: a run seen is remembered while it is in the window,
-    and only runs after ``floor`` (the process's start) count at all."""
+    """Counts each run once as it appears after the last look (less a margin).
+
+    A run seen is remembered while it is inside what the next look reads again; only runs after ``floor`` (the
+    process's start) count at all."""
 
     def __init__(self, counter: Counter, floor: float, *, outcome: bool) -> None:
         self._counter = counter
         self._floor = floor
+        self._last = floor
         self._outcome = outcome
         self._seen: dict[str, float] = {}
 
-    def since(self, now: float) -> float:
-        return max(self._floor, now - MARK_WINDOW_SECONDS)
+    def since(self) -> float:
+        return max(self._floor, self._last - MARK_MARGIN_SECONDS)
 
-    def count(self, marks: Iterable[RunMark], since: float) -> None:
+    def count(self, marks: Iterable[RunMark], now: float) -> None:
+        """Count the runs of ``marks`` not counted before; ``now``: when they were read."""
         for mark in marks:
-            if mark.run_id in self._seen:
+            if mark.run_id in self._seen or mark.at <= self._floor:
                 continue
             self._seen[mark.run_id] = mark.at
             labels = (mark.agent, mark.status) if self._outcome else (mark.agent,)
             self._counter.labels(*labels).inc()
+        self._last = now
+        since = self.since()
         self._seen = {run_id: at for run_id, at in self._seen.items() if at > since}
 
 
@@ -127,10 +134,8 @@ class MetricsService:
             (executor,): max(0.0, now - at) for executor, at in (await gauges.heartbeats()).items()
         }
         self._heartbeats_shown = _replace(metrics.heartbeat_age, ages, self._heartbeats_shown)
-        since = self._started.since(now)
-        self._started.count(await gauges.started_since(since), since)
-        since = self._ended.since(now)
-        self._ended.count(await gauges.ended_since(since), since)
+        self._started.count(await gauges.started_since(self._started.since()), now)
+        self._ended.count(await gauges.ended_since(self._ended.since()), now)
         metrics.loop_stall.set(self._stall)
         self._stall = 0.0
 

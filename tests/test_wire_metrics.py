@@ -18,6 +18,8 @@ from structlog.testing import capture_logs
 
 from bench.wire_announcements import bot_process, spawned
 from bot.metrics import MAX_MODEL_LABELS, OTHER, Metrics
+from bot.metrics_service import NewMarks
+from storage.gauges import RunMark
 from tests.fakes.openai_server import Step
 from tests.harness import announcement_for, spawned_run_id
 from tests.test_wire_approvals import approval_request, asking, decide, recorded
@@ -308,3 +310,24 @@ def test_models_past_the_cap_are_counted_as_other():
         for sample in family.samples
     }
     assert len(models) == MAX_MODEL_LABELS + 1 and OTHER in models
+
+
+def test_runs_seen_again_count_once_and_a_late_commit_still_counts():
+    """The store's runs are read again past the last look (a commit may come after its time): each counts once."""
+    metrics = Metrics()
+    marks = NewMarks(metrics.runs_ended, floor=1000.0, outcome=True)
+    before_start = RunMark("r0", "researcher", "completed", 990.0)
+    first = RunMark("r1", "researcher", "completed", 1001.0)
+    assert marks.since() == 1000.0
+    marks.count([before_start, first], now=1005.0)
+    late = RunMark("r2", "researcher", "failed", 1003.0)  # ended before the last look, committed after it
+    assert marks.since() <= late.at
+    marks.count([first, late], now=1010.0)
+    ended = {
+        (sample.labels["outcome"], sample.value)
+        for family in metrics.registry.collect()
+        if family.name == "threadbound_runs_ended"
+        for sample in family.samples
+        if sample.name.endswith("_total")
+    }
+    assert ended == {("completed", 1.0), ("failed", 1.0)}  # r0 ended before the process started; r1 counted once
