@@ -34,8 +34,9 @@ class Metrics:
         PlatformCollector(registry=registry)
         GCCollector(registry=registry)
         self.runs = Gauge(
-            "threadbound_runs", "Runs the store holds, by agent and status", ["agent", "status"], registry=registry
-        )
+            "threadbound_runs", "Live runs, and runs that ended in the last 15 minutes, by agent and status",
+            ["agent", "status"], registry=registry,
+        )  # fmt: skip
         self.runs_started = Counter(
             "threadbound_runs_started", "Runs that started (read from the store)", ["agent"], registry=registry
         )

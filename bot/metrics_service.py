@@ -29,6 +29,7 @@ TICK_SECONDS = 0.1  # how often the stall ticker asks to run; its lateness is th
 MARK_MARGIN_SECONDS = 120.0  # how far before the last look runs that started or ended are looked for again (a
 # run's time is taken before its commit, which a busy store may delay)
 SUBAGENT_LANE = "subagent"
+ENDED_SHOWN_SECONDS = 900.0  # the runs gauge shows every live run, and the runs that ended this recently
 
 
 class NewMarks:
@@ -123,7 +124,7 @@ class MetricsService:
     async def refresh(self) -> None:
         """Read the store's counts into the metrics once."""
         metrics, gauges, now = self._metrics, self._gauges, self._clock()
-        runs = await gauges.runs_by_agent_and_status()
+        runs = await gauges.runs_by_agent_and_status(ended_since=now - ENDED_SHOWN_SECONDS)
         self._runs_shown = _replace(metrics.runs, {key: float(n) for key, n in runs.items()}, self._runs_shown)
         lane = await gauges.lane()
         metrics.lane_in_use.labels(SUBAGENT_LANE).set(lane.running)

@@ -8,8 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from storage.db import Database
+from storage.runs import LIVE_SQL
 
 _OF_AGENT = "FROM runs r JOIN sessions s ON s.key = r.session_key"
+
 # the sub-agent lane's runs: a sub-agent session's own runs (a delegated child waits in no lane)
 _IN_LANE = "s.kind = 'subagent' AND s.delegation IS NULL AND r.kind <> 'chat'"
 
@@ -34,9 +36,17 @@ class GaugeRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def runs_by_agent_and_status(self) -> dict[tuple[str, str], int]:
+    async def runs_by_agent_and_status(self, ended_since: float) -> dict[tuple[str, str], int]:
+        """Live runs and runs ended after ``ended_since``, by agent and status.
+
+        Both are read through an index (by status, by end), never the whole table: the loop runs these reads."""
         rows = await self._db.fetch_all(
-            f"SELECT s.agent_id, r.status, COUNT(*) {_OF_AGENT} GROUP BY s.agent_id, r.status"
+            f"SELECT s.agent_id, r.status, COUNT(*) {_OF_AGENT} WHERE r.status IN {LIVE_SQL} "
+            "GROUP BY s.agent_id, r.status"
+        )
+        rows += await self._db.fetch_all(
+            f"SELECT s.agent_id, r.status, COUNT(*) {_OF_AGENT} WHERE r.ended_at > ? GROUP BY s.agent_id, r.status",
+            (ended_since,),
         )
         return {(agent, status): count for agent, status, count in rows}
 
