@@ -34,16 +34,20 @@ class Metrics:
         PlatformCollector(registry=registry)
         GCCollector(registry=registry)
         self.runs = Gauge(
-            "threadbound_runs", "Live runs, and runs that ended in the last 15 minutes, by agent and status",
-            ["agent", "status"], registry=registry,
-        )  # fmt: skip
+            "threadbound_runs",
+            "Live runs, and runs that ended in the last 15 minutes, by agent and status",
+            ["agent", "status"],
+            registry=registry,
+        )
         self.runs_started = Counter(
             "threadbound_runs_started", "Runs that started (read from the store)", ["agent"], registry=registry
         )
         self.runs_ended = Counter(
-            "threadbound_runs_ended", "Runs that ended, by outcome (read from the store)", ["agent", "outcome"],
+            "threadbound_runs_ended",
+            "Runs that ended, by outcome (read from the store)",
+            ["agent", "outcome"],
             registry=registry,
-        )  # fmt: skip
+        )
         self.lane_in_use = Gauge(
             "threadbound_lane_in_use", "Sub-agent runs running in the lane", ["lane"], registry=registry
         )
@@ -54,25 +58,36 @@ class Metrics:
             "threadbound_lane_capacity", "Places in the lane (max_concurrent)", ["lane"], registry=registry
         )
         self.model_latency = Histogram(
-            "threadbound_model_request_seconds", "Model requests' latency, by provider and model",
-            ["provider", "model"], buckets=LATENCY_BUCKETS, registry=registry,
-        )  # fmt: skip
+            "threadbound_model_request_seconds",
+            "Model requests' latency, by provider and model",
+            ["provider", "model"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
         self.model_errors = Counter(
-            "threadbound_model_request_errors", "Model requests that failed, by provider, model and reason",
-            ["provider", "model", "reason"], registry=registry,
-        )  # fmt: skip
+            "threadbound_model_request_errors",
+            "Model requests that failed, by provider, model and reason",
+            ["provider", "model", "reason"],
+            registry=registry,
+        )
         self.model_tokens = Counter(
-            "threadbound_model_tokens", "Tokens of model requests, by provider, model and direction",
-            ["provider", "model", "direction"], registry=registry,
-        )  # fmt: skip
+            "threadbound_model_tokens",
+            "Tokens of model requests, by provider, model and direction",
+            ["provider", "model", "direction"],
+            registry=registry,
+        )
         self.model_cost = Counter(
-            "threadbound_model_cost_dollars", "What model requests cost (USD; priced requests only)",
-            ["provider", "model"], registry=registry,
-        )  # fmt: skip
+            "threadbound_model_cost_dollars",
+            "What model requests cost (USD; priced requests only)",
+            ["provider", "model"],
+            registry=registry,
+        )
         self.delivery_lag = Histogram(
-            "threadbound_delivery_lag_seconds", "Announcements' delivery after they were written (delivered - created)",
-            buckets=LAG_BUCKETS, registry=registry,
-        )  # fmt: skip
+            "threadbound_delivery_lag_seconds",
+            "Announcements' delivery after they were written (delivered - created)",
+            buckets=LAG_BUCKETS,
+            registry=registry,
+        )
         self.delivery_retries = Counter(
             "threadbound_delivery_retries", "Announcement deliveries scheduled again after a failure", registry=registry
         )
@@ -80,17 +95,22 @@ class Metrics:
             "threadbound_approvals_waiting", "Tool-call approvals waiting for a decision", registry=registry
         )
         self.loop_stall = Gauge(
-            "threadbound_event_loop_stall_seconds", "The event loop's longest lateness in the last interval",
+            "threadbound_event_loop_stall_seconds",
+            "The event loop's longest lateness in the last interval",
             registry=registry,
-        )  # fmt: skip
+        )
         self.loop_lateness = Histogram(
-            "threadbound_event_loop_lateness_seconds", "How late the event loop ran a tick",
-            buckets=STALL_BUCKETS, registry=registry,
-        )  # fmt: skip
+            "threadbound_event_loop_lateness_seconds",
+            "How late the event loop ran a tick",
+            buckets=STALL_BUCKETS,
+            registry=registry,
+        )
         self.heartbeat_age = Gauge(
-            "threadbound_executor_heartbeat_age_seconds", "Seconds since each process's last heartbeat",
-            ["executor"], registry=registry,
-        )  # fmt: skip
+            "threadbound_executor_heartbeat_age_seconds",
+            "Seconds since each process's last heartbeat",
+            ["executor"],
+            registry=registry,
+        )
         self._models: set[tuple[str, str]] = set()
 
     def names(self) -> set[str]:
