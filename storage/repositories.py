@@ -11,6 +11,7 @@ from storage.audit import AuditRepository
 from storage.bindings import BindingRepository
 from storage.db import Database
 from storage.delegate_tasks import DelegateTaskRepository
+from storage.gauges import GaugeRepository
 from storage.guild_budgets import GuildBudgetRepository
 from storage.guild_settings import GuildSettingsRepository
 from storage.inbox import InboxRepository
@@ -56,6 +57,7 @@ class Repositories:
     memories: MemoryRepository
     run_files: RunFileRepository
     lane_places: LanePlaceRepository
+    gauges: GaugeRepository
 
     @classmethod
     def over(cls, db: Database, executor_id: str | None = None) -> Repositories:
@@ -84,4 +86,5 @@ class Repositories:
             memories=MemoryRepository(db),
             run_files=RunFileRepository(db),
             lane_places=LanePlaceRepository(db, executor_id),
+            gauges=GaugeRepository(db),
         )
