@@ -3,13 +3,16 @@
 SQLite's own checkpoint runs inside the commit that passes 1,000 pages of WAL: on the loop's thread, it writes those
 pages back into the database file and syncs it, which on a large store holds the loop far longer than any
 statement. The store's connections turn it off (``wal_autocheckpoint = 0``). A task looks at the WAL every
-``interval`` and, when it has changed, has a connection in a thread of its own checkpoint it PASSIVE, waiting for no
+``INTERVAL`` and, when it has changed, has a connection in a thread of its own checkpoint it PASSIVE, waiting for no
 reader or writer. A WAL only starts over once all its frames are back in the database, and under a steady write load
-a passive checkpoint never catches up with the frames written while it ran: when the WAL held more than ``pages``
-frames, the task then takes the store's write lock (this process's transactions wait for it, asleep) while a RESTART
-checkpoint writes back those few, so that the next commit starts the WAL over and the WAL stays bounded. Several
-processes on one file may each run one: checkpoints take turns, and a RESTART waits for another process's
-transaction as any writer does.
+a passive checkpoint never catches up with the frames written while it ran: when the WAL held more than ``PAGES``
+frames, the task then takes the store's write lock (this process's transactions wait for it, asleep) while a
+RESTART checkpoint writes back those few, so that the next commit starts the WAL over at the file's beginning and the
+WAL stays bounded. The file keeps its size and is written over: neither ``journal_size_limit`` (it truncates the file
+in the commit that starts it over, on the loop) nor a TRUNCATE checkpoint shrinks it, as the commits that grow it
+again wait on the file system's journal while a checkpoint syncs. Several processes on one file may each run one:
+checkpoints take turns, and a RESTART waits up to a second for another process's transaction, then does what a
+PASSIVE one does.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ import structlog
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
-INTERVAL = 0.5  # seconds between looks at the WAL
+INTERVAL = 0.2  # seconds between looks at the WAL: each checkpoint's sync has little to write
 PAGES = 1000  # frames a WAL may hold before a RESTART catches up with the writers: SQLite's own threshold
-_WAIT_MS = 5000  # how long a RESTART waits for another process's transaction, as the store's statements do
+_WAIT_MS = 1000  # how long a RESTART waits for another process's transaction; then it acts as a PASSIVE one
 
 
 class Checkpointer:
@@ -72,7 +75,7 @@ class Checkpointer:
                 pass
             try:
                 await self._step()
-            except sqlite3.Error as error:  # the next look tries again
+            except (sqlite3.Error, OSError) as error:  # the next look tries again
                 log.warning("sqlite_checkpoint_failed", error=str(error))
 
     async def _step(self) -> None:

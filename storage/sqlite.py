@@ -26,7 +26,6 @@ from storage.db import Connection, Database, DatabaseUnreachable, Params, Row
 T = TypeVar("T")
 _BUSY_SECONDS = 5.0  # how long a statement waits for another process's lock, as busy_timeout = 5000 did
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)  # primary codes; errors carry extended ones (BUSY_RECOVERY…)
-_WAL_KEPT = 16 << 20  # the WAL file's bytes kept when it starts over (journal_size_limit): a burst's growth given back
 
 
 async def _patiently(call: Callable[[], T]) -> T:
@@ -101,8 +100,7 @@ class SqliteDatabase(Database):
         await reader.fetch_all("PRAGMA query_only = ON")
         if not checkpointer:
             return cls(writer, reader, None)
-        for pragma in ("wal_autocheckpoint = 0", f"journal_size_limit = {_WAL_KEPT}"):
-            await writer.fetch_all(f"PRAGMA {pragma}")
+        await writer.fetch_all("PRAGMA wal_autocheckpoint = 0")
         return cls(writer, reader, path)
 
     @property

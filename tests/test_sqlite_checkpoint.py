@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from storage import checkpoints
-from storage import sqlite as sqlite_store
 from storage.db import Database
 from storage.sqlite import SqliteDatabase
 
@@ -23,15 +22,14 @@ pytestmark = pytest.mark.sqlite_only("SQLite's WAL and its checkpoints")
 
 VALUE = "x" * 6000  # a row of two pages: a transcript message with a tool's long output
 WRITES = 2500  # about 60 MB of WAL, were it never checkpointed
-WAL_BOUND = 16 << 20  # a quarter of that; one store's stays near 5 MB, two stores' near 9 MB
+WAL_BOUND = 16 << 20  # a quarter of that; checkpointed, it stays near 5 MB
 
 
 @pytest.fixture(autouse=True)
 def _small(monkeypatch):
-    """Looks every 20 ms, a RESTART past 200 frames, 1 MiB of WAL kept: the test's load shows it in seconds."""
+    """Looks every 20 ms, catches up past 200 frames: the test's load shows it in seconds."""
     monkeypatch.setattr(checkpoints, "INTERVAL", 0.02)
     monkeypatch.setattr(checkpoints, "PAGES", 200)
-    monkeypatch.setattr(sqlite_store, "_WAL_KEPT", 1 << 20)
 
 
 def checkpointer_threads() -> list[threading.Thread]:
