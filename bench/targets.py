@@ -18,6 +18,8 @@ a quick look; the verdicts are for 1.0). Per store, with durable runs on (the de
   ≤ 5 KiB), and per run in flight (as many through a lane as wide, each waiting inside its model request;
   reported). The lane is as wide as the runs (10,000 at scale 1.0), as the target names it; the floor has no lane;
 - bindings: ``bench/bindings.py`` with 100,000 bindings;
+- SQLite's WAL checkpoints: ``bench/checkpoint_stall.py``, the loop's longest stall while spawns write to a 1 GB
+  store (goal ≤ 100 ms), on SQLite only; ``--cache DIR`` keeps that store between runs;
 - announcements over the wire: ``bench/wire_announcements.py``, 200 spawns (at any scale) across 10 channels (the
   real bot, in a process of its own, against the tests' fake Discord, the model answering after 0.5 s), each
   announcement's arrival after its run's end; goal p99 ≤ 0.5 s (on SQLite whatever ``--stores``).
@@ -39,12 +41,14 @@ import statistics
 import tracemalloc
 from collections.abc import Awaitable, Callable
 from functools import partial
+from pathlib import Path
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from bench.bindings import filled, watched
 from bench.bindings import measure as bindings_measure
+from bench.checkpoint_stall import measure as checkpoint_measure
 from bench.durability import Lifecycle, Sample, core_path, floor_path, journal_of, timed
 from bench.stores import STORES, BenchStores, bench_stores
 from bench.table import TARGETS, verdict
@@ -230,14 +234,16 @@ async def bindings(stores: BenchStores, store: str, scale: float) -> list[Row]:
 
 
 async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str]) -> None:
-    """Every target; with ``--durable off`` only those that run runs, the core without DBOS (bindings and the wire do
-    not change with it: the wire's bot keeps its default, durable runs)."""
+    """Every target; with ``--durable off`` only those that run runs, the core without DBOS (bindings, checkpoints and
+    the wire do not change with it: the wire's bot keeps its default, durable runs)."""
     configure_logging("warning", "console")  # the bot logs at info; here only what goes wrong
     print(f"scale={args.scale} durable runs={'on' if args.durable else 'off'}")
     print(TARGETS.header())
     runs: list[Measure] = [partial(measure, durable=args.durable) for measure in (overhead, lane_bound, many_at_once)]
+    checkpoints: Measure = partial(checkpoint_measure, cache=args.cache)
     for store in usable:
-        for measure in [*runs, bindings] if args.durable else runs:
+        measures = [*runs, bindings, *([checkpoints] if store == "sqlite" else [])] if args.durable else runs
+        for measure in measures:
             for row in await measure(stores, store, args.scale):
                 print(TARGETS.row(*row), flush=True)
     if args.durable:
@@ -256,6 +262,7 @@ def arguments() -> argparse.Namespace:
         help="the core's runs journaled by DBOS (on, the default: what the targets measure) or not (where the core "
         "stands without DBOS)",
     )
+    parser.add_argument("--cache", type=Path, help="a folder to keep the 1 GB SQLite store of the checkpoint target in")
     options = parser.parse_args()
     options.durable = options.durable == "on"
     return options
