@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import statistics
 import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import TypeVar
 
 from bench.floor import CHANNEL_ID
 from bench.orchestrator_overhead import InstantModels
-from bench.retention_stall import ticker
+from bench.stalls import percentile, stalls_while
 from bench.stores import STORES, BenchStores, bench_stores
 from bench.table import TARGETS, verdict
 from bot import heap
@@ -96,20 +95,9 @@ async def filled(url: str, bindings: int) -> None:
 
 async def watched(work: Callable[[], Awaitable[T]]) -> tuple[T, float, float]:
     """``work()``'s result, its wall time, and the loop's longest stall while it ran."""
-    stalls: list[float] = [0.0]
-    stop = asyncio.Event()
-    ticking = asyncio.create_task(ticker(stalls, stop))
-    await asyncio.sleep(0)
     started = time.perf_counter()
-    result = await work()
-    elapsed = time.perf_counter() - started
-    stop.set()
-    await ticking
-    return result, elapsed, max(stalls)
-
-
-def percentile(samples: list[float], q: int) -> float:
-    return statistics.quantiles(samples, n=100)[q - 1] if len(samples) > 1 else samples[0]
+    result, stalls = await stalls_while(work)
+    return result, time.perf_counter() - started, max(stalls)
 
 
 async def measure(store: str, url: str, bindings: int, lookups: int) -> list[tuple[object, ...]]:

@@ -73,9 +73,14 @@ def config_text(queued: int, lane: int = 64) -> str:
 class Sample:
     latencies: list[float]
     wall: float
+    cpu: float = 0.0  # the process's CPU time over the measurement, every thread's (DBOS's included)
 
     def quantile(self, q: int) -> float:
         return statistics.quantiles(self.latencies, n=100, method="inclusive")[q - 1]
+
+    @property
+    def cpu_per_run(self) -> float:
+        return self.cpu / len(self.latencies)
 
     def cost(self, *, at_once: bool) -> float:
         """What ratios compare: the p50 of runs one after another, the wall time per run of a batch."""
@@ -83,15 +88,15 @@ class Sample:
 
 
 async def timed(lifecycle: Lifecycle, runs: int, *, concurrent: bool) -> Sample:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     if concurrent:
         ends = await arriving(lifecycle, runs)
-        return Sample([end - started for end in ends], max(ends) - started)
+        return Sample([end - started for end in ends], max(ends) - started, time.process_time() - cpu)
     latencies = []
     for i in range(runs):
         spawned = time.perf_counter()
         latencies.append(await (await lifecycle(f"task {i}")) - spawned)
-    return Sample(latencies, time.perf_counter() - started)
+    return Sample(latencies, time.perf_counter() - started, time.process_time() - cpu)
 
 
 async def arriving(lifecycle: Lifecycle, runs: int) -> list[float]:

@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.stalls import ticker
 from bot.config import parse_config
 from bot.core.context import CoreContext
 from bot.core.jobs.retention import PassReport, Retention
@@ -28,14 +29,6 @@ from storage.repositories import Repositories
 from tests.retention_data import NOW, busy
 
 GOAL = 0.100
-TICK = 0.001
-
-
-async def ticker(stalls: list[float], stop: asyncio.Event) -> None:
-    while not stop.is_set():
-        started = time.perf_counter()
-        await asyncio.sleep(TICK)
-        stalls.append(time.perf_counter() - started - TICK)
 
 
 async def measured(work: asyncio.Future[PassReport] | float) -> tuple[list[float], PassReport | None]:

@@ -36,7 +36,7 @@ TARGETS = Table(  # a bench that checks goals: what it measured, against what, a
     STORE,
     Column("target", 40, align="<"),
     Column("measured", 17),
-    Column("floor / goal", 22),
+    Column("floor / goal", 27),
     Column("ratio", 9),
     Column("verdict", 9),
 )

@@ -37,6 +37,8 @@ from bot.discord_adapter.persona import WebhookPersona
 from bot.discord_adapter.run_buttons import RunButtons
 from bot.discord_adapter.status_board import StatusBoard
 from bot.discord_adapter.threads import DiscordThreads
+from bot.metrics import Metrics
+from bot.metrics_service import MetricsService
 from bot.records import Actor
 from bot.redaction import Redactor
 from bot.shards import Shards
@@ -130,6 +132,8 @@ class ThreadboundBot(commands.AutoShardedBot):
         self._reconciling: asyncio.Task[None] | None = None
         self._persona: WebhookPersona | None = None
         self._tracing: Tracing | None = None  # set up in setup_hook, when [tracing] names a collector
+        self.metrics = Metrics()  # this bot's own registry; served only with [metrics] listen
+        self._metrics_service: MetricsService | None = None
 
     @property
     def orchestrator(self) -> Orchestrator:
@@ -214,7 +218,9 @@ class ThreadboundBot(commands.AutoShardedBot):
         self._setup_began = True
         self._db = await Database.open(self.config.storage.database)
         self._tracing = Tracing.of(self.config.tracing)
-        models = ModelFactory(self.config.providers, agents=self.config.agents, pricing=self.config.pricing)
+        models = ModelFactory(
+            self.config.providers, agents=self.config.agents, pricing=self.config.pricing, metrics=self.metrics
+        )
         if models.offline:
             log.warning("no_provider_configured", hint="the built-in offline model answers every request")
         repos = Repositories.over(self._db, self.config.durability.executor_id)
@@ -250,6 +256,7 @@ class ThreadboundBot(commands.AutoShardedBot):
             base_delay=self._retry_base_delay,
             run_files=repos.run_files,
             drafts=drafts,
+            metrics=self.metrics,
         )
         self._orchestrator.add_outbox_listener(self._delivery.wake)
         self._orchestrator.set_moderation(MemberModeration(self, self.moderator_roles))
@@ -277,6 +284,8 @@ class ThreadboundBot(commands.AutoShardedBot):
             self._orchestrator.add_run_listener(self._status_board.run_changed)
         await self._orchestrator.start()
         await self._delivery.start()
+        self._metrics_service = MetricsService(self.metrics, repos.gauges, self.config, self._clock)
+        await self._metrics_service.start()
         self._approval_board.start()
         if self._status_board is not None:
             await self._status_board.start()
@@ -324,6 +333,8 @@ class ThreadboundBot(commands.AutoShardedBot):
         try:
             if self._reconciling is not None:
                 self._reconciling.cancel()
+            if self._metrics_service is not None:
+                await self._metrics_service.close()
             if self._status_board is not None:
                 await self._status_board.close()
             if self._approval_board is not None:

@@ -224,6 +224,34 @@ class TracingConfig(Section):
         return self.otlp_endpoint if self.otlp_endpoint.endswith("/v1/traces") else self.otlp_endpoint + "/v1/traces"
 
 
+class MetricsConfig(Section):
+    """``[metrics]``: ``listen``, the ``host:port`` this process serves Prometheus metrics on (``/metrics``); empty,
+    the default, serves none; ``refresh_seconds``: how often the counts read from the store (runs, lane, approvals,
+    heartbeats) are read again."""
+
+    listen: str = ""
+    refresh_seconds: Annotated[float, Field(ge=1, le=300)] = 5.0
+
+    @field_validator("listen")
+    @classmethod
+    def _host_and_port(cls, value: str) -> str:
+        if value.strip() == "":
+            return ""
+        host, colon, port = value.strip().rpartition(":")
+        host = host.removeprefix("[").removesuffix("]")
+        if not colon or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(f'{value!r} is not host:port; write it like "127.0.0.1:9108" (empty: no metrics)')
+        return value.strip()
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        """The host and port to serve on, or ``None``: metrics off."""
+        if not self.listen:
+            return None
+        host, _, port = self.listen.rpartition(":")
+        return host.removeprefix("[").removesuffix("]"), int(port)
+
+
 class ProviderConfig(Section):
     type: Literal["openai", "anthropic"]
     base_url: str | None = None
@@ -551,6 +579,7 @@ class Config(Section):
     retention: RetentionConfig = RetentionConfig()
     logging: LoggingConfig = LoggingConfig()
     tracing: TracingConfig = TracingConfig()
+    metrics: MetricsConfig = MetricsConfig()
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     agents: AgentsConfig = AgentsConfig()

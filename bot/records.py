@@ -266,6 +266,7 @@ class Run:
     result_text: str | None = None
     usage: Usage = Usage()
     served_model: str | None = None  # the configured model that gave its latest answer
+    lane_place: str | None = None  # a durable run's: the process holding its place in the sub-agent lane
 
     @property
     def short_id(self) -> str:

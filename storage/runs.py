@@ -11,8 +11,10 @@ from storage.db import Connection, Database, Row
 _COLUMNS = (
     "id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, requester_user_id, "
     "guild_id, channel_id, source_message_id, created_at, started_at, ended_at, error, result_text, "
-    "input_tokens, output_tokens, requests, tool_calls, cost, served_model"
+    "input_tokens, output_tokens, requests, tool_calls, cost, served_model, lane_place"
 )
+PLACE_BACK = ", lane_place = NULL"  # a run that stops running gives its lane place back (storage/lane_places.py)
+LINE_LEFT = ", lane_priority = NULL"  # and an ended one leaves the line
 LIVE_SQL = "('" + "', '".join(sorted(status.value for status in LIVE_STATUSES)) + "')"  # for `status IN ...`
 
 
@@ -58,6 +60,7 @@ def _from_row(row: Row) -> Run:
             cost=Decimal(row["cost"]) if row["cost"] is not None else None,
         ),
         served_model=row["served_model"],
+        lane_place=row["lane_place"],
     )
 
 
@@ -121,9 +124,12 @@ class RunRepository:
         *,
         result_text: str | None = None,
     ) -> bool:
-        """A guarded live-state change (running ⇄ waiting_children); False if the run was not in ``expected``."""
+        """A guarded live-state change (running ⇄ waiting); False if the run was not in ``expected``.
+
+        A run that stops running gives its lane place back in the same statement."""
+        place = "" if status is RunStatus.RUNNING else PLACE_BACK
         changed = await tx.execute(
-            "UPDATE runs SET status = ?, result_text = COALESCE(?, result_text) WHERE id = ? AND status = ?",
+            f"UPDATE runs SET status = ?, result_text = COALESCE(?, result_text){place} WHERE id = ? AND status = ?",
             (status.value, result_text, run_id, expected.value),
         )
         return changed == 1
@@ -139,10 +145,10 @@ class RunRepository:
         error: str | None = None,
     ) -> bool:
         """Move a live run to a terminal state; False if it was already terminal (so nothing is announced twice).
-        Its usage is left as recorded: what a run spent stays counted however it ends."""
+        Its usage is left as recorded: what a run spent stays counted however it ends; its lane place is given back."""
         changed = await tx.execute(
-            "UPDATE runs SET status = ?, ended_at = ?, result_text = COALESCE(?, result_text), error = ? "
-            f"WHERE id = ? AND status IN {LIVE_SQL}",
+            f"UPDATE runs SET status = ?, ended_at = ?, result_text = COALESCE(?, result_text), error = ?{PLACE_BACK}"
+            f"{LINE_LEFT} WHERE id = ? AND status IN {LIVE_SQL}",
             (status.value, ended_at, result_text, error, run_id),
         )
         return changed == 1
@@ -212,18 +218,6 @@ class RunRepository:
         live = f"runs.status IN {LIVE_SQL}"  # the condition of the index on live runs, so SQLite uses it
         here = await self._db.fetch_one(f"{joined}{lane} AND {live} AND {server}", params)
         return QueueLoad(total=total[0] if total else 0, server=here[0] if here else 0, guild_id=guild_id)
-
-    async def lane_load(self, member_id: int | None, before: float) -> int:
-        """Runs of the sub-agent lane queued or running for ``member_id`` (a schedule's: ``None``), created before
-        ``before``."""
-        member = "IS NULL" if member_id is None else "= ?"
-        row = await self._db.fetch_one(
-            "SELECT COUNT(*) FROM runs JOIN sessions ON sessions.key = runs.session_key "
-            "WHERE runs.status IN ('queued', 'running') AND runs.kind != 'chat' AND sessions.delegation IS NULL "
-            f"AND runs.created_at < ? AND runs.requester_user_id {member}",
-            (before, *([] if member_id is None else [member_id])),
-        )
-        return row[0] if row else 0
 
     async def count_before(self, session_key: str, created_at: float) -> int:
         """The session's runs created before ``created_at``: a turn's number in its session, less one."""

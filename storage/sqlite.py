@@ -2,10 +2,12 @@
 
 Statements run on the event loop's thread, not through a worker thread: a statement of this store takes tens of
 microseconds, a hop to a thread and back several times that, and a transaction made of hops held the write lock across
-all of them. With WAL and ``synchronous = NORMAL`` a commit does not wait for the disk (a checkpoint, every 1,000 pages
-of WAL, does). What could block the loop is another process's lock: ``busy_timeout`` is 0 and a busy database is
-tried again after an asynchronous sleep (:func:`_patiently`), for up to 5 s as ``busy_timeout = 5000`` did. Once
-``BEGIN IMMEDIATE`` holds the write lock, and for reads (WAL readers do not wait for writers), nothing waits.
+all of them. With WAL and ``synchronous = NORMAL`` a commit does not wait for the disk; a checkpoint, which writes the
+WAL's pages back into the database file and syncs it, would, so checkpoints run in a thread of their own
+(``storage/checkpoints.py``), not inside the commit that passes SQLite's threshold. What could block the loop is
+another process's lock: ``busy_timeout`` is 0 and a busy database is tried again after an asynchronous sleep
+(:func:`_patiently`), for up to 5 s as ``busy_timeout = 5000`` did. Once ``BEGIN IMMEDIATE`` holds the write lock,
+and for reads (WAL readers do not wait for writers), nothing waits.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypeVar
 
+from storage.checkpoints import Checkpointer
 from storage.db import Connection, Database, DatabaseUnreachable, Params, Row
 
 T = TypeVar("T")
@@ -78,20 +81,32 @@ class SqliteDatabase(Database):
     async def notify(self, tx: Connection, channel: str, payload: str) -> None:
         """Nobody listens (SQLite has no notices): processes sharing a SQLite store read its tables."""
 
-    def __init__(self, writer: SqliteConnection, reader: SqliteConnection) -> None:
+    def __init__(self, writer: SqliteConnection, reader: SqliteConnection, checkpointed: str | None) -> None:
         super().__init__()
         self._conn = writer
         self._reader = reader
+        self._checkpointer = Checkpointer(checkpointed, self._write_lock) if checkpointed is not None else None
 
     @classmethod
-    async def connect(cls, path: str) -> SqliteDatabase:
-        """The switch to WAL takes the file for a moment: a process opening it at the same instant as another (which
+    async def connect(cls, path: str, *, checkpointer: bool = True) -> SqliteDatabase:
+        """The store at ``path``, checkpointed by a :class:`Checkpointer`; else by SQLite in the commits (a bench's
+        comparison).
+
+        The switch to WAL takes the file for a moment: a process opening it at the same instant as another (which
         may be migrating it) waits its turn, like any statement."""
         writer = _connect(path)
         await writer.fetch_all("PRAGMA journal_mode = WAL")
         reader = _connect(path)
         await reader.fetch_all("PRAGMA query_only = ON")
-        return cls(writer, reader)
+        if not checkpointer:
+            return cls(writer, reader, None)
+        await writer.fetch_all("PRAGMA wal_autocheckpoint = 0")
+        return cls(writer, reader, path)
+
+    @property
+    def checkpoints(self) -> int:
+        """How many checkpoints the store's checkpointer has run (0 once closed)."""
+        return self._checkpointer.checkpoints if self._checkpointer is not None else 0
 
     @asynccontextmanager
     async def _writer(self) -> AsyncIterator[Connection]:
@@ -111,5 +126,11 @@ class SqliteDatabase(Database):
         return await self._reader.fetch_all(sql, params)
 
     async def close(self) -> None:
+        """Close the connections, the checkpointer's last: closing, it checkpoints what is left, in its thread."""
+        checkpointer, self._checkpointer = self._checkpointer, None
+        if checkpointer is not None:
+            await checkpointer.stop()
         self._reader.raw.close()
         self._conn.raw.close()
+        if checkpointer is not None:
+            await checkpointer.close()

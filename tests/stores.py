@@ -22,6 +22,7 @@ from typing import Any
 
 import psycopg
 
+from bot.core.durable import journal_store
 from bot.core.durable.executors import runs_here
 from storage.db import Database
 from storage.postgres import translate
@@ -107,8 +108,10 @@ class PostgresServer:
 
 
 async def _migrate(url: str) -> None:
+    """The store's schema and DBOS's (its ``dbos`` schema): a test's copy then starts with both, as a restart does."""
     database = await Database.open(url)
     await database.close()
+    await journal_store.migrate(url)
 
 
 _server: PostgresServer | None = None

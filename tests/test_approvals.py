@@ -12,6 +12,7 @@ import sqlite3
 import pytest
 
 import storage.db as storage_db
+import storage.runs as storage_runs
 import storage.sessions as storage_sessions
 from bot.agents.tool_gate import DENIED, TIMED_OUT
 from bot.core.budgets.meter import Budgets
@@ -267,7 +268,7 @@ async def test_a_decision_on_a_run_that_ended_another_way_is_refused(tmp_path, c
 @pytest.mark.sqlite_only("upgrades through SQLite's migrations 0001-0009; PostgreSQL's start at the 0013 baseline")
 async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path, calls, monkeypatch):
     """Migration 0010 rebuilds ``runs`` (a CHECK constraint cannot change in place) under foreign keys."""
-    before = storage_db.migrations
+    before, from_row, NONE = storage_db.migrations, storage_runs._from_row, {"lane_place": None}
     with monkeypatch.context() as old_bot:  # it had no approvals table, and no budget tables
         old_bot.setattr(storage_db, "migrations", lambda folder: [m for m in before(folder) if m[0] < 10])
         old_bot.setattr(Approvals, "start", lambda self: asyncio.sleep(0))
@@ -281,6 +282,10 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         old_bot.setattr(storage_sessions, "_COLUMNS", storage_sessions._COLUMNS.removesuffix(", acp_agent"))  # (0021)
         old_bot.setattr(RunAttachmentRepository, "of_run", lambda self, run_id: asyncio.sleep(0, []))  # (0023)
         old_bot.setattr(RunFileRepository, "of_run", lambda self, tx, run_id: asyncio.sleep(0, []))  # nor files (0022)
+        old_bot.setattr(storage_runs, "_COLUMNS", storage_runs._COLUMNS.removesuffix(", lane_place"))  # (0027)
+        old_bot.setattr(storage_runs, "_from_row", lambda row: from_row(dict(zip(row.keys(), row, strict=True)) | NONE))
+        old_bot.setattr(storage_runs, "PLACE_BACK", "")
+        old_bot.setattr(storage_runs, "LINE_LEFT", "")
         async with running_core(tmp_path, ScriptedModels(main=text("hello")), CONFIG) as core:
             old_id = await chat_and_wait(core)
     user = ToolUser(("calc__shout", {"text": "hi"}))

@@ -355,3 +355,14 @@ def test_tracing_is_off_by_default_and_its_endpoint_a_base_url():
 def test_tracing_keys_are_checked_by_name(text, message):
     key = text.split(" ")[0]
     assert error_for(f"[tracing]\n{text}\n").startswith(f"config.toml: 'tracing.{key}': {message}")
+
+
+def test_metrics_are_off_by_default_and_listen_must_be_host_and_port():
+    assert parse_config("").metrics.address is None
+    assert parse_config('[metrics]\nlisten = ""\n').metrics.address is None
+    assert parse_config('[metrics]\nlisten = "127.0.0.1:9108"\n').metrics.address == ("127.0.0.1", 9108)
+    assert parse_config('[metrics]\nlisten = "[::1]:9108"\n').metrics.address == ("::1", 9108)
+    for bad in ("9108", "localhost", ":9108", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:70000", "host:port"):
+        error = error_for(f'[metrics]\nlisten = "{bad}"\n')
+        assert "'metrics.listen'" in error and "is not host:port" in error and "127.0.0.1:9108" in error
+    assert "'metrics.refresh_seconds'" in error_for("[metrics]\nrefresh_seconds = 0\n")

@@ -22,6 +22,7 @@ from bot.config import StorageConfig, parse_config
 from bot.core.durable import durable_runs as durable_runs_module
 from bot.core.durable.dispatch import RunDispatch
 from bot.core.durable.durable_runs import DurableRuns
+from bot.core.durable.lane_places import LanePlaces
 from bot.core.durable.queue_wakes import QueueWakes
 from bot.core.durable.run_queues import SUBAGENTS
 from bot.core.orchestrator import Orchestrator
@@ -30,7 +31,7 @@ from bot.logging_setup import route_dbos_logs
 from bot.records import LIVE_STATUSES, Run, RunStatus
 from storage.db import Database
 from tests.core_support import ORIGIN, ScriptedModels, first_prompt
-from tests.polling import eventually
+from tests.polling import eventually, stays
 
 CHILD_TASK = "child task"
 SLOW_CHILD_TASK = "slow child task"  # answered once the script's release is set
@@ -432,6 +433,7 @@ async def test_a_wake_committed_but_never_started_before_the_stop_is_made_at_the
     before = Script(("sessions_spawn", {"task": CHILD_TASK}))
     before.release.set()
     monkeypatch.setattr(RunDispatch, "wake", lambda self, run_id: None)  # lost with the process
+    monkeypatch.setattr(LanePlaces, "hand_out", _nothing_handed_out)  # its place in line, never handed to it
     db, orchestrator = await start(tmp_path, before, durable=True)
     accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
 
@@ -441,8 +443,10 @@ async def test_a_wake_committed_but_never_started_before_the_stop_is_made_at_the
         return True if [row[0] for row in children] == ["completed"] and parent.status is RunStatus.RUNNING else None
 
     assert await orchestrator.core.ctx.signals.wait_for(woken_not_started, 10)
-    await asyncio.wait_for(orchestrator.core.dispatch.wait_idle(), 10)
-    assert len(before.requests) == 2  # its first turn, then the wait: no request since
+    assert (await orchestrator.runs.get(accepted.run_id)).lane_place is None  # woken, in line for a place
+    await stays(  # its first turn, then the wait: no request since
+        lambda: len(before.requests) == 2, for_seconds=0.5, describe=lambda: f"requests: {len(before.requests)}"
+    )
     await stop(db, orchestrator)
     monkeypatch.undo()
 
@@ -457,6 +461,10 @@ async def test_a_wake_committed_but_never_started_before_the_stop_is_made_at_the
     assert len(await db.fetch_all("SELECT id FROM runs WHERE parent_run_id = ?", (accepted.run_id,))) == 1
     assert len(await orchestrator.outbox.for_run(run.id)) == 1
     await stop(db, orchestrator)
+
+
+async def _nothing_handed_out(self) -> list[tuple[str, bool]]:
+    return []
 
 
 async def test_a_spawn_committed_but_never_queued_before_the_stop_is_queued_at_the_next_start(tmp_path, monkeypatch):
@@ -541,7 +549,8 @@ def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_
     tmp_path, monkeypatch
 ):
     """DBOS starts a workflow on the loop it was launched on only while that loop runs (else on a loop of its own):
-    between a test's body and its teardown, or on the way out of the process."""
+    between a test's body and its teardown, or on the way out of the process. A main-agent turn waits in DBOS's
+    chat queue."""
     handed_over = threading.Event()  # set on DBOS's loop, in its thread
 
     async def closing(run_id: str, woken: bool) -> None:
@@ -556,22 +565,20 @@ def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_
     try:
         before = Script()
         db, orchestrator = loop.run_until_complete(start(tmp_path, before, durable=True))
-        accepted = loop.run_until_complete(
-            orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
-        )
+        turn = loop.run_until_complete(orchestrator.chat(ChatRequest(text="find it", origin=ORIGIN)))
 
         async def enqueued() -> bool:
-            return [w.status for w in await DBOS.list_workflows_async(workflow_ids=[accepted.run_id])] == ["ENQUEUED"]
+            return [w.status for w in await DBOS.list_workflows_async(workflow_ids=[turn])] == ["ENQUEUED"]
 
-        loop.run_until_complete(eventually(enqueued, timeout=10, describe="the run's workflow enqueued"))
+        loop.run_until_complete(eventually(enqueued, timeout=10, describe="the turn's workflow enqueued"))
         assert handed_over.wait(10)  # this loop stands still while DBOS's queue worker takes the workflow
-        [workflow] = DBOS.list_workflows(workflow_ids=[accepted.run_id])
+        [workflow] = DBOS.list_workflows(workflow_ids=[turn])
 
         assert workflow.status == "PENDING" and before.requests == []  # taken, and left for the next start
         loop.run_until_complete(stop(db, orchestrator))
         monkeypatch.undo()
 
-        db, orchestrator, run, after = loop.run_until_complete(completed_at_next_start(tmp_path, accepted.run_id))
+        db, orchestrator, run, after = loop.run_until_complete(completed_at_next_start(tmp_path, turn))
 
         assert (run.status, run.result_text) == (RunStatus.COMPLETED, "resumed answer")
         assert before.requests == [] and len(after.requests) == 2

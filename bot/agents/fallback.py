@@ -10,6 +10,7 @@ status alone: never a provider's response body, endpoint or key. The details are
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import structlog
@@ -34,6 +35,7 @@ from pydantic_ai.settings import ModelSettings
 from bot.agents.pricing import cost_at
 from bot.agents.streaming import requested
 from bot.config import ModelPrice
+from bot.metrics import Metrics
 
 _TRANSIENT = (ModelConnectionError, ModelRequestTimeout, ModelRateLimitError, ModelUnavailableError, ModelServerError)
 SERVED_BY = "served_by"  # the key of a response's metadata naming the candidate that served it
@@ -77,6 +79,18 @@ def short_reason(error: BaseException) -> str:
     return type(error).__name__
 
 
+def error_kind(error: BaseException) -> str:
+    """A failed request's reason as a metric label, from a fixed set: ``http_<status>``, ``timeout``,
+    ``connection`` or ``other``."""
+    if isinstance(error, ModelHTTPError):
+        return f"http_{error.status_code}" if 100 <= error.status_code <= 599 else "other"
+    if isinstance(error, ModelTimeoutError | ModelRequestTimeout):
+        return "timeout"
+    if isinstance(error, ModelConnectionError):
+        return "connection"
+    return "other"
+
+
 def exhaustion_summary(references: Sequence[str], errors: Sequence[BaseException]) -> str:
     """What the model is told when every candidate of a chain failed.
 
@@ -100,13 +114,23 @@ def served_by(messages: Sequence[ModelMessage]) -> str | None:
 
 class Candidate(WrapperModel):
     """One configured model of a chain: its responses name it and cost its configured price (else pydantic-ai's
-    catalogue prices them); a 401 becomes :class:`KeyRejected` with ``key_hint``."""
+    catalogue prices them); a 401 becomes :class:`KeyRejected` with ``key_hint``. With ``metrics``, each request's
+    latency, tokens and cost (or its failure) are counted under its provider and model."""
 
-    def __init__(self, wrapped: Model, reference: str, *, key_hint: str, price: ModelPrice | None = None) -> None:
+    def __init__(
+        self,
+        wrapped: Model,
+        reference: str,
+        *,
+        key_hint: str,
+        price: ModelPrice | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
         super().__init__(wrapped)
         self.reference = reference
         self.key_hint = key_hint
         self.price = price
+        self.metrics = metrics
 
     async def request(
         self,
@@ -114,9 +138,12 @@ class Candidate(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        began = time.monotonic()
         try:
             response = await requested(self.wrapped, messages, model_settings, model_request_parameters)
         except ModelAPIError as error:
+            if self.metrics is not None:
+                self.metrics.model_failed(self.reference, time.monotonic() - began, error_kind(error))
             log.warning("model_request_failed", model=self.reference, reason=short_reason(error), detail=str(error))
             if isinstance(error, ModelHTTPError) and error.status_code == 401:
                 raise KeyRejected(f"model provider rejected the API key (401); {self.key_hint}") from error
@@ -124,6 +151,11 @@ class Candidate(WrapperModel):
         response.metadata = {**(response.metadata or {}), SERVED_BY: self.reference}
         if self.price is not None:
             response.usage.cost = cost_at(self.price, response.usage)
+        if self.metrics is not None:
+            usage = response.usage
+            self.metrics.model_answered(
+                self.reference, time.monotonic() - began, usage.input_tokens, usage.output_tokens, usage.cost
+            )
         return response
 
 

@@ -22,6 +22,7 @@ from pydantic_ai.settings import ModelSettings
 from bot.agents.fallback import Candidate, chain_of
 from bot.agents.offline import OFFLINE_MODEL_REFERENCE, offline_model
 from bot.config import AgentsConfig, ModelPrice, ProviderConfig
+from bot.metrics import Metrics
 from bot.text import quoted
 
 SDK_MAX_RETRIES = 1
@@ -68,8 +69,11 @@ class ModelFactory:
         *,
         agents: AgentsConfig | None = None,
         pricing: Mapping[str, ModelPrice] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
+        """``metrics``: where each model request of a chain is counted (none: not counted)."""
         self._providers = dict(providers)
+        self._metrics = metrics
         self._environ = os.environ if environ is None else environ
         self._agents = agents or AgentsConfig()
         self._pricing = dict(pricing or {})
@@ -129,6 +133,7 @@ class ModelFactory:
                     candidate,
                     key_hint=self._key_hint(candidate.partition("/")[0], agent),
                     price=self._pricing.get(candidate),
+                    metrics=self._metrics,
                 )
                 for candidate in dict.fromkeys([reference, *fallbacks])
             ]

@@ -221,8 +221,9 @@ async def run_agent(
     """Run one agent turn to a terminal outcome.
 
     ``on_step`` receives messages as they are produced, with the turn's usage so far (so what a run spends is
-    recorded as it is spent, whatever later stops it). ``drain`` is asked at every step for messages that
-    arrived for this run (steers, child completions); they are enqueued to reach the model at its next request.
+    recorded as it is spent, whatever later stops it). ``drain`` is asked for messages that arrived for this run
+    (steers, child completions) before each request is built (before the first, and after each round of tool calls;
+    not again between building a request and sending it); they are enqueued to reach the model at that request.
     ``cancellation`` kills the run (outcome ``killed``).
     """
     # ``str | None``: a response with no text (after tool work, or at all) ends the run instead of being
@@ -278,7 +279,7 @@ async def run_agent(
             ) as agent_run:
                 async for node in agent_run:
                     await flush(agent_run.new_messages(), agent_run.usage)
-                    if drain is not None and not isinstance(node, End):
+                    if drain is not None and not isinstance(node, End) and not Agent.is_model_request_node(node):
                         for text in await drain():
                             agent_run.enqueue(text)
                 result = agent_run.result

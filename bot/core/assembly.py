@@ -27,6 +27,7 @@ from bot.core.drafts.port import DraftPort
 from bot.core.durable.dispatch import RunDispatch
 from bot.core.durable.durable_runs import DurableRuns
 from bot.core.durable.executors import Executors
+from bot.core.durable.lane_places import LanePlaces
 from bot.core.durable.run_queues import RunQueues
 from bot.core.durable.store_steps import StoreSteps
 from bot.core.files.attached_files import AttachedFiles
@@ -158,7 +159,10 @@ def build(
     records = DelegateRecords(ctx)
     lanes = RunLanes(ctx)
     queues = RunQueues(config.agents.defaults.subagents, config.durability.queue_poll_seconds)
-    dispatch = RunDispatch(repos, lanes.subagents, durable, queues)
+    places = LanePlaces(
+        repos, config.agents.defaults.subagents, config.durability.executor_id, config.durability.queue_poll_seconds
+    )
+    dispatch = RunDispatch(repos, lanes.subagents, durable, queues, places)
     bindings = ThreadBindings(ctx, threads, settings, archiving)
     # budgets, and the start of runs (a settled sub-agent's result may start a main-agent turn)
     budget_limits = BudgetLimits(ctx)

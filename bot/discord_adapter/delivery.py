@@ -42,6 +42,7 @@ from bot.discord_adapter.read_back import CLOCK_SKEW_SECONDS, find_posted, nonce
 from bot.discord_adapter.render import OutgoingMessage, render
 from bot.discord_adapter.server_locale import server_locale
 from bot.i18n import Words
+from bot.metrics import Metrics
 from bot.waiting import wait_set
 from storage.db import Database
 from storage.outbox import OutboxRepository, OutboxRow
@@ -75,8 +76,10 @@ class DeliveryWorker:
         max_delay: float = 300.0,
         run_files: RunFileRepository | None = None,
         drafts: DiscordDrafts | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._client = client
+        self._metrics = metrics
         self._db = db
         self._outbox = outbox
         self._run_files = run_files or RunFileRepository(db)
@@ -239,10 +242,13 @@ class DeliveryWorker:
             await self._attempt_failed(row, announcement, error, bound)
             return
         async with self._db.transaction() as tx:
-            await self._outbox.mark_delivered(tx, row.id, self._clock())
+            delivered_at = self._clock()
+            await self._outbox.mark_delivered(tx, row.id, delivered_at)
             if draft is not None:
                 await self._run_drafts.delete(tx, draft.run_id)
         bound.info("delivered", message_ids=message_ids)
+        if self._metrics is not None:
+            self._metrics.delivery_lag.observe(max(0.0, delivered_at - row.created_at))
         if row.run_id is not None and row.notice is None:
             await self._on_delivered(row.run_id)
 
@@ -291,6 +297,8 @@ class DeliveryWorker:
         async with self._db.transaction() as tx:
             words = json.dumps(reason.as_data())
             await self._outbox.schedule_retry(tx, row.id, attempts, now + delay, str(reason), now, words)
+        if self._metrics is not None:
+            self._metrics.delivery_retries.inc()
         bound.warning("delivery_retry_scheduled", attempts=attempts, delay=delay, error=str(reason))
 
     async def _post(self, row: OutboxRow, announcement: Announcement, message: OutgoingMessage, index: int) -> int:

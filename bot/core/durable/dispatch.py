@@ -2,9 +2,11 @@
 
 Dispatch is the engine's :class:`~bot.core.runs.ports.Launcher`. Without durable runs, a run executes in a task
 of this process (it waits for its place in ``runs.run_lanes``).
-With them, a run is a DBOS workflow: queued in ``durable.run_queues`` (any process may take it) or started at
-once, and a kill cancels its workflows wherever they execute (DBOS aborts an in-flight model request within about
-a second, :mod:`bot.agents.journal`; in this process the run's cancellation token stops it at once).
+With them, a run is a DBOS workflow: a sub-agent lane run starts once it holds a place (``durable.lane_places``: at
+once when one is free as it is stored, else when one is handed to it), a main-agent turn is queued in
+``durable.run_queues`` (any process may take it), and a kill cancels a run's workflows wherever they execute (DBOS
+aborts an in-flight model request within about a second, :mod:`bot.agents.journal`; in this process the run's
+cancellation token stops it at once).
 
 Every start, wake and kill goes through one supervisor task, so none runs in its caller's context: a run started from
 a tool call never inherits the caller's deadline, cancellation or DBOS workflow (a DBOS call made in a workflow's
@@ -25,11 +27,14 @@ from typing import Literal
 import structlog
 
 from bot.core.durable import store_steps
-from bot.core.durable.durable_runs import DurableRuns, current_workflow, run_of
+from bot.core.durable.durable_runs import DurableRuns, current_workflow
+from bot.core.durable.lane_places import LanePlaces
 from bot.core.durable.run_queues import CHAT, SUBAGENTS, Placement, RunQueues, placement, queue_of
 from bot.core.runs.fair_lane import FairLane
 from bot.core.runs.ports import RunBody
 from bot.records import Run, Session, short_run_id
+from bot.waiting import wait_set
+from storage.db import Connection
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
@@ -45,12 +50,16 @@ class RunDispatch:
         lane: FairLane,
         durable: DurableRuns | None,
         queues: RunQueues,
+        places: LanePlaces,
     ) -> None:
         self._repos = repos
         self._lane = lane
         self._execute: RunBody | None = None  # the engine's, from launch()
         self.durable_runs = durable
         self._queues = queues
+        self._places = places  # durable runs' places in the sub-agent lane
+        self._freed = asyncio.Event()  # a place may be free: hand the free ones out now
+        self._handing_out: asyncio.Task[None] | None = None
         self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[object]] = {}
         self._held: dict[str, tuple[str, ...]] = {}  # run id → the queue its workflow executing here came from
@@ -76,6 +85,8 @@ class RunDispatch:
 
     def start(self) -> None:
         self._supervisor = asyncio.create_task(self._supervise(), name="run-dispatch")
+        if self.durable_runs is not None:
+            self._handing_out = asyncio.create_task(self._hand_out_places(), name="lane-places")
         self._started.set()
 
     async def _resume(self, run_id: str, wake: bool) -> None:
@@ -89,7 +100,7 @@ class RunDispatch:
             return
         run, session = found
         queue = queue_of(run, session, wake=wake)  # where this workflow came from (None: it started at once)
-        self._held[run.id] = () if queue is None else (queue,)
+        self._held[run.id] = (queue,) if queue == CHAT else ()  # a lane run came with its place, from no queue
         await self._execute(run, session, wake, True)
 
     async def _execute_here(self, run_id: str, wake: bool) -> None:
@@ -98,6 +109,12 @@ class RunDispatch:
         found = await self._found(run_id)
         if found is not None:
             await self._execute(*found, wake, False)
+
+    async def place(self, tx: Connection, run: Run, *, delegated: bool) -> None:
+        """In the transaction storing a queued run (durable runs): a lane run joins the line, with a place if it is
+        first and one is free; holding one, it starts at once."""
+        if self.durable_runs is not None:
+            await self._places.join(tx, run, delegated=delegated)
 
     def queue(self, run_id: str) -> None:
         """Start a run that was just persisted as queued."""
@@ -135,15 +152,17 @@ class RunDispatch:
             task.add_done_callback(functools.partial(self._left, run_id))
 
     def _left(self, run_id: str, task: asyncio.Task[object]) -> None:
-        """A workflow ended here: its queue polls now (both of ours when it ended before saying which it was in)."""
+        """A workflow ended here: its queue polls now (both of ours when it ended before saying which it was in), and
+        the lane's free places are handed out."""
         self._queues.wake_after(self._held.pop(run_id, (SUBAGENTS, CHAT)))
+        self._freed.set()
 
     async def lane_places(self) -> dict[str, int]:
         """Run id → place in the sub-agent lane's queue, in the lane's order.
 
         Place 1 starts next."""
-        order = await self._queues.lane_order() if self.durable_runs is not None else self._lane.order()
-        return {run_of(workflow_id): place for place, workflow_id in enumerate(order, start=1)}
+        order = await self._places.line() if self.durable_runs is not None else self._lane.order()
+        return {run_id: place for place, run_id in enumerate(order, start=1)}
 
     async def wait_idle(self) -> None:
         """Wait until nothing this process started or queued is still queued or executing.
@@ -152,9 +171,10 @@ class RunDispatch:
         while True:
             await asyncio.gather(*self._tasks.values(), *self._placers(), return_exceptions=True)
             await self._forget_ended()
-            if not self._tasks and self._actions.empty() and not self._queued and not self._placers():
+            waiting = self.durable_runs is not None and await self._repos.lane_places.anyone_waiting()
+            if not self._tasks and self._actions.empty() and not self._queued and not self._placers() and not waiting:
                 return
-            await asyncio.sleep(_IDLE_POLL if self._queued else 0)
+            await asyncio.sleep(_IDLE_POLL if self._queued or waiting else 0)
 
     async def close(self) -> None:
         """Stop the supervisor and every run task; runs still live stay live in the database. A task that ends in an
@@ -163,14 +183,14 @@ class RunDispatch:
         same."""
         if self.durable_runs is not None:  # first: a workflow starting while its siblings are stopped would go on
             self.durable_runs.stop_taking()
-        tasks = [t for t in (self._supervisor, self._placer, *self._tasks.values()) if t is not None]
+        tasks = [t for t in (self._supervisor, self._placer, self._handing_out, *self._tasks.values()) if t is not None]
         for task in tasks:
             task.cancel()
         for task, outcome in zip(tasks, await asyncio.gather(*tasks, return_exceptions=True), strict=True):
             if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
                 log.warning("task_failed_while_stopping", task=task.get_name(), exc_info=outcome)
         self._tasks.clear()
-        self._supervisor = self._placer = None
+        self._supervisor = self._placer = self._handing_out = None
         if self.durable_runs is not None:
             await self.durable_runs.close()
 
@@ -195,6 +215,7 @@ class RunDispatch:
         task = asyncio.create_task(body, name=f"run-{short_run_id(run_id)}")
         self._tasks[run_id] = task
         task.add_done_callback(functools.partial(self._forget, run_id))
+        task.add_done_callback(lambda _: self._freed.set())  # it may have held a place
 
     def _placers(self) -> list[asyncio.Task[None]]:
         return [self._placer] if self._placer is not None and not self._placer.done() else []
@@ -206,11 +227,18 @@ class RunDispatch:
             run_id, wake = self._to_place.popleft()
             try:
                 found = await self._found(run_id)
-                place = None if found is None else await placement(self._repos, *found, wake=wake)
+                lane = found is not None and self._places.in_lane(found[0], delegated=found[1].delegation is not None)
+                place = None if found is None or lane else await placement(self._repos, *found, wake=wake)
             except Exception:  # the store failed us: the next start finds the run not started and starts it
                 log.exception("run_not_started", run_id=run_id, wake=wake)
                 continue
             if found is None:
+                continue
+            if lane:  # it starts once it holds a place: now if it came with one (or died unstarted holding one)
+                if found[0].lane_place is None:
+                    self._freed.set()
+                elif self._places.held_here(found[0]) and run_id not in self._tasks:  # else handed out and started
+                    self._run_task(run_id, self._start(run_id, wake, None))
                 continue
             if place is None:
                 self._run_task(run_id, self._start(run_id, wake, None))
@@ -223,6 +251,20 @@ class RunDispatch:
                 if len(self._queued) >= self._forget_at:  # queued here, taken by other processes (or a backlog)
                     await self._forget_ended()
                     self._forget_at = max(_FORGET_AT, 2 * len(self._queued))  # a backlog still queued: not every time
+
+    async def _hand_out_places(self) -> None:
+        """Hand the lane's free places to the runs first in line and start them: when a run here stops, and every
+        ``queue_poll_seconds`` for places freed in other processes."""
+        while True:
+            await wait_set(self._freed, self._places.look_again_seconds)
+            self._freed.clear()
+            try:
+                handed = await self._places.hand_out()
+            except Exception:  # the store failed us: the next look hands them out
+                log.exception("lane_places_not_handed_out")
+                continue
+            for run_id, woken in handed:
+                self._run_task(run_id, self._start(run_id, woken, None))
 
     async def _found(self, run_id: str) -> tuple[Run, Session] | None:
         run = await self._repos.runs.get(run_id)

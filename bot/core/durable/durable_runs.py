@@ -3,7 +3,7 @@ run cut off by a crash, a kill of the process or a restart resumes at the next s
 
 A run that waits (on its children, or on a person's decision about a paused tool call) ends its workflow; the wake
 that resumes it is a workflow of its own, ``<run id>:wake:<n>`` (n counts the run's wakes). Not one workflow kept
-alive across the wait: a wait may last days, and a live workflow would hold its coroutine, its sub-agent lane slot and
+alive across the wait: a wait may last days, and a live workflow would hold its coroutine, its sub-agent lane place and
 ``wait_idle`` for all that time, while the wait itself is already durable in our tables (status, inbox, approvals).
 
 What the journal holds, in order, per workflow: every model request (``model.request``, :mod:`bot.agents.journal`),
@@ -71,7 +71,7 @@ _SCHEMA_WAITS = 20  # half-seconds a start waits for another process creating DB
 WORKFLOW = "threadbound.run"
 WAKE_WORKFLOW = "threadbound.wake"
 NAMES = [WORKFLOW, WAKE_WORKFLOW]
-JOURNAL_LAYOUT = 2  # 2: turn starts and inbox and decision takes journaled in the store, run starts not journaled
+JOURNAL_LAYOUT = 3  # 3: no inbox take between building a model request and sending it
 WAKE = ":wake:"  # a wake's workflow id: <run id>:wake:<n>, n counting the run's wakes from 1
 
 _body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body

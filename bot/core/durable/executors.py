@@ -185,6 +185,8 @@ class Executors:
         resuming: list[tuple[str, str | None]] = []
         live: set[str] = set()
         if self._durable is not None:
+            async with self._ctx.repos.db.transaction() as tx:  # its runs keep their places, now this process's
+                await self._ctx.repos.lane_places.take_over(tx, dead.executor_id)
             resuming = await self._durable.pending_of(dead.executor_id)
             for workflow_id, queue in resuming:
                 await self._durable.resume(workflow_id, queue)

@@ -1,15 +1,12 @@
 """The DBOS queues durable runs wait in, shared by every process on the store: a run one process queues starts in
 whichever process's queue worker takes it first (its executor then owns it).
 
-- ``threadbound-subagents``, the sub-agent lane: at most ``max_concurrent`` runs at once across all processes, and
-  ``max_concurrent_per_process`` in each (a run woken after its children takes a place again). Order: priority,
-  then age. A run's priority is 1 + how many lane runs its member has queued or running from before it, so one member's
-  tenth spawn waits behind another member's first: the in-memory lane's fairness across members, kept across
-  processes (inside one member, oldest first; the in-memory lane also rotates a member's top-level runs, which one
-  number per run cannot).
 - ``threadbound-chat``, main-agent turns: partitioned by session, one at a time per session, whichever process
   takes them, in the order they were asked: a turn's priority is its number in the session (DBOS orders a partition
   by priority, then by its own enqueue time, which on SQLite under Python 3.11 counts whole seconds).
+- ``threadbound-subagents``: sub-agent runs no longer wait here but in line for a place in our tables
+  (``durable.lane_places``); it is still declared, with the lane's limits, so runs an earlier version queued in it
+  are taken. Order: priority (1 + how many lane runs the member had queued or running before), then age.
 
 Started at once, not queued: a delegated child (``spawn_subagent``, ``delegate``: it runs inside its caller's turn,
 which holds the caller's place) and a main-agent turn woken after an approval (a later turn of its session may hold
@@ -46,7 +43,7 @@ class Placement:
 
 
 def queue_of(run: Run, session: Session, *, wake: bool) -> str | None:
-    """The queue a run (or its wake) waits in; ``None``: it starts at once."""
+    """The queue a run's workflow (or its wake's) comes from; ``None``: it starts at once."""
     if session.delegation is not None or (run.kind is RunKind.CHAT and wake):
         return None
     return CHAT if run.kind is RunKind.CHAT else SUBAGENTS
@@ -58,9 +55,7 @@ async def placement(repos: Repositories, run: Run, session: Session, *, wake: bo
     if queue == CHAT:
         turn = 1 + await repos.runs.count_before(session.key, run.created_at)
         return Placement(CHAT, partition=session.key, priority=turn)
-    if queue == SUBAGENTS:
-        return Placement(SUBAGENTS, priority=1 + await repos.runs.lane_load(run.requester_user_id, run.created_at))
-    return None
+    return None  # a sub-agent lane run waits in line for a place instead (durable.lane_places)
 
 
 class RunQueues:
@@ -118,14 +113,6 @@ class RunQueues:
         with SetWorkflowID(workflow_id), options:
             await self._queues[place.queue].enqueue_async(workflow, run_id)
         self._wakes.wake(place.queue)
-
-    async def lane_order(self) -> list[str]:
-        """The workflows waiting in the sub-agent lane, in the order they will start."""
-        waiting = await DBOS.list_workflows_async(
-            queue_name=SUBAGENTS, status="ENQUEUED", load_input=False, load_output=False
-        )
-        waiting.sort(key=lambda workflow: (workflow.priority or 0, workflow.created_at or 0))
-        return [workflow.workflow_id for workflow in waiting]
 
     @staticmethod
     async def unfinished(workflow_ids: set[str]) -> set[str]:

@@ -107,7 +107,7 @@ class Execution:
         queued = {RunStatus.QUEUED, RunStatus.RUNNING} if durable else {RunStatus.QUEUED}  # a workflow may be resumed
         if run.status not in ({RunStatus.RUNNING} if wake else queued):
             return
-        if wake or durable:  # maybe a dead process's run resumed here, or woken by a child that settled here
+        if wake:  # maybe woken by a child that settled here (a start owns the run as it marks it running)
             await self._own(run.id)
         spawned = {"spawn_site": session.spawn_site} if session.spawn_site else {}
         with (
@@ -174,9 +174,11 @@ class Execution:
         it, since a run that was not started then has ended, and ``_execute`` leaves an ended run alone."""
         async with self._ctx.repos.db.transaction() as tx:
             started = await self._ctx.repos.runs.mark_running(tx, run_id, self._ctx.clock())
-            await self._ctx.repos.runs.own(tx, run_id)
+            await self._ctx.repos.runs.own(tx, run_id)  # maybe a dead process's run, resumed here
+        if started or not durable:
+            return started
         current = await self._ctx.repos.runs.get(run_id)
-        return started or (durable and current is not None and current.status is RunStatus.RUNNING)
+        return current is not None and current.status is RunStatus.RUNNING
 
     async def _next_prompt(self, run: Run, ended: TurnEnd) -> str | None:
         """Apply what the settled turn asks for; then the inbox for another turn, or ``None``."""

@@ -245,8 +245,9 @@ class Spawning:
         attachments: Sequence[Attachment] = (),
     ) -> None:
         """One transaction: the conversation's main session (if new), a new child session, the queued run (admitted
-        by the budgets), the child's thread binding, and whatever else the caller records with them (``also``: a
-        delegate's task) — or nothing, when the run's parent has ended meanwhile or a budget refuses it."""
+        by the budgets, with its lane place if one is free), the child's thread binding, and whatever else the caller
+        records with them (``also``: a delegate's task) — or nothing, when the run's parent has ended meanwhile or a
+        budget refuses it."""
         sessions = self._ctx.repos.sessions
         async with self._ctx.repos.db.transaction() as tx:
             if main is not None:
@@ -260,6 +261,7 @@ class Spawning:
             await sessions.set_archive_at(tx, run.session_key, None)
             await self._budgets.admit(tx, run)
             await self._ctx.repos.runs.insert(tx, run)
+            await self._launcher.place(tx, run, delegated=child is not None and child.delegation is not None)
             await self._ctx.repos.run_attachments.add(tx, run.id, redacted(self._ctx.redact, attachments))
             if binding is not None:
                 await self._ctx.repos.bindings.add(tx, binding)

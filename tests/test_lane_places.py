@@ -1,0 +1,123 @@
+"""Durable runs' places in the sub-agent lane: a run with room starts at once, without a queue; the others wait in
+line in the store (no workflow, nothing in memory) and start as places free, never more at once than the lane has,
+first in line first (one member's backlog behind another member's first run)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dbos import DBOS
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo
+
+from bot.records import RunStatus
+from tests.core_support import ORIGIN, ScriptedModels, first_prompt, running_core, settle
+from tests.db_views import run_statuses
+from tests.polling import eventually
+from tests.test_fairness import LANE_OF_TWO, Work, spawn, statuses
+
+ALICE, BOB = replace(ORIGIN, user_id=1), replace(ORIGIN, user_id=2)
+LANE_OF_ONE = """
+[discord]
+max_active_runs_per_member = 0
+[budgets]
+member_concurrent_runs = 0
+[agents.defaults]
+model = "test/work"
+[agents.defaults.subagents]
+announce = "direct"
+max_concurrent = 1
+max_spawn_depth = 2
+[risk_profiles.team]
+delegation_policy = { mode = "allow" }
+[agents.list.main]
+risk_profile = "team"
+"""
+
+
+async def places(core) -> dict[str, tuple[str, str | None]]:
+    """Each run's status and the process holding its lane place, by task."""
+    rows = await core.core.ctx.repos.db.fetch_all("SELECT task, status, lane_place FROM runs")
+    return {row[0]: (row[1], row[2]) for row in rows}
+
+
+async def test_a_run_with_room_starts_at_once_without_a_queue_and_gives_its_place_back(tmp_path):
+    work = Work()
+    async with running_core(tmp_path, ScriptedModels(work=work), LANE_OF_TWO, durable=True) as core:
+        run_id = await spawn(core, ALICE, "a")
+        assert (await places(core))["a"][1] == "local"  # claimed with the run, in its transaction
+        await eventually(lambda: work.started == ["a"], timeout=10, describe=lambda: f"started: {work.started}")
+        [workflow] = await DBOS.list_workflows_async(workflow_ids=[run_id])
+        assert (workflow.status, workflow.queue_name) == ("PENDING", None)  # started directly, in no queue
+        assert (await places(core))["a"] == ("running", "local")
+
+        work.finish("a")
+        await settle(core, lambda: _all(core, "completed", 1))
+        assert (await places(core))["a"] == ("completed", None)
+        again = await spawn(core, BOB, "b")  # the place is free again: the next run takes it at once
+        assert (await places(core))["b"][1] == "local"
+        work.finish("b")
+        await settle(core, lambda: _all(core, "completed", 2))
+        assert [w.queue_name for w in await DBOS.list_workflows_async(workflow_ids=[again])] == [None]
+
+
+async def test_runs_in_line_have_no_workflow_and_start_first_in_line_first_never_more_than_the_lane(tmp_path):
+    work = Work()
+    async with running_core(tmp_path, ScriptedModels(work=work), LANE_OF_TWO, durable=True) as core:
+        ids = {task: await spawn(core, origin, task) for origin, task in [(ALICE, "a0"), (ALICE, "a1"), (ALICE, "a2")]}
+        ids |= {task: await spawn(core, BOB, task) for task in ("b0", "b1", "b2")}
+        await eventually(lambda: sorted(work.started) == ["a0", "a1"], timeout=10, describe=lambda: work.started)
+        waiting = ["a2", "b0", "b1", "b2"]
+        assert {task: (await places(core))[task] for task in waiting} == dict.fromkeys(waiting, ("queued", None))
+        assert await DBOS.list_workflows_async(workflow_ids=[ids[task] for task in waiting]) == []  # rows only
+        listed = await statuses(core)
+        assert [listed[task] for task in ("b0", "b1", "a2", "b2")] == [
+            "queued, 1st in line",  # Bob's first, before Alice's third
+            "queued, 2nd in line",
+            "queued, 3rd in line",
+            "queued, 4th in line",
+        ]
+
+        next_up = {"a0": "b0", "a1": "b1", "b0": "a2", "b1": "b2"}  # who takes the place each run gives back
+        for done in ("a0", "a1", "b0", "b1", "a2", "b2"):
+            work.finish(done)
+            if done in next_up:
+                await settle(core, lambda done=done: next_up[done] in work.started)
+            now = (await places(core)).values()
+            assert sum(place is not None for _, place in now) <= 2 and sum(s == "running" for s, _ in now) <= 2
+        await settle(core, lambda: _all(core, "completed", 6))
+        assert work.started[2:] == ["b0", "b1", "a2", "b2"]
+        assert all(place is None for _, place in (await places(core)).values())
+
+
+class Family:
+    """The parent spawns a child and waits for it; the child answers; the parent then answers with its result."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+
+    async def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        task = first_prompt(messages)
+        self.order.append(task)
+        if task == "child":
+            return ModelResponse(parts=[TextPart("child done")])
+        returned = [p for m in messages for p in getattr(m, "parts", []) if isinstance(p, ToolReturnPart)]
+        if not returned:
+            return ModelResponse(parts=[ToolCallPart("sessions_spawn", {"task": "child"})])
+        return ModelResponse(parts=[TextPart("parent done")])
+
+
+async def test_a_run_waiting_for_its_child_gives_its_place_to_it_and_waits_in_line_when_woken(tmp_path):
+    """A lane of one: the parent holds the only place until it waits for its child, which then takes it; the child's
+    end wakes the parent, which takes the place again."""
+    family = Family()
+    async with running_core(tmp_path, ScriptedModels(work=family), LANE_OF_ONE, durable=True) as core:
+        parent = await spawn(core, ALICE, "parent")
+        await settle(core, lambda: _all(core, "completed", 2), timeout=20)
+        run = await core.runs.get(parent)
+        assert (run.status, run.result_text, run.lane_place) == (RunStatus.COMPLETED, "parent done", None)
+        assert family.order == ["parent", "parent", "child", "parent"]  # the child only once the parent waited
+
+
+async def _all(core, status: str, count: int) -> bool:
+    return await run_statuses(core) == [status] * count
