@@ -1,4 +1,4 @@
-"""Durable runs off, a run waiting for the sub-agent lane is a small entry in it, not a task: 2,000 runs queued
+"""Durable runs off, a run waiting for the sub-agent lane is a small entry in it, not a task: 1,000 runs queued
 behind a lane of one add no task each and grow the heap by at most 5 KiB each, then all run in the lane's fair order,
 however they end (a kill, a failure), and a close leaves no task behind."""
 
@@ -6,30 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import tracemalloc
+from dataclasses import replace
 
 from pydantic_ai.messages import ModelResponse, TextPart
 
-from bot.core.runs.requests import SpawnRequest
 from bot.records import RunStatus
 from tests.core_support import ScriptedModels, first_prompt, running_core, settle
-from tests.test_fairness import ALICE, BOB, statuses
+from tests.test_fairness import ALICE, BOB, LANE_OF_TWO, spawn, statuses
 
-RUNS = 2000
-ALICES = 1500  # then Bob's 500: each of his goes before the rest of Alice's backlog, one for one
-LANE_OF_ONE = """
-[discord]
-max_active_runs_per_member = 0
-[budgets]
-member_concurrent_runs = 0
-[agents.defaults]
-model = "test/work"
-[agents.defaults.subagents]
-announce = "direct"
-max_concurrent = 1
-max_queued = 5000
-max_queued_per_server = 5000
-[agents.list.main]
-"""
+RUNS = 1000
+ALICES = 700  # then Bob's 300: each of his goes before the rest of Alice's backlog, one for one
+BOB_ELSEWHERE = replace(BOB, guild_id=2, channel_id=200, conversation="discord:channel:200")
+LANE_OF_ONE = LANE_OF_TWO.replace(
+    "max_concurrent = 2", "max_concurrent = 1\nmax_queued = 5000\nmax_queued_per_server = 5000"
+)
 
 
 class HeldFirst:
@@ -48,10 +38,6 @@ class HeldFirst:
         if task == "fails":
             raise RuntimeError("the model broke")
         return ModelResponse(parts=[TextPart(f"{task} done")])
-
-
-async def spawn(core, origin, task: str) -> str:
-    return (await core.spawn(SpawnRequest(agent_id="main", task=task, origin=origin))).run_id
 
 
 async def test_runs_queued_behind_a_lane_of_one_hold_no_task_and_under_5_kib_each_then_run_in_fair_order(tmp_path):
@@ -97,7 +83,7 @@ async def test_a_slot_is_given_back_however_its_run_ends_and_a_close_leaves_no_q
     async with running_core(tmp_path, ScriptedModels(work=model), LANE_OF_ONE) as core:
         first = await spawn(core, ALICE, "first")
         await settle(core, lambda: model.started == ["first"])
-        fails = await spawn(core, BOB, "fails")
+        fails = await spawn(core, BOB_ELSEWHERE, "fails")  # one lane for every server
         waiting = await spawn(core, ALICE, "killed waiting")
         after = await spawn(core, BOB, "after")
         await settle(core, lambda: _all_in_line(core, 3))
