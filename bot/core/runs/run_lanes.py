@@ -27,9 +27,9 @@ class RunLanes:
 
         A delegated child (``spawn_subagent``, ``delegate``) waits for nothing: it runs for its caller's turn, which
         holds the caller's place already (a blocking child waiting for a slot its caller holds could wait forever).
-        ``queued``: a durable run, whose DBOS queue gave it its place (``durable.run_queues``); a lane run its launcher
-        started once its slot was free (``FairLane.join``) holds it already; a main-agent turn still
-        waits for the session's earlier turns paused for approval."""
+        ``queued``: a durable run, whose DBOS queue gave it its place (``durable.run_queues``); a main-agent turn still
+        waits for the session's earlier turns paused for approval. A lane run its launcher started once its slot was
+        free (``FairLane.join``) holds it already."""
         if session.delegation is not None:
             return contextlib.nullcontext()
         if run.kind is RunKind.CHAT:
