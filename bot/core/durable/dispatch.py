@@ -1,7 +1,7 @@
 """Dispatch: where and when a run starts, and how a kill reaches it.
 
 Dispatch is the engine's :class:`~bot.core.runs.ports.Launcher`. Without durable runs, a run executes in a task
-of this process (it waits for its place in ``runs.run_lanes``).
+of this process (a lane run's task starts once it holds its slot: ``durable.waiting_here``).
 With them, a run is a DBOS workflow: a sub-agent lane run starts once it holds a place (``durable.lane_places``: at
 once when one is free as it is stored, else when one is handed to it), a main-agent turn is queued in
 ``durable.run_queues`` (any process may take it), and a kill cancels a run's workflows wherever they execute (DBOS
@@ -10,7 +10,7 @@ cancellation token stops it at once).
 
 Every start, wake and kill goes through one supervisor task, so none runs in its caller's context: a run started from
 a tool call never inherits the caller's deadline, cancellation or DBOS workflow (a DBOS call made in a workflow's
-context would be journaled as one of that workflow's steps). Durable runs are placed in their queues by one task, one
+context would be journaled as one of that workflow's steps). Runs are placed (in a queue or a lane) by one task, one
 after another in the order dispatched: a run waiting to be placed is an entry in a deque, not a task of its own.
 A task each would turn a burst of spawns into as many tasks waiting on a lock, all walked by every full garbage
 collection.
@@ -30,6 +30,7 @@ from bot.core.durable import store_steps
 from bot.core.durable.durable_runs import DurableRuns, current_workflow
 from bot.core.durable.lane_places import LanePlaces
 from bot.core.durable.run_queues import CHAT, SUBAGENTS, Placement, RunQueues, placement, queue_of
+from bot.core.durable.waiting_here import WaitingHere, found_run, in_lane
 from bot.core.runs.fair_lane import FairLane
 from bot.core.runs.ports import RunBody
 from bot.records import Run, Session, short_run_id
@@ -66,11 +67,12 @@ class RunDispatch:
         self._queued: set[str] = set()  # workflows this process queued, not yet started here nor seen ended
         self._forget_at = _FORGET_AT
         self._supervisor: asyncio.Task[None] | None = None
-        self._to_place: deque[tuple[str, bool]] = deque()  # durable runs dispatched, not yet placed: (run id, woken)
+        self._to_place: deque[tuple[str, bool]] = deque()  # runs dispatched, not yet placed: (run id, woken)
         self._placer: asyncio.Task[None] | None = None
         self._placing: str | None = None  # the run being placed now
         self._started_while_placed = False  # its workflow started here before its placing returned
         self._started = asyncio.Event()  # recovered workflows wait for the start
+        self._here = WaitingHere(repos, lane, self._run_here)  # durable runs off
 
     @property
     def durable(self) -> bool:
@@ -103,10 +105,13 @@ class RunDispatch:
         self._held[run.id] = (queue,) if queue == CHAT else ()  # a lane run came with its place, from no queue
         await self._execute(run, session, wake, True)
 
-    async def _execute_here(self, run_id: str, wake: bool) -> None:
-        """A run's body in a task of this process (durable runs off)."""
+    def _run_here(self, run_id: str, wake: bool, found: tuple[Run, Session] | None) -> asyncio.Task[object]:
+        return self._run_task(run_id, self._execute_here(run_id, wake, found))
+
+    async def _execute_here(self, run_id: str, wake: bool, found: tuple[Run, Session] | None) -> None:
+        """A run's body in a task of this process (durable runs off); ``found``: its run and session, else read now."""
         assert self._execute is not None, "launch() before start()"
-        found = await self._found(run_id)
+        found = found or await self._found(run_id)
         if found is not None:
             await self._execute(*found, wake, False)
 
@@ -128,8 +133,7 @@ class RunDispatch:
         """Take a killed run out of the lane's queue, and cancel its workflows.
 
         The runs behind it move up at once."""
-        if self._lane.withdraw(run_id):
-            self._tasks[run_id].cancel()
+        self._lane.withdraw(run_id)  # waiting, it has no task yet
         if self.durable_runs is not None:
             self._actions.put_nowait((run_id, "kill"))
 
@@ -137,6 +141,7 @@ class RunDispatch:
         """Stop every run task here, leaving the runs as they are: another process declared this one dead (it was
         silent past its lease) and took them over; two executions of one run would make its requests twice."""
         self._to_place.clear()
+        self._lane.clear()  # first: no run left is handed a slot as the tasks stop
         for task in [*self._tasks.values(), *self._placers()]:
             task.cancel()
 
@@ -172,6 +177,7 @@ class RunDispatch:
             await asyncio.gather(*self._tasks.values(), *self._placers(), return_exceptions=True)
             await self._forget_ended()
             waiting = self.durable_runs is not None and await self._repos.lane_places.anyone_waiting()
+            waiting = waiting or self._lane.waiting
             if not self._tasks and self._actions.empty() and not self._queued and not self._placers() and not waiting:
                 return
             await asyncio.sleep(_IDLE_POLL if self._queued or waiting else 0)
@@ -183,6 +189,7 @@ class RunDispatch:
         same."""
         if self.durable_runs is not None:  # first: a workflow starting while its siblings are stopped would go on
             self.durable_runs.stop_taking()
+        self._lane.clear()  # first: no run left is handed a slot as the tasks stop
         tasks = [t for t in (self._supervisor, self._placer, self._handing_out, *self._tasks.values()) if t is not None]
         for task in tasks:
             task.cancel()
@@ -204,18 +211,16 @@ class RunDispatch:
                 except Exception:  # its run is killed already; a workflow left running ends at its settled run
                     log.exception("run_workflow_not_cancelled", run_id=run_id)
                 continue
-            if self.durable_runs is None:
-                self._run_task(run_id, self._execute_here(run_id, action == "wake"))
-                continue
             self._to_place.append((run_id, action == "wake"))
             if not self._placers():
                 self._placer = asyncio.create_task(self._place_all(), name="run-placing")
 
-    def _run_task(self, run_id: str, body: Coroutine[object, object, object]) -> None:
+    def _run_task(self, run_id: str, body: Coroutine[object, object, object]) -> asyncio.Task[object]:
         task = asyncio.create_task(body, name=f"run-{short_run_id(run_id)}")
         self._tasks[run_id] = task
         task.add_done_callback(functools.partial(self._forget, run_id))
         task.add_done_callback(lambda _: self._freed.set())  # it may have held a place
+        return task
 
     def _placers(self) -> list[asyncio.Task[None]]:
         return [self._placer] if self._placer is not None and not self._placer.done() else []
@@ -225,9 +230,12 @@ class RunDispatch:
         executes in a task of its own, not holding up the ones behind it."""
         while self._to_place:
             run_id, wake = self._to_place.popleft()
+            if self.durable_runs is None:
+                await self._here.place(run_id, wake)
+                continue
             try:
                 found = await self._found(run_id)
-                lane = found is not None and self._places.in_lane(found[0], delegated=found[1].delegation is not None)
+                lane = in_lane(found)
                 place = None if found is None or lane else await placement(self._repos, *found, wake=wake)
             except Exception:  # the store failed us: the next start finds the run not started and starts it
                 log.exception("run_not_started", run_id=run_id, wake=wake)
@@ -267,9 +275,7 @@ class RunDispatch:
                 self._run_task(run_id, self._start(run_id, woken, None))
 
     async def _found(self, run_id: str) -> tuple[Run, Session] | None:
-        run = await self._repos.runs.get(run_id)
-        session = await self._repos.sessions.get(run.session_key) if run is not None else None
-        return None if run is None or session is None else (run, session)
+        return await found_run(self._repos, run_id)
 
     async def _start(self, run_id: str, wake: bool, place: Placement | None) -> str | None:
         """Queue a run or its wake where ``place`` says, or execute it here.

@@ -4,7 +4,9 @@ waits for at most one slot turnover per other member ahead of it). Inside one (m
 order is first come, first served, so the lane's order is deterministic.
 
 Waiters live in memory: they are this process's queued runs (a previous process's queued runs are settled as
-interrupted at start-up), so the database stays the only state that outlives a restart.
+interrupted at start-up), so the database stays the only state that outlives a restart. A run waits as a small entry
+(``join``: its ticket and what starts it once it holds a slot), with no task of its own; ``slot`` is the same wait for
+a task that is already running.
 """
 
 from __future__ import annotations
@@ -12,16 +14,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 Member = int | None  # who a run answers to; ``None`` (a schedule from config.toml) is a bucket of its own
 
 
-@dataclass(frozen=True)
+Start = Callable[[str], object]  # called with a joined ticket once it holds a slot
+
+
+@dataclass(frozen=True, slots=True)
 class _Waiter:
     ticket: str
-    granted: asyncio.Future[None]
+    granted: asyncio.Future[None] | Start  # a waiting task's future, or what starts a joined ticket's run
 
 
 # member → top-level run → its waiters; each dict's order is a rotation: the first key is served next
@@ -47,6 +52,7 @@ class FairLane:
     def __init__(self, slots: int) -> None:
         self._free = slots
         self._buckets: Buckets = {}
+        self._held: set[str] = set()  # joined tickets holding a slot, until ``release``
 
     @contextlib.asynccontextmanager
     async def slot(self, ticket: str, member: Member, root: str) -> AsyncIterator[None]:
@@ -56,6 +62,42 @@ class FairLane:
             yield
         finally:
             self._release()
+
+    def join(self, ticket: str, member: Member, root: str, start: Start) -> None:
+        """Queue ``ticket`` with no task waiting: ``start(ticket)`` is called once it holds a slot (at once if one is
+        free), which it holds until ``release(ticket)``.
+
+        ``start`` should be one object shared by many tickets: it is kept with each."""
+        if self._free:
+            self._free -= 1
+            self._hand(_Waiter(ticket, start))
+        else:
+            self._queue(_Waiter(ticket, start), member, root)
+
+    def holds(self, ticket: str) -> bool:
+        """Whether a joined ticket holds its slot now."""
+        return ticket in self._held
+
+    def release(self, ticket: str) -> None:
+        """Give back a joined ticket's slot (a second release of it does nothing)."""
+        if ticket in self._held:
+            self._held.discard(ticket)
+            self._release()
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self._buckets)
+
+    def clear(self) -> None:
+        """Drop every waiter: this process stops executing runs.
+
+        A waiting task's wait is cancelled."""
+        for roots in self._buckets.values():
+            for waiters in roots.values():
+                for waiter in waiters:
+                    if isinstance(waiter.granted, asyncio.Future):
+                        waiter.granted.cancel()
+        self._buckets.clear()
 
     def order(self) -> list[str]:
         """The waiting tickets in the order slots will go to them.
@@ -68,7 +110,7 @@ class FairLane:
         """Take a waiter whose run was killed out of the queue, touching nobody's turn.
 
         ``False`` if it is not waiting (it has a slot already, or never asked). Its caller then cancels the waiting
-        task."""
+        task, if one waits."""
         for member, roots in self._buckets.items():
             for root, waiters in roots.items():
                 for waiter in waiters:
@@ -81,27 +123,39 @@ class FairLane:
         if self._free:
             self._free -= 1
             return
-        waiter = _Waiter(ticket, asyncio.get_running_loop().create_future())
-        self._buckets.setdefault(member, {}).setdefault(root, deque()).append(waiter)
+        granted = asyncio.get_running_loop().create_future()
+        self._queue(_Waiter(ticket, granted), member, root)
         try:
-            await waiter.granted
+            await granted
         except asyncio.CancelledError:
-            if waiter.granted.cancelled():
+            if granted.cancelled():
                 self.withdraw(ticket)
             else:  # the slot was handed over just before the cancellation landed: pass it on
                 self._release()
             raise
+
+    def _queue(self, waiter: _Waiter, member: Member, root: str) -> None:
+        self._buckets.setdefault(member, {}).setdefault(root, deque()).append(waiter)
 
     def _release(self) -> None:
         """Hand the freed slot straight to the next waiter, else keep it.
 
         A waiter cancelled meanwhile is skipped."""
         while self._buckets:
-            waiter = _take(self._buckets)
-            if not waiter.granted.done():
-                waiter.granted.set_result(None)
+            if self._hand(_take(self._buckets)):
                 return
         self._free += 1
+
+    def _hand(self, waiter: _Waiter) -> bool:
+        """Give ``waiter`` the slot in hand; ``False`` if its task stopped waiting meanwhile."""
+        if isinstance(waiter.granted, asyncio.Future):
+            if waiter.granted.done():
+                return False
+            waiter.granted.set_result(None)
+            return True
+        self._held.add(waiter.ticket)
+        waiter.granted(waiter.ticket)
+        return True
 
     def _remove(self, member: Member, root: str, waiter: _Waiter) -> None:
         roots = self._buckets[member]

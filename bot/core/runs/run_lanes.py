@@ -28,16 +28,15 @@ class RunLanes:
         A delegated child (``spawn_subagent``, ``delegate``) waits for nothing: it runs for its caller's turn, which
         holds the caller's place already (a blocking child waiting for a slot its caller holds could wait forever).
         ``queued``: a durable run, whose DBOS queue gave it its place (``durable.run_queues``); a main-agent turn still
-        waits for the session's earlier turns paused for approval."""
+        waits for the session's earlier turns paused for approval. A lane run its launcher started once its slot was
+        free (``FairLane.join``) holds it already."""
         if session.delegation is not None:
             return contextlib.nullcontext()
         if run.kind is RunKind.CHAT:
             return self._after_earlier_turns(run) if queued else self._session_turn(run)
-        return (
-            contextlib.nullcontext()
-            if queued
-            else self.subagents.slot(run.id, run.requester_user_id, await self._ctx.repos.runs.root_of(run.id))
-        )
+        if queued or self.subagents.holds(run.id):  # its launcher started it holding its slot
+            return contextlib.nullcontext()
+        return self.subagents.slot(run.id, run.requester_user_id, await self._ctx.repos.runs.root_of(run.id))
 
     @contextlib.asynccontextmanager
     async def _session_turn(self, run: Run) -> AsyncIterator[None]:
