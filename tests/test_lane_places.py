@@ -17,22 +17,10 @@ from tests.polling import eventually
 from tests.test_fairness import LANE_OF_TWO, Work, spawn, statuses
 
 ALICE, BOB = replace(ORIGIN, user_id=1), replace(ORIGIN, user_id=2)
-LANE_OF_ONE = """
-[discord]
-max_active_runs_per_member = 0
-[budgets]
-member_concurrent_runs = 0
-[agents.defaults]
-model = "test/work"
-[agents.defaults.subagents]
-announce = "direct"
-max_concurrent = 1
-max_spawn_depth = 2
-[risk_profiles.team]
-delegation_policy = { mode = "allow" }
-[agents.list.main]
-risk_profile = "team"
-"""
+LANE_OF_ONE = LANE_OF_TWO.replace("max_concurrent = 2", "max_concurrent = 1\nmax_spawn_depth = 2").replace(
+    "[agents.list.main]",
+    '[risk_profiles.team]\ndelegation_policy = { mode = "allow" }\n[agents.list.main]\nrisk_profile = "team"',
+)
 
 
 async def places(core) -> dict[str, tuple[str, str | None]]:
