@@ -9,17 +9,20 @@ import time
 from structlog.testing import capture_logs
 
 from bot.records import Binding
+from storage import due_rows as due_pages
 from tests import stores
 from tests.core_support import ScriptedModels, running_core, spawned_and_done, text
 from tests.polling import eventually
 
 CONFIG = '[agents.defaults]\nmodel = "test/m"\n[agents.list.main]\n'
 MODELS = ScriptedModels(m=text("answer"))
-DUE = 1_201  # more than two pages of due rows (storage.bindings reads 500 at a time)
+PAGE = 50  # due rows read at a time (storage.due_rows reads 500; fewer here, so the test writes fewer)
+DUE = 2 * PAGE + 21  # more than two pages of due rows
 HOUR = 3600.0
 
 
-async def test_bindings_due_while_down_end_once_each_earliest_first_and_others_stay(tmp_path):
+async def test_bindings_due_while_down_end_once_each_earliest_first_and_others_stay(tmp_path, monkeypatch):
+    monkeypatch.setattr(due_pages, "PAGE", PAGE)
     now = time.time()
     async with running_core(tmp_path, MODELS, CONFIG) as core:
         session_key = (await spawned_and_done(core)).session_key
@@ -40,7 +43,7 @@ async def test_bindings_due_while_down_end_once_each_earliest_first_and_others_s
                 logged = [line for line in logs if line["event"] == "thread_unbound"]
                 return left == [(DUE + 1,), (DUE + 2,)] and len(logged) >= DUE
 
-            await eventually(only_undue_left, timeout=150, describe="the due bindings to end")  # 20 s when quiet
+            await eventually(only_undue_left, timeout=60, describe="the due bindings to end")
             undue = await core.bindings.get(DUE + 1)
             assert undue is not None and undue.deadline() == (now + HOUR, "idle")
 

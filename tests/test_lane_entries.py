@@ -1,4 +1,4 @@
-"""Durable runs off, a run waiting for the sub-agent lane is a small entry in it, not a task: 1,000 runs queued
+"""Durable runs off, a run waiting for the sub-agent lane is a small entry in it, not a task: 300 runs queued
 behind a lane of one add no task each and grow the heap by at most 5 KiB each, then all run in the lane's fair order,
 however they end (a kill, a failure), and a close leaves no task behind."""
 
@@ -14,8 +14,8 @@ from bot.records import RunStatus
 from tests.core_support import ScriptedModels, first_prompt, running_core, settle
 from tests.test_fairness import ALICE, BOB, LANE_OF_TWO, spawn, statuses
 
-RUNS = 1000
-ALICES = 700  # then Bob's 300: each of his goes before the rest of Alice's backlog, one for one
+RUNS = 300
+ALICES = 200  # then Bob's 100: each of his goes before the rest of Alice's backlog, one for one
 BOB_ELSEWHERE = replace(BOB, guild_id=2, channel_id=200, conversation="discord:channel:200")
 LANE_OF_ONE = LANE_OF_TWO.replace(
     "max_concurrent = 2", "max_concurrent = 1\nmax_queued = 5000\nmax_queued_per_server = 5000"
