@@ -4,12 +4,15 @@ first in line first (one member's backlog behind another member's first run)."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 from dbos import DBOS
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo
 
+from bot.core.durable import starts
+from bot.core.durable.durable_runs import DurableRuns
 from bot.records import RunStatus
 from tests.core_support import ORIGIN, ScriptedModels, first_prompt, running_core, settle
 from tests.db_views import run_statuses
@@ -109,3 +112,34 @@ async def test_a_run_waiting_for_its_child_gives_its_place_to_it_and_waits_in_li
 
 async def _all(core, status: str, count: int) -> bool:
     return await run_statuses(core) == [status] * count
+
+
+async def test_a_burst_as_wide_as_the_lane_starts_a_bounded_number_of_workflows_at_a_time(tmp_path, monkeypatch):
+    """Every run of the burst finds a place as it is stored; while DBOS is slow to start workflows, only three start
+    at once and the rest wait their turn (no task each); yet every run starts, runs and gives its place back."""
+    monkeypatch.setattr(starts, "WIDTH", 3)
+    gate, entered = asyncio.Event(), []
+    start = DurableRuns.start
+
+    async def slow_start(self, run_id: str, **kwargs):
+        entered.append(run_id)
+        await gate.wait()
+        return await start(self, run_id, **kwargs)
+
+    monkeypatch.setattr(DurableRuns, "start", slow_start)
+    work = Work()
+    wide = LANE_OF_TWO.replace("max_concurrent = 2", "max_concurrent = 12")
+    async with running_core(tmp_path, ScriptedModels(work=work), wide, durable=True) as core:
+        tasks = [f"r{i}" for i in range(12)]
+        for i, task in enumerate(tasks):
+            await spawn(core, ALICE if i % 2 else BOB, task)
+        assert all(place == "local" for _, place in (await places(core)).values())  # each claimed with its run
+        await eventually(lambda: len(entered) == 3, timeout=10, describe=lambda: entered)
+        await asyncio.sleep(0.2)
+        assert len(entered) == 3 and len(core.core.dispatch._tasks) == 3  # the other nine: run ids in a deque
+        gate.set()
+        await eventually(lambda: sorted(work.started) == sorted(tasks), timeout=20, describe=lambda: work.started)
+        for task in tasks:
+            work.finish(task)
+        await settle(core, lambda: _all(core, "completed", 12), timeout=20)
+        assert all(place is None for _, place in (await places(core)).values())

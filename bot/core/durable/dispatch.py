@@ -3,7 +3,8 @@
 Dispatch is the engine's :class:`~bot.core.runs.ports.Launcher`. Without durable runs, a run executes in a task
 of this process (a lane run's task starts once it holds its slot: ``durable.waiting_here``).
 With them, a run is a DBOS workflow: a sub-agent lane run starts once it holds a place (``durable.lane_places``: at
-once when one is free as it is stored, else when one is handed to it), a main-agent turn is queued in
+once when one is free as it is stored, else when one is handed to it; a bounded number of workflows start at once,
+``durable.starts``), a main-agent turn is queued in
 ``durable.run_queues`` (any process may take it), and a kill cancels a run's workflows wherever they execute (DBOS
 aborts an in-flight model request within about a second, :mod:`bot.agents.journal`; in this process the run's
 cancellation token stops it at once).
@@ -30,11 +31,11 @@ from bot.core.durable import store_steps
 from bot.core.durable.durable_runs import DurableRuns, current_workflow
 from bot.core.durable.lane_places import LanePlaces
 from bot.core.durable.run_queues import CHAT, SUBAGENTS, Placement, RunQueues, placement, queue_of
+from bot.core.durable.starts import Starts
 from bot.core.durable.waiting_here import WaitingHere, found_run, in_lane
 from bot.core.runs.fair_lane import FairLane
 from bot.core.runs.ports import RunBody
 from bot.records import Run, Session, short_run_id
-from bot.waiting import wait_set
 from storage.db import Connection
 from storage.repositories import Repositories
 
@@ -59,7 +60,7 @@ class RunDispatch:
         self.durable_runs = durable
         self._queues = queues
         self._places = places  # durable runs' places in the sub-agent lane
-        self._freed = asyncio.Event()  # a place may be free: hand the free ones out now
+        self._starts = Starts(places, self._start_held)  # lane runs holding a place here
         self._handing_out: asyncio.Task[None] | None = None
         self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[object]] = {}
@@ -88,7 +89,7 @@ class RunDispatch:
     def start(self) -> None:
         self._supervisor = asyncio.create_task(self._supervise(), name="run-dispatch")
         if self.durable_runs is not None:
-            self._handing_out = asyncio.create_task(self._hand_out_places(), name="lane-places")
+            self._handing_out = asyncio.create_task(self._starts.hand_out(), name="lane-places")
         self._started.set()
 
     async def _resume(self, run_id: str, wake: bool) -> None:
@@ -98,6 +99,7 @@ class RunDispatch:
         self.track(run_id)
         await self._started.wait()
         found = await self._found(run_id)
+        self._starts.begun(run_id, holding=found is not None and self._places.held_here(found[0]))
         if found is None:
             return
         run, session = found
@@ -136,11 +138,13 @@ class RunDispatch:
         self._lane.withdraw(run_id)  # waiting, it has no task yet
         if self.durable_runs is not None:
             self._actions.put_nowait((run_id, "kill"))
+            self._starts.look()  # it may have held a place, its workflow not started yet
 
     def abandon(self) -> None:
         """Stop every run task here, leaving the runs as they are: another process declared this one dead (it was
         silent past its lease) and took them over; two executions of one run would make its requests twice."""
         self._to_place.clear()
+        self._starts.clear()
         self._lane.clear()  # first: no run left is handed a slot as the tasks stop
         for task in [*self._tasks.values(), *self._placers()]:
             task.cancel()
@@ -160,7 +164,7 @@ class RunDispatch:
         """A workflow ended here: its queue polls now (both of ours when it ended before saying which it was in), and
         the lane's free places are handed out."""
         self._queues.wake_after(self._held.pop(run_id, (SUBAGENTS, CHAT)))
-        self._freed.set()
+        self._starts.ended(run_id)
 
     async def lane_places(self) -> dict[str, int]:
         """Run id → place in the sub-agent lane's queue, in the lane's order.
@@ -177,7 +181,7 @@ class RunDispatch:
             await asyncio.gather(*self._tasks.values(), *self._placers(), return_exceptions=True)
             await self._forget_ended()
             waiting = self.durable_runs is not None and await self._repos.lane_places.anyone_waiting()
-            waiting = waiting or self._lane.waiting
+            waiting = waiting or self._lane.waiting or self._starts.pending
             if not self._tasks and self._actions.empty() and not self._queued and not self._placers() and not waiting:
                 return
             await asyncio.sleep(_IDLE_POLL if self._queued or waiting else 0)
@@ -219,8 +223,11 @@ class RunDispatch:
         task = asyncio.create_task(body, name=f"run-{short_run_id(run_id)}")
         self._tasks[run_id] = task
         task.add_done_callback(functools.partial(self._forget, run_id))
-        task.add_done_callback(lambda _: self._freed.set())  # it may have held a place
+        task.add_done_callback(lambda _: self._starts.ended(run_id))  # it may have held a place
         return task
+
+    def _start_held(self, run_id: str, woken: bool) -> asyncio.Task[object]:
+        return self._run_task(run_id, self._start(run_id, woken, None))
 
     def _placers(self) -> list[asyncio.Task[None]]:
         return [self._placer] if self._placer is not None and not self._placer.done() else []
@@ -244,9 +251,9 @@ class RunDispatch:
                 continue
             if lane:  # it starts once it holds a place: now if it came with one (or died unstarted holding one)
                 if found[0].lane_place is None:
-                    self._freed.set()
-                elif self._places.held_here(found[0]) and run_id not in self._tasks:  # else handed out and started
-                    self._run_task(run_id, self._start(run_id, wake, None))
+                    self._starts.look()
+                elif self._places.held_here(found[0]) and run_id not in self._tasks and run_id not in self._starts:
+                    self._starts.add(run_id, wake)  # else handed out and started already
                 continue
             if place is None:
                 self._run_task(run_id, self._start(run_id, wake, None))
@@ -259,20 +266,6 @@ class RunDispatch:
                 if len(self._queued) >= self._forget_at:  # queued here, taken by other processes (or a backlog)
                     await self._forget_ended()
                     self._forget_at = max(_FORGET_AT, 2 * len(self._queued))  # a backlog still queued: not every time
-
-    async def _hand_out_places(self) -> None:
-        """Hand the lane's free places to the runs first in line and start them: when a run here stops, and every
-        ``queue_poll_seconds`` for places freed in other processes."""
-        while True:
-            await wait_set(self._freed, self._places.look_again_seconds)
-            self._freed.clear()
-            try:
-                handed = await self._places.hand_out()
-            except Exception:  # the store failed us: the next look hands them out
-                log.exception("lane_places_not_handed_out")
-                continue
-            for run_id, woken in handed:
-                self._run_task(run_id, self._start(run_id, woken, None))
 
     async def _found(self, run_id: str) -> tuple[Run, Session] | None:
         return await found_run(self._repos, run_id)
