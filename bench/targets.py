@@ -24,6 +24,9 @@ a quick look; the verdicts are for 1.0). Per store, with durable runs on (the de
   real bot, in a process of its own, against the tests' fake Discord, the model answering after 0.5 s), each
   announcement's arrival after its run's end; goal p99 ≤ 0.5 s (on SQLite whatever ``--stores``).
 
+``--only overhead,many`` measures those targets only (of ``overhead``, ``lane-bound``, ``many``, ``bindings``,
+``checkpoints``, ``wire``): the verdicts of the issue are for one run of all of them.
+
 ``--durable off`` runs the targets that run runs with the core's durable runs off, against the floor plus an agent
 instead of DBOS's least: where the core stands without DBOS. With durable runs on, each overhead target also reports
 DBOS's least against the floor plus an agent.
@@ -239,16 +242,27 @@ async def main(args: argparse.Namespace, stores: BenchStores, usable: list[str])
     configure_logging("warning", "console")  # the bot logs at info; here only what goes wrong
     print(f"scale={args.scale} durable runs={'on' if args.durable else 'off'}")
     print(TARGETS.header())
-    runs: list[Measure] = [partial(measure, durable=args.durable) for measure in (overhead, lane_bound, many_at_once)]
+    runs: dict[str, Measure] = {name: partial(measure, durable=args.durable) for name, measure in RUNS.items()}
     checkpoints: Measure = partial(checkpoint_measure, cache=args.cache)
     for store in usable:
-        measures = [*runs, bindings, *([checkpoints] if store == "sqlite" else [])] if args.durable else runs
-        for measure in measures:
-            for row in await measure(stores, store, args.scale):
-                print(TARGETS.row(*row), flush=True)
-    if args.durable:
+        measures: dict[str, Measure] = {
+            **runs,
+            "bindings": bindings,
+            **({"checkpoints": checkpoints} if store == "sqlite" else {}),
+        }
+        for name, measure in (measures if args.durable else runs).items():
+            if name in args.only:
+                for row in await measure(stores, store, args.scale):
+                    print(TARGETS.row(*row), flush=True)
+    if args.durable and "wire" in args.only:
         for row in await wire_measure(200, 10, 0.5):  # the target's count at any scale: a minute or two
             print(TARGETS.row(*row), flush=True)
+
+
+RUNS: dict[str, Callable[..., Awaitable[list[Row]]]] = {
+    "overhead": overhead, "lane-bound": lane_bound, "many": many_at_once
+}  # fmt: skip
+ONLY = (*RUNS, "bindings", "checkpoints", "wire")
 
 
 def arguments() -> argparse.Namespace:
@@ -261,6 +275,9 @@ def arguments() -> argparse.Namespace:
         default="on",
         help="the core's runs journaled by DBOS (on, the default: what the targets measure) or not (where the core "
         "stands without DBOS)",
+    )
+    parser.add_argument(
+        "--only", type=lambda text: text.split(","), default=list(ONLY), help=f"these targets only, of {ONLY}"
     )
     parser.add_argument("--cache", type=Path, help="a folder to keep the 1 GB SQLite store of the checkpoint target in")
     options = parser.parse_args()
