@@ -73,8 +73,8 @@ class RunRepository:
     async def insert(self, tx: Connection, run: Run) -> None:
         await tx.execute(
             "INSERT INTO runs (id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, "
-            "requester_user_id, guild_id, channel_id, source_message_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "requester_user_id, guild_id, channel_id, source_message_id, created_at, executor_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.id,
                 run.session_key,
@@ -90,9 +90,9 @@ class RunRepository:
                 run.channel_id,
                 run.source_message_id,
                 run.created_at,
+                self._executor_id,  # the process that admits a run owns it until another executes it
             ),
         )
-        await self.own(tx, run.id)  # the process that admits a run owns it until another executes it
 
     async def own(self, tx: Connection, run_id: str) -> None:
         """This process executes the run now: it is this process's to resume or settle if the process dies."""
@@ -108,10 +108,11 @@ class RunRepository:
         return _from_row(row) if row else None
 
     async def mark_running(self, tx: Connection, run_id: str, started_at: float) -> bool:
-        """queued → running; False if the run was settled meanwhile (e.g. killed while it waited for the lane)."""
+        """queued → running, owned by this process; False if the run was settled meanwhile (e.g. killed while it
+        waited for the lane)."""
         changed = await tx.execute(
-            "UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'",
-            (started_at, run_id),
+            "UPDATE runs SET status = 'running', started_at = ?, executor_id = ? WHERE id = ? AND status = 'queued'",
+            (started_at, self._executor_id, run_id),
         )
         return changed == 1
 
@@ -211,13 +212,15 @@ class RunRepository:
     async def lane_queued(self, guild_id: int | None) -> QueueLoad:
         """Runs queued for the sub-agent lane, all servers' and ``guild_id``'s (``None``: DMs'): every run but a
         main-agent turn, except a delegated child's (it runs inside its caller's turn)."""
-        lane = "runs.status = 'queued' AND runs.kind != 'chat' AND sessions.delegation IS NULL"
-        joined = "SELECT COUNT(*) FROM runs JOIN sessions ON sessions.key = runs.session_key WHERE "
-        total = await self._db.fetch_one(joined + lane)
         server, params = in_server("runs.guild_id", guild_id)
         live = f"runs.status IN {LIVE_SQL}"  # the condition of the index on live runs, so SQLite uses it
-        here = await self._db.fetch_one(f"{joined}{lane} AND {live} AND {server}", params)
-        return QueueLoad(total=total[0] if total else 0, server=here[0] if here else 0, guild_id=guild_id)
+        row = await self._db.fetch_one(
+            f"SELECT COUNT(*), COALESCE(SUM(CASE WHEN {server} THEN 1 ELSE 0 END), 0) FROM runs JOIN sessions "
+            f"ON sessions.key = runs.session_key WHERE {live} AND runs.status = 'queued' AND runs.kind != 'chat' "
+            "AND sessions.delegation IS NULL",
+            params,
+        )
+        return QueueLoad(total=row[0] if row else 0, server=row[1] if row else 0, guild_id=guild_id)
 
     async def count_before(self, session_key: str, created_at: float) -> int:
         """The session's runs created before ``created_at``: a turn's number in its session, less one."""

@@ -276,6 +276,8 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         old_bot.setattr(Budgets, "record", lambda self, tx, run, session, messages: asyncio.sleep(0, False))
         old_bot.setattr(Budgets, "meter", lambda self, run: lambda: asyncio.sleep(0))
         old_bot.setattr(RunRepository, "own", lambda self, tx, run_id: asyncio.sleep(0))  # nor executors (0014)
+        old_bot.setattr(RunRepository, "insert", _unowned_insert)
+        old_bot.setattr(RunRepository, "mark_running", _unowned_mark_running)
         old_bot.setattr(Executors, "start", lambda self, launch: launch())
         old_bot.setattr(Executors, "close", lambda self: asyncio.sleep(0))
         old_bot.setattr(BindingRepository, "next_deadline", lambda self: asyncio.sleep(0))  # nor deadline_at (0017)
@@ -295,6 +297,23 @@ async def test_upgrading_a_database_keeps_its_runs_and_their_references(tmp_path
         assert len(await core.transcripts.for_run(old_id)) == 2
         await paused_chat(core)
         assert await dangling_references(core) == []
+
+
+async def _unowned_insert(self, tx, run: Run) -> None:
+    """A run stored by a bot from before executors (0014): no process owned it."""
+    await tx.execute(
+        "INSERT INTO runs (id, session_key, parent_run_id, kind, status, task, model, thinking, timeout_seconds, "
+        "requester_user_id, guild_id, channel_id, source_message_id, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (run.id, run.session_key, run.parent_run_id, run.kind.value, run.status.value, run.task, run.model,
+         run.thinking, run.timeout_seconds, run.requester_user_id, run.guild_id, run.channel_id,
+         run.source_message_id, run.created_at),
+    )  # fmt: skip
+
+
+async def _unowned_mark_running(self, tx, run_id: str, started_at: float) -> bool:
+    sql = "UPDATE runs SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued'"
+    return await tx.execute(sql, (started_at, run_id)) == 1
 
 
 def test_a_request_shows_no_secret_and_every_other_character_visibly():

@@ -468,7 +468,7 @@ async def _nothing_handed_out(self) -> list[tuple[str, bool]]:
 
 async def test_a_spawn_committed_but_never_queued_before_the_stop_is_queued_at_the_next_start(tmp_path, monkeypatch):
     before = Script()
-    monkeypatch.setattr(RunDispatch, "queue", lambda self, run_id: None)  # lost with the process
+    monkeypatch.setattr(RunDispatch, "queue", lambda self, run_id, placed=False: None)  # lost with the process
     db, orchestrator = await start(tmp_path, before, durable=True)
     accepted = await orchestrator.spawn(SpawnRequest(agent_id="researcher", task="find it", origin=ORIGIN))
     assert (await orchestrator.runs.get(accepted.run_id)).status is RunStatus.QUEUED

@@ -15,6 +15,7 @@ independent delegate pays as its own agent.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -59,6 +60,10 @@ def spend_of(messages: Sequence[ModelMessage]) -> Spend:
     )
 
 
+_PAYERS_KEPT = 4096  # sessions whose paying agent is remembered
+NOTHING_SPENT = DaySpent(Spent(), Spent(), Spent())
+
+
 def _plus(spent: Spent, spend: Spend) -> Spent:
     return Spent(spent.tokens + spend.input_tokens + spend.output_tokens, spent.cost + spend.cost)
 
@@ -67,6 +72,7 @@ class Budgets:
     def __init__(self, ctx: CoreContext, limits: BudgetLimits) -> None:
         self._ctx = ctx
         self._limits = limits
+        self._payer_agents: OrderedDict[str, str] = OrderedDict()  # session key → the agent paying for its runs
 
     async def check(self, payer: Payer, *, top_level: bool) -> None:
         """Refuse early a run the admission would refuse.
@@ -83,11 +89,9 @@ class Budgets:
 
     def meter(self, run: Run) -> SpendCheck:
         """The check before each of the run's model requests: the daily caps its spending counts against."""
-        payers: list[Payer] = []  # read once, at the first request: a session's payer never changes
 
         async def check() -> str | None:
-            payers[:] = payers or [await self._payer(None, run)]
-            cap = first_reached(await self._daily_caps(payers[0]))
+            cap = first_reached(await self._daily_caps(await self._payer(None, run)))
             return exhausted(cap) if cap is not None else None
 
         return check
@@ -103,10 +107,11 @@ class Budgets:
         day = day_of(now)
         usage = self._ctx.repos.usage
         await usage.add(tx, day, payer, spend)
-        if payer.user_id is None:
+        limits = await self._limits.effective(payer.guild_id)
+        if payer.user_id is None or not self._member_daily(limits, Spent()):  # no cap to warn of: nothing to read
             return False
         spent = await self._spent(payer)
-        caps = self._member_daily(await self._limits.effective(payer.guild_id), _plus(spent.member, spend))
+        caps = self._member_daily(limits, _plus(spent.member, spend))
         warned = False
         for cap in caps:
             if cap.near and await usage.warn_once(
@@ -129,8 +134,15 @@ class Budgets:
         return await self._admission_caps(None, payer, top_level)
 
     async def _payer(self, tx: Connection | None, run: Run) -> Payer:
-        """Whose budgets the run's spending counts against: its member, its server, its budget owner's agent."""
-        agent_id = await self._ctx.repos.usage.payer_agent_of(tx, run.session_key)
+        """Whose budgets the run's spending counts against: its member, its server, its budget owner's agent.
+
+        A session's budget owner never changes: the last sessions' are remembered."""
+        agent_id = self._payer_agents.get(run.session_key)
+        if agent_id is None:
+            agent_id = await self._ctx.repos.usage.payer_agent_of(tx, run.session_key)
+            self._payer_agents[run.session_key] = agent_id
+            if len(self._payer_agents) > _PAYERS_KEPT:
+                self._payer_agents.popitem(last=False)
         return Payer(run.guild_id, run.requester_user_id, agent_id)
 
     async def _refuse_over(self, caps: list[Cap]) -> None:
@@ -169,8 +181,15 @@ class Budgets:
         return caps
 
     async def _daily_caps(self, payer: Payer, limits: Limits | None = None) -> list[Cap]:
+        """The daily caps ``payer``'s spending counts against, with today's use.
+
+        None set: today's use is not read."""
         limits = limits or await self._limits.effective(payer.guild_id)
-        spent = await self._spent(payer)
+        if not self._daily(payer, limits, NOTHING_SPENT):
+            return []
+        return self._daily(payer, limits, await self._spent(payer))
+
+    def _daily(self, payer: Payer, limits: Limits, spent: DaySpent) -> list[Cap]:
         caps = self._member_daily(limits, spent.member) if payer.user_id is not None else []
         if payer.guild_id is not None:
             caps += _tokens_and_cost(limits.values, "server", spent.server)

@@ -40,7 +40,7 @@ from storage.db import Connection
 from storage.repositories import Repositories
 
 log = structlog.get_logger(__name__)
-Action = Literal["queue", "wake", "kill"]
+Action = Literal["queue", "placed", "wake", "kill"]  # placed: queued holding a lane place here
 _IDLE_POLL = 0.02  # seconds between looks at workflows this process queued, while waiting for them to finish
 _FORGET_AT = 1000  # workflows queued here and not started here: then look which ended (taken by other processes)
 
@@ -68,7 +68,7 @@ class RunDispatch:
         self._queued: set[str] = set()  # workflows this process queued, not yet started here nor seen ended
         self._forget_at = _FORGET_AT
         self._supervisor: asyncio.Task[None] | None = None
-        self._to_place: deque[tuple[str, bool]] = deque()  # runs dispatched, not yet placed: (run id, woken)
+        self._to_place: deque[tuple[str, Action]] = deque()  # runs dispatched, not yet placed
         self._placer: asyncio.Task[None] | None = None
         self._placing: str | None = None  # the run being placed now
         self._started_while_placed = False  # its workflow started here before its placing returned
@@ -117,15 +117,14 @@ class RunDispatch:
         if found is not None:
             await self._execute(*found, wake, False)
 
-    async def place(self, tx: Connection, run: Run, *, delegated: bool) -> None:
+    async def place(self, tx: Connection, run: Run, *, delegated: bool) -> bool:
         """In the transaction storing a queued run (durable runs): a lane run joins the line, with a place if it is
-        first and one is free; holding one, it starts at once."""
-        if self.durable_runs is not None:
-            await self._places.join(tx, run, delegated=delegated)
+        first and one is free (then True); holding one, it starts at once."""
+        return self.durable_runs is not None and await self._places.join(tx, run, delegated=delegated)
 
-    def queue(self, run_id: str) -> None:
-        """Start a run that was just persisted as queued."""
-        self._actions.put_nowait((run_id, "queue"))
+    def queue(self, run_id: str, *, placed: bool = False) -> None:
+        """Start a run that was just persisted as queued (``placed``: holding a lane place)."""
+        self._actions.put_nowait((run_id, "placed" if placed else "queue"))
 
     def wake(self, run_id: str) -> None:
         """Resume a run that settlement moved from waiting back to running."""
@@ -215,7 +214,7 @@ class RunDispatch:
                 except Exception:  # its run is killed already; a workflow left running ends at its settled run
                     log.exception("run_workflow_not_cancelled", run_id=run_id)
                 continue
-            self._to_place.append((run_id, action == "wake"))
+            self._to_place.append((run_id, action))
             if not self._placers():
                 self._placer = asyncio.create_task(self._place_all(), name="run-placing")
 
@@ -236,7 +235,11 @@ class RunDispatch:
         """Place the runs dispatched, in that order (a wake may poll between two enqueues); one that starts at once
         executes in a task of its own, not holding up the ones behind it."""
         while self._to_place:
-            run_id, wake = self._to_place.popleft()
+            run_id, action = self._to_place.popleft()
+            wake = action == "wake"
+            if action == "placed":  # stored holding a place: no other start can have taken it
+                self._starts.add(run_id, False)
+                continue
             if self.durable_runs is None:
                 await self._here.place(run_id, wake)
                 continue

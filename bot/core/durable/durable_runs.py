@@ -60,7 +60,7 @@ from dbos._error import DBOSException  # not re-exported by dbos
 
 from bot.agents.journal import in_workflow
 from bot.config import DurabilityConfig, StorageConfig
-from bot.core.durable import journal_store
+from bot.core.durable import journal_store, store_steps
 from bot.core.durable.run_queues import APPLICATION, UNFINISHED, Placement, RunQueues
 
 log = structlog.get_logger(__name__)
@@ -242,6 +242,7 @@ class DurableRuns:
             assert self._queues is not None, "a run queued before DBOS was launched"
             await self._queues.enqueue(workflow_id, place, workflow, run_id)
             return workflow_id
+        store_steps.starting_new()  # a run's own id or its next wake's: no execution of it came before
         with SetWorkflowID(workflow_id):
             await workflow(run_id)
         return None

@@ -5,8 +5,9 @@ replay reads the record back) for a fraction of a millisecond, where a DBOS step
 transactions of its own, built through SQLAlchemy, on DBOS's threads).
 
 A step's key is its workflow's id, its name, and its count among that workflow's steps of that name: the same when a
-recovered workflow replays it, since a workflow is deterministic up to what its steps return. Outside a workflow
-(durable runs off) a step is its work, in a transaction.
+recovered workflow replays it, since a workflow is deterministic up to what its steps return. A workflow this
+process starts new (a run's, or a wake's under its next number) reads no record back: none can exist yet. Outside a
+workflow (durable runs off) a step is its work, in a transaction.
 """
 
 from __future__ import annotations
@@ -25,11 +26,22 @@ from storage.repositories import Repositories
 
 T = TypeVar("T")
 _counts: ContextVar[Counter[str] | None] = ContextVar("store_step_counts", default=None)
+_new: ContextVar[bool] = ContextVar("store_steps_new", default=False)  # the workflow starting here is a new one
+_replayable: ContextVar[bool] = ContextVar("store_steps_replayable", default=True)
+
+
+def starting_new() -> None:
+    """The workflow this task starts next is new: no step of it can have happened before."""
+    _new.set(True)
 
 
 def begin() -> None:
-    """At the start of a workflow's body: its store steps count from the first (each execution, replays too)."""
+    """At the start of a workflow's body: its store steps count from the first (each execution, replays too).
+
+    A new workflow's steps look for no record of an earlier execution: there is none."""
     _counts.set(Counter())
+    _replayable.set(not _new.get())
+    _new.set(False)
 
 
 async def store_step(
@@ -48,7 +60,7 @@ async def store_step(
     assert counts is not None, "a store step in a workflow whose body did not begin()"
     counts[name] += 1
     key = f"{DBOS.workflow_id}#{name}#{counts[name]}"
-    recorded = await repos.run_steps.output(key)
+    recorded = await repos.run_steps.output(key) if _replayable.get() else None
     if recorded is not None:
         return decode(recorded)
     async with repos.db.transaction() as tx:

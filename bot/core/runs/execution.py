@@ -173,8 +173,9 @@ class Execution:
         """Queued → running; in a workflow, also true for a run it marked before (a replay): no step needs to record
         it, since a run that was not started then has ended, and ``_execute`` leaves an ended run alone."""
         async with self._ctx.repos.db.transaction() as tx:
-            started = await self._ctx.repos.runs.mark_running(tx, run_id, self._ctx.clock())
-            await self._ctx.repos.runs.own(tx, run_id)  # maybe a dead process's run, resumed here
+            started = await self._ctx.repos.runs.mark_running(tx, run_id, self._ctx.clock())  # owns it too
+            if not started:
+                await self._ctx.repos.runs.own(tx, run_id)  # maybe a dead process's run, resumed here
         if started or not durable:
             return started
         current = await self._ctx.repos.runs.get(run_id)

@@ -261,7 +261,7 @@ class Spawning:
             await sessions.set_archive_at(tx, run.session_key, None)
             await self._budgets.admit(tx, run)
             await self._ctx.repos.runs.insert(tx, run)
-            await self._launcher.place(tx, run, delegated=child is not None and child.delegation is not None)
+            placed = await self._launcher.place(tx, run, delegated=child is not None and child.delegation is not None)
             await self._ctx.repos.run_attachments.add(tx, run.id, redacted(self._ctx.redact, attachments))
             if binding is not None:
                 await self._ctx.repos.bindings.add(tx, binding)
@@ -271,7 +271,7 @@ class Spawning:
             self._threads.bound(binding.thread_id, binding.session_key)
         queued = {"run_id": run.id, "session_key": run.session_key, "kind": run.kind.value}
         log.info("run_queued", **queued, parent_run_id=run.parent_run_id)
-        self._launcher.queue(run.id)
+        self._launcher.queue(run.id, placed=placed)
         self._ctx.signals.run_changed(run.id)
 
     def _resolve_model(self, reference: str) -> ResolvedModel:
