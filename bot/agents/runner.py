@@ -13,6 +13,7 @@ from typing import Any
 
 import structlog
 from pydantic_ai import Agent, CancellationToken
+from pydantic_ai._agent_graph import AgentNode  # not re-exported; the type of the nodes a run iterates
 from pydantic_ai.exceptions import (
     AgentRunError,
     ModelAPIError,
@@ -96,6 +97,15 @@ class RunRequest:
     result_limits: ResultLimits = field(default_factory=ResultLimits)  # what one tool result may hold
     redact: Redactor = field(default_factory=lambda: Redactor(()))  # tool results' secrets, before the model reads
     instrument: InstrumentationSettings | bool = False  # pydantic-ai's spans: the model requests and tool calls
+
+
+def _builds_a_request(node: AgentNode[Any, Any] | End[Any]) -> bool:
+    """Whether the graph's next node leads to building a model request: the first, or one after tool calls.
+
+    A model request node sends one already built; an answer calling no tool ends the turn."""
+    if isinstance(node, End) or Agent.is_model_request_node(node):
+        return False
+    return not Agent.is_call_tools_node(node) or bool(node.model_response.tool_calls)
 
 
 def _thinking_setting(level: str) -> ThinkingSetting:
@@ -223,7 +233,8 @@ async def run_agent(
     ``on_step`` receives messages as they are produced, with the turn's usage so far (so what a run spends is
     recorded as it is spent, whatever later stops it). ``drain`` is asked for messages that arrived for this run
     (steers, child completions) before each request is built (before the first, and after each round of tool calls;
-    not again between building a request and sending it); they are enqueued to reach the model at that request.
+    not again between building a request and sending it, nor after an answer that calls no tool: the turn ends, and
+    its caller finds them for the next); they are enqueued to reach the model at that request.
     ``cancellation`` kills the run (outcome ``killed``).
     """
     # ``str | None``: a response with no text (after tool work, or at all) ends the run instead of being
@@ -279,7 +290,7 @@ async def run_agent(
             ) as agent_run:
                 async for node in agent_run:
                     await flush(agent_run.new_messages(), agent_run.usage)
-                    if drain is not None and not isinstance(node, End) and not Agent.is_model_request_node(node):
+                    if drain is not None and _builds_a_request(node):
                         for text in await drain():
                             agent_run.enqueue(text)
                 result = agent_run.result

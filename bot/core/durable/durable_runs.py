@@ -71,7 +71,7 @@ _SCHEMA_WAITS = 20  # half-seconds a start waits for another process creating DB
 WORKFLOW = "threadbound.run"
 WAKE_WORKFLOW = "threadbound.wake"
 NAMES = [WORKFLOW, WAKE_WORKFLOW]
-JOURNAL_LAYOUT = 3  # 3: no inbox take between building a model request and sending it
+JOURNAL_LAYOUT = 4  # 4: no inbox take after an answer that calls no tool
 WAKE = ":wake:"  # a wake's workflow id: <run id>:wake:<n>, n counting the run's wakes from 1
 
 _body: RunBody | None = None  # DBOS is one instance per process: the launched executor's run body
