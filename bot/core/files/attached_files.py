@@ -9,14 +9,13 @@ adapter reads their bytes from the store when it posts them.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
-from pydantic_ai import Tool
+from pydantic_ai import RunContext, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
 from bot.core.context import CoreContext
-from bot.records import Run
 
 log = structlog.get_logger(__name__)
 
@@ -39,6 +38,13 @@ def name_problem(name: str) -> str | None:
     return None
 
 
+class RunNamed(Protocol):
+    """A turn's deps, as the tool reads them: the run it attaches files to."""
+
+    @property
+    def run_id(self) -> str: ...
+
+
 def _refused(reason: str) -> dict[str, Any]:
     return {"status": "error", "error": f"File not attached: {reason}"}
 
@@ -48,8 +54,18 @@ class AttachedFiles:
 
     def __init__(self, ctx: CoreContext) -> None:
         self._ctx = ctx
+        tool = Tool(
+            self._attach_file,
+            takes_ctx=True,
+            name=ATTACH_FILE,
+            description=(
+                "Return a file with your result: a file name with an extension (e.g. 'report.md', 'script.py') and "
+                "its text content. It is posted with your answer. Attaching the same name again replaces it."
+            ),
+        )  # built once: its schema is read from the signature, which takes a while
+        self._toolset = FunctionToolset([tool])
 
-    async def attach(self, run: Run, name: str, content: str) -> dict[str, Any]:
+    async def attach(self, run_id: str, name: str, content: str) -> dict[str, Any]:
         limits = self._ctx.config.files
         problem = name_problem(name)
         if problem is not None:
@@ -59,27 +75,16 @@ class AttachedFiles:
             return _refused(f"it has {size:,} bytes; a file has at most {limits.max_file_bytes:,}.")
         repo = self._ctx.repos.run_files
         async with self._ctx.repos.db.transaction() as tx:
-            existing = await repo.of_run(tx, run.id)
+            existing = await repo.of_run(tx, run_id)
             if name not in {file.name for file in existing} and len(existing) >= limits.max_files_per_run:
                 return _refused(f"this run already has {len(existing)} files, the most it may attach.")
-            stored = await repo.put(tx, run.id, name, self._ctx.redact.text(content), self._ctx.clock())
-        log.info("run_file_attached", run_id=run.id, file_name=name, size=stored.size)
+            stored = await repo.put(tx, run_id, name, self._ctx.redact.text(content), self._ctx.clock())
+        log.info("run_file_attached", run_id=run_id, file_name=name, size=stored.size)
         return {"status": "ok", "name": name, "bytes": stored.size, "posted": "with this run's result"}
 
-    def toolset(self, run: Run) -> FunctionToolset[Any] | None:
-        """The turn's ``attach_file`` tool (``None``: files are off)."""
-        if not self._ctx.config.files.enabled:
-            return None
+    def toolset(self) -> FunctionToolset[Any] | None:
+        """The ``attach_file`` tool (``None``: files are off); the turn's deps name its run."""
+        return self._toolset if self._ctx.config.files.enabled else None
 
-        async def attach_file(name: str, content: str) -> dict[str, Any]:
-            return await self.attach(run, name, content)
-
-        tool = Tool(
-            attach_file,
-            name=ATTACH_FILE,
-            description=(
-                "Return a file with your result: a file name with an extension (e.g. 'report.md', 'script.py') and "
-                "its text content. It is posted with your answer. Attaching the same name again replaces it."
-            ),
-        )
-        return FunctionToolset([tool])
+    async def _attach_file(self, ctx: RunContext[RunNamed], name: str, content: str) -> dict[str, Any]:
+        return await self.attach(ctx.deps.run_id, name, content)

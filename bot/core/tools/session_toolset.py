@@ -86,6 +86,11 @@ class ToolDeps:
     control: SessionControl
     caller: Caller
 
+    @property
+    def run_id(self) -> str:
+        """The run whose turn calls the tools."""
+        return self.caller.run_id
+
 
 def _error(message: str) -> dict[str, Any]:
     return {"status": "error", "error": message}

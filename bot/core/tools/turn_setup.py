@@ -70,7 +70,7 @@ class TurnSetups:
         memory, recalled = (None, "") if voice else await self._memory.setup(run, session, envelope.admits)
         # a delegate's (or spawn_subagent child's) result goes back to its caller, not to a channel: no files
         returns_files = session.delegation is None and envelope.admits(ATTACH_FILE)
-        files = self._files.toolset(run) if returns_files else None
+        files = self._files.toolset() if returns_files else None
         return TurnTools(
             toolsets=[found for found in (toolset, memory, files) if found] + await self._mcp.toolsets(session),
             deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id)),
