@@ -9,9 +9,9 @@ offered none, as it is offered no tools at all. Each call acts on the run's
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from pydantic_ai import Tool
+from pydantic_ai import RunContext, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
 from bot.core.context import CoreContext
@@ -26,19 +26,35 @@ MEMORY_TOOLS = (MEMORY_STORE, MEMORY_RECALL, MEMORY_FORGET)
 _DELEGATES = (Delegation.BOUNDED, Delegation.INDEPENDENT)
 
 
-def _tools(memories: Memories, scope: MemoryScope) -> dict[str, Tool[Any]]:
-    async def memory_store(key: str, content: str) -> dict[str, Any]:
-        return await memories.store(scope, key, content)
+class ScopeNamed(Protocol):
+    """A turn's deps, as the memory tools read them: the memory scope the turn acts on."""
 
-    async def memory_recall(query: str, limit: int = 5) -> dict[str, Any]:
-        return await memories.recall(scope, query, limit)
+    @property
+    def memory_scope(self) -> MemoryScope | None: ...
 
-    async def memory_forget(key: str) -> dict[str, Any]:
-        return await memories.forget(scope, key)
+
+def _scope(ctx: RunContext[ScopeNamed]) -> MemoryScope:
+    scope = ctx.deps.memory_scope
+    assert scope is not None, "memory tools are offered only to a turn with a memory scope"
+    return scope
+
+
+def _tools(memories: Memories) -> dict[str, Tool[Any]]:
+    """The memory tools, built once: a tool's schema is read from its signature, which takes a while."""
+
+    async def memory_store(ctx: RunContext[ScopeNamed], key: str, content: str) -> dict[str, Any]:
+        return await memories.store(_scope(ctx), key, content)
+
+    async def memory_recall(ctx: RunContext[ScopeNamed], query: str, limit: int = 5) -> dict[str, Any]:
+        return await memories.recall(_scope(ctx), query, limit)
+
+    async def memory_forget(ctx: RunContext[ScopeNamed], key: str) -> dict[str, Any]:
+        return await memories.forget(_scope(ctx), key)
 
     return {
         MEMORY_STORE: Tool(
             memory_store,
+            takes_ctx=True,
             name=MEMORY_STORE,
             description=(
                 "Remember something for later conversations in this server: a short key and the content. Storing "
@@ -47,10 +63,13 @@ def _tools(memories: Memories, scope: MemoryScope) -> dict[str, Tool[Any]]:
         ),
         MEMORY_RECALL: Tool(
             memory_recall,
+            takes_ctx=True,
             name=MEMORY_RECALL,
             description="Search what you (and the agents whose memory you may read) remembered in this server.",
         ),
-        MEMORY_FORGET: Tool(memory_forget, name=MEMORY_FORGET, description="Forget one of your memories, by key."),
+        MEMORY_FORGET: Tool(
+            memory_forget, takes_ctx=True, name=MEMORY_FORGET, description="Forget one of your memories, by key."
+        ),
     }
 
 
@@ -61,20 +80,21 @@ class MemoryTurns:
         self._ctx = ctx
         self._scopes = scopes
         self._memories = memories
+        self._tools = _tools(memories)
 
     async def setup(
         self, run: Run, session: Session, admits: Callable[[str], bool]
-    ) -> tuple[FunctionToolset[Any] | None, str]:
-        """The turn's memory toolset (``None``: not offered) and its recalled block (empty: none).
+    ) -> tuple[FunctionToolset[Any] | None, str, MemoryScope | None]:
+        """The turn's memory toolset, its recalled block, and the scope its tools act on.
 
-        ``admits``: whether the session's policy envelope admits a tool (its risk profile, narrowed by its agent
-        parents')."""
+        No toolset: none offered; an empty block: nothing recalled; the turn's deps carry the scope. ``admits``:
+        whether the session's policy envelope admits a tool (its risk profile, narrowed by its agent parents')."""
         if not self._ctx.config.memory.enabled or session.guild_id is None:
-            return None, ""
+            return None, "", None
         scope = await self._scopes.of(run, session)
-        tools = [tool for name, tool in _tools(self._memories, scope).items() if admits(name)]
+        tools = [tool for name, tool in self._tools.items() if admits(name)]
         if session.delegation in _DELEGATES and not self._ctx.config.runtime_profile_of(session.agent_id).agentic:
             tools = []
         recalled = await self._memories.injected(scope, run.task)
         await self._memories.auto_save(scope, run.task)  # after recalling: a message does not recall itself
-        return (FunctionToolset(tools) if tools else None), recalled
+        return (FunctionToolset(tools) if tools else None), recalled, scope

@@ -22,6 +22,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from bot.core.durable.durable_runs import step
 from bot.core.errors import TextRefused
 from bot.core.limits import checked_text
+from bot.core.memory.scope import MemoryScope
 from bot.core.runs.spawn_policy import SpawnArgs
 from bot.core.tools.delegate_tasks import tool_result
 from bot.core.tools.tool_policy import (
@@ -85,6 +86,7 @@ class SessionControl(Protocol):
 class ToolDeps:
     control: SessionControl
     caller: Caller
+    memory_scope: MemoryScope | None = None  # what the memory tools act on (offered only with one)
 
     @property
     def run_id(self) -> str:

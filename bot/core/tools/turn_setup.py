@@ -67,13 +67,13 @@ class TurnSetups:
         toolset = session_toolset(offered - STARTS_WORK if voice else offered)
         envelope = await self._envelopes.effective(session, run)
         # a voice turn tells a result: it neither recalls for, nor saves, what a member did not say
-        memory, recalled = (None, "") if voice else await self._memory.setup(run, session, envelope.admits)
+        memory, recalled, scope = (None, "", None) if voice else await self._memory.setup(run, session, envelope.admits)
         # a delegate's (or spawn_subagent child's) result goes back to its caller, not to a channel: no files
         returns_files = session.delegation is None and envelope.admits(ATTACH_FILE)
         files = self._files.toolset() if returns_files else None
         return TurnTools(
             toolsets=[found for found in (toolset, memory, files) if found] + await self._mcp.toolsets(session),
-            deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id)),
+            deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id), memory_scope=scope),
             gate=tool_gate(envelope, self._ctx.config),
             parallel_tools=bool(runtime.parallel_tools),
             request_limit=runtime.tool_iterations if session.delegation in _DELEGATES else None,
