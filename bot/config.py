@@ -126,7 +126,7 @@ class DurabilityConfig(Section):
     ``queue_poll_seconds``: how often each process looks for queued runs it has room for (it also looks at once when
     it queues a run or one of its workflows ends; a run with room only in another process starts within about that
     long; a poll costs each process a few milliseconds of CPU per queue, so a much shorter interval keeps an idle
-    process noticeably busy)."""
+    process noticeably busy); under a second, also how often it looks for the runs it resumes after a restart."""
 
     resume_interrupted: bool = True
     system_database: str | None = None

@@ -30,6 +30,8 @@ BOT_TOKEN = "fake-bot-token-0123456789"
 API_KEY = "sk-test-secret-key-42"
 CLOSE_TIMEOUT = 60  # seconds a bot may take to close (it takes well under one)
 QUICK_STATUS_EDITS = 0.05  # for tests that watch status messages change: the default throttle is 1 s an edit
+# for tests that restart the bot: a run resumed at a start waits for the next poll of DBOS's queue (1 s by default)
+QUICK_RECOVERY = "[durability]\nqueue_poll_seconds = 0.2\n"
 
 
 @dataclass

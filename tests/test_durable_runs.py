@@ -34,7 +34,11 @@ from tests.polling import eventually, stays
 
 CHILD_TASK = "child task"
 SLOW_CHILD_TASK = "slow child task"  # answered once the script's release is set
-CONFIG = """
+QUICK_RECOVERY = "queue_poll_seconds = 0.2\n"  # a run recovered at a start waits for a poll of DBOS's own queue
+CONFIG = (
+    "[durability]\n"
+    + QUICK_RECOVERY
+    + """
 [agents.defaults]
 model = "test/default"
 [agents.defaults.subagents]
@@ -47,6 +51,8 @@ risk_profile = "team"
 [agents.list.writer]
 risk_profile = "team"
 """
+)
+DEFAULT_POLLS = CONFIG.replace(QUICK_RECOVERY, "")  # for what a second between a queue's polls leaves time to see
 
 
 @pytest.fixture(autouse=True)
@@ -563,7 +569,7 @@ def test_a_workflow_dequeued_while_the_loop_is_stopped_is_left_pending_and_runs_
     loop = asyncio.new_event_loop()
     try:
         before = Script()
-        db, orchestrator = loop.run_until_complete(start(tmp_path, before, durable=True))
+        db, orchestrator = loop.run_until_complete(start(tmp_path, before, durable=True, config_text=DEFAULT_POLLS))
         turn = loop.run_until_complete(orchestrator.chat(ChatRequest(text="find it", origin=ORIGIN)))
 
         async def enqueued() -> bool:
@@ -618,9 +624,9 @@ async def test_runs_waiting_for_the_lane_are_not_a_task_each(tmp_path):
     """A burst of spawns: the runs beyond the lane's places wait in line in the store, not as a task each
     (10,000 spawned at once were 10,000 tasks, each walked by every full garbage collection)."""
     script = Script()
-    uncapped = "[discord]\nmax_active_runs_per_member = 0\n[budgets]\nmember_concurrent_runs = 0\n" + CONFIG.replace(
-        "max_spawn_depth = 2\n", "max_spawn_depth = 2\nmax_queued_per_server = 1000\n"
-    )  # a lane of 8, the rest queued
+    lane = DEFAULT_POLLS.replace("max_spawn_depth = 2\n", "max_spawn_depth = 2\nmax_queued_per_server = 1000\n")
+    uncapped = "[discord]\nmax_active_runs_per_member = 0\n[budgets]\nmember_concurrent_runs = 0\n" + lane
+    # a lane of 8, the rest queued
     db, orchestrator = await start(tmp_path, script, durable=True, config_text=uncapped)
     channels = [replace(ORIGIN, channel_id=channel, conversation=f"discord:channel:{channel}") for channel in range(4)]
     spawns = [SpawnRequest(agent_id="researcher", task=f"find {i}", origin=channels[i % 4]) for i in range(160)]

@@ -41,6 +41,7 @@ resume_interrupted = false
 executor_id = "{executor}"
 heartbeat_seconds = {heartbeat}
 lease_seconds = {lease}
+queue_poll_seconds = 0.2  # a dead process's workflow, resumed, waits for a poll of DBOS's own queue
 """
 
 

@@ -9,6 +9,7 @@ import threading
 import time
 from dataclasses import replace
 
+import dbos._dbos as dbos_registry
 import dbos._queue as dbos_queue
 from dbos import Queue
 
@@ -94,6 +95,17 @@ async def test_queued_runs_start_when_woken_not_at_the_next_poll(tmp_path, monke
         closing = time.monotonic()
     assert time.monotonic() - closing < SOON, "the close waited for the queue workers' sleep"
     assert not queue_workers()
+
+
+async def test_dbos_own_queue_polls_as_often_as_the_runs_queues_but_never_less_often_than_its_default(tmp_path):
+    """The runs DBOS recovers at a start (and those resumed for a dead process) wait in DBOS's own queue: with a short
+    ``queue_poll_seconds`` they start within it, and a long one leaves that queue at DBOS's default second."""
+    for poll, expected in (("0.2", 0.2), ("10", dbos_queue.DEFAULT_QUEUE_POLLING_INTERVAL_SEC)):
+        (tmp_path / poll).mkdir()
+        config = CONFIG.replace("queue_poll_seconds = 10", f"queue_poll_seconds = {poll}")
+        async with running_core(tmp_path / poll, ScriptedModels(work=Work()), config, durable=True):
+            internal = dbos_registry._get_or_create_dbos_registry().get_internal_queue()
+            assert internal._polling_interval_sec == expected
 
 
 async def _completed(core, run_id: str) -> bool:

@@ -10,7 +10,7 @@ from collections import Counter
 from contextlib import asynccontextmanager
 
 from tests.fakes.openai_server import Step
-from tests.harness import announcement_for
+from tests.harness import QUICK_RECOVERY, announcement_for
 from tests.polling import eventually
 from tests.test_wire_approvals import approval_request, decide, recorded
 from tests.test_wire_control import command, spawn
@@ -63,7 +63,7 @@ class Script:
 def three_levels(world, script: Script):
     calls = world.tmp_path / "calls.jsonl"
     with_mcp(world, calls)
-    world.extra_config += "[agents.defaults.subagents]\nmax_spawn_depth = 2\n"
+    world.extra_config += "[agents.defaults.subagents]\nmax_spawn_depth = 2\n" + QUICK_RECOVERY
     world.llm.default = script
     return calls
 

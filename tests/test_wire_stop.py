@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from tests.harness import announcement_for
+from tests.harness import QUICK_RECOVERY, announcement_for
 from tests.polling import eventually
 from tests.test_wire_delivery import announcements, spawn_and_get_run_id
 from tests.test_wire_startup import BotProcess, assert_clean
@@ -20,8 +20,10 @@ CLOSE_WITHIN = 15.0  # seconds: the stop bound (8 s) and the test machine's slac
 
 @pytest.fixture(autouse=True)
 def _announcements_only(world):
-    """Live status messages stay out of the channel: one announcement is all the run posts."""
+    """Live status messages stay out of the channel: one announcement is all the run posts. The run resumed at the
+    next start waits for a short poll, not DBOS's default second."""
     world.status_messages = False
+    world.extra_config = QUICK_RECOVERY
 
 
 async def started(world) -> BotProcess:

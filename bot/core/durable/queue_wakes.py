@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 
+import dbos._dbos as dbos_registry  # its own queue's registry, which DBOS does not export
 import dbos._queue as dbos_queue  # the worker thread's function, which DBOS does not export
 from dbos import DBOS, Queue
 
@@ -84,8 +85,14 @@ def _waking_worker(stop_event: threading.Event, dbos: DBOS, queue: Queue) -> Non
     _worker(_Interval(stop_event, _current, queue.name), dbos, queue)
 
 
-def listen(wakes: QueueWakes) -> None:
-    """Before ``DBOS.launch()``: the queue workers it starts are woken by ``wakes``."""
+def listen(wakes: QueueWakes, poll_seconds: float) -> None:
+    """Before ``DBOS.launch()``: the queue workers it starts are woken by ``wakes``.
+
+    DBOS's own queue, where the workflows it recovers at launch (and those resumed for a dead process) wait, polls
+    every ``poll_seconds`` when that is shorter than its one-second default: like the runs' queues, and no slower
+    than DBOS's default."""
     global _current
     _current = wakes
     dbos_queue.queue_worker_thread = _waking_worker
+    internal = dbos_registry._get_or_create_dbos_registry().get_internal_queue()  # lives as long as the process
+    internal._polling_interval_sec = min(poll_seconds, dbos_queue.DEFAULT_QUEUE_POLLING_INTERVAL_SEC)

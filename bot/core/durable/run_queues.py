@@ -85,7 +85,7 @@ class RunQueues:
         """Right before DBOS's launch: its queue workers poll when this process wakes them, as well as at their
         interval."""
         self._wakes = QueueWakes()
-        queue_wakes.listen(self._wakes)
+        queue_wakes.listen(self._wakes, self._poll_seconds)
 
     def wake_after(self, held: tuple[str, ...]) -> None:
         """Poll the queues a workflow that ended here held a place in: the place may be another run's now."""
