@@ -195,8 +195,7 @@ class Settlement:
         return after
 
     async def crashed(self, run: Run, session: Session, error: str) -> AfterCommit:
-        """End ``failed`` a run whose task died on an unexpected error. It is routed like any other end, so
-        nobody waits on it for ever, as a ``spawn_subagent`` or ``delegate`` caller would."""
+        """End ``failed`` a run whose task died unexpectedly, routed like any other end: nobody waits on it for ever."""
         after, now = AfterCommit(), self._ctx.clock()
         partial = partial_result(await self._ctx.repos.transcripts.for_run(run.id))
         async with self._ctx.repos.db.transaction() as tx:
@@ -264,6 +263,7 @@ class Settlement:
                     after.outbox = True  # maybe announced as it is
                     return
                 announcement = await self._results.announce(tx, run, session, requester, now)
+                after.ended.remove(run.id)  # its run-mode binding ends once the announcement is delivered
                 if announcement.kind == "completion":
                     await self._results.tell_main_agent(tx, run, session, requester, now)
                 after.outbox = True
