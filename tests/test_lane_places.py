@@ -143,3 +143,27 @@ async def test_a_burst_as_wide_as_the_lane_starts_a_bounded_number_of_workflows_
             work.finish(task)
         await settle(core, lambda: _all(core, "completed", 12), timeout=20)
         assert all(place is None for _, place in (await places(core)).values())
+
+
+async def test_a_run_whose_workflow_failed_to_start_is_started_again_without_a_restart(tmp_path, monkeypatch):
+    """DBOS's database fails the first start (its pool ran dry, say): the run keeps its place and starts a moment
+    later, in the same process; then it completes and gives its place back."""
+    start, failed = DurableRuns.start, []
+
+    async def failing_once(self, run_id: str, **kwargs):
+        if not failed:
+            failed.append(run_id)
+            raise RuntimeError("QueuePool limit of size 20 overflow 0 reached")
+        return await start(self, run_id, **kwargs)
+
+    monkeypatch.setattr(DurableRuns, "start", failing_once)
+    work = Work()
+    quick = LANE_OF_TWO + "[durability]\nqueue_poll_seconds = 0.2\n"
+    async with running_core(tmp_path, ScriptedModels(work=work), quick, durable=True) as core:
+        run_id = await spawn(core, ALICE, "a")
+        await eventually(lambda: failed == [run_id], timeout=5, describe=lambda: failed)
+        assert (await places(core))["a"] == ("queued", "local")  # not started, still holding its place
+        await eventually(lambda: work.started == ["a"], timeout=10, describe=lambda: f"started: {work.started}")
+        work.finish("a")
+        await settle(core, lambda: _all(core, "completed", 1))
+        assert (await places(core))["a"] == ("completed", None)

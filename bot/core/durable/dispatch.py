@@ -35,7 +35,7 @@ from bot.core.durable.starts import Starts
 from bot.core.durable.waiting_here import WaitingHere, found_run, in_lane
 from bot.core.runs.fair_lane import FairLane
 from bot.core.runs.ports import RunBody
-from bot.records import Run, Session, short_run_id
+from bot.records import Run, RunStatus, Session, short_run_id
 from storage.db import Connection
 from storage.repositories import Repositories
 
@@ -245,12 +245,12 @@ class RunDispatch:
                 continue
             try:
                 found = await self._found(run_id)
+                if found is None or found[0].status is not (RunStatus.RUNNING if wake else RunStatus.QUEUED):
+                    continue  # ended, or started already
                 lane = in_lane(found)
-                place = None if found is None or lane else await placement(self._repos, *found, wake=wake)
+                place = None if lane else await placement(self._repos, *found, wake=wake)
             except Exception:  # the store failed us: the next start finds the run not started and starts it
                 log.exception("run_not_started", run_id=run_id, wake=wake)
-                continue
-            if found is None:
                 continue
             if lane:  # it starts once it holds a place: now if it came with one (or died unstarted holding one)
                 if found[0].lane_place is None:
@@ -280,8 +280,10 @@ class RunDispatch:
         assert self.durable_runs is not None
         try:
             return await self.durable_runs.start(run_id, wake=wake, place=place)
-        except Exception:  # DBOS's database failed us: the next start finds the run not started and starts it
+        except Exception:  # DBOS's database failed us (its pool ran dry, say): dispatched again in a while
             log.exception("run_not_started", run_id=run_id, wake=wake)
+            again: tuple[str, Action] = (run_id, "wake" if wake else "queue")
+            asyncio.get_running_loop().call_later(self._places.look_again_seconds, self._actions.put_nowait, again)
             return None
 
     async def _forget_ended(self) -> None:
