@@ -45,7 +45,7 @@ class Starts:
 
     @property
     def pending(self) -> bool:
-        """Whether a run still waits to start, or is starting."""
+        """Whether a run still waits for its workflow to start."""
         return bool(self._waiting)
 
     def add(self, run_id: str, woken: bool) -> None:
