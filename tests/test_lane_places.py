@@ -143,6 +143,10 @@ async def test_a_burst_as_wide_as_the_lane_starts_a_bounded_number_of_workflows_
             work.finish(task)
         await settle(core, lambda: _all(core, "completed", 12), timeout=20)
         assert all(place is None for _, place in (await places(core)).values())
+        # each started from the place another's body freed, yet none a child of it: its own workflow, journaled alone
+        workflows = await DBOS.list_workflows_async()
+        assert len(workflows) == 12 and all(w.status == "SUCCESS" for w in workflows)
+        assert [w.workflow_id for w in workflows if w.parent_workflow_id is not None] == []
 
 
 async def test_a_run_whose_workflow_failed_to_start_is_started_again_without_a_restart(tmp_path, monkeypatch):

@@ -9,17 +9,18 @@ once when one is free as it is stored, else when one is handed to it; a bounded 
 aborts an in-flight model request within about a second, :mod:`bot.agents.journal`; in this process the run's
 cancellation token stops it at once).
 
-Every start, wake and kill goes through one supervisor task, so none runs in its caller's context: a run started from
-a tool call never inherits the caller's deadline, cancellation or DBOS workflow (a DBOS call made in a workflow's
-context would be journaled as one of that workflow's steps). Runs are placed (in a queue or a lane) by one task, one
-after another in the order dispatched: a run waiting to be placed is an entry in a deque, not a task of its own.
-A task each would turn a burst of spawns into as many tasks waiting on a lock, all walked by every full garbage
-collection.
+Every start, wake and kill goes through one supervisor task, and a run's task begins in a copy of the start's context,
+so none runs in its caller's: a run started from a tool call, or from the room another's workflow made, never inherits
+its deadline, cancellation or DBOS workflow (a DBOS call made in a workflow's context is journaled as its step).
+Runs are placed (in a queue or a lane) by one task, one after another in the order dispatched: a run waiting to be
+placed is an entry in a deque, not a task of its own. A task each would turn a burst of spawns into as many tasks
+waiting on a lock, all walked by every full garbage collection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 from collections import deque
 from collections.abc import Coroutine
@@ -60,7 +61,9 @@ class RunDispatch:
         self.durable_runs = durable
         self._queues = queues
         self._places = places  # durable runs' places in the sub-agent lane
-        self._starts = Starts(places, self._start_held)  # lane runs holding a place here
+        self._starts = Starts(
+            places, lambda run_id, woken: self._run_task(run_id, self._start(run_id, woken, None))
+        )  # lane runs holding a place here
         self._handing_out: asyncio.Task[None] | None = None
         self._actions: asyncio.Queue[tuple[str, Action]] = asyncio.Queue()
         self._tasks: dict[str, asyncio.Task[object]] = {}
@@ -73,6 +76,7 @@ class RunDispatch:
         self._placing: str | None = None  # the run being placed now
         self._started_while_placed = False  # its workflow started here before its placing returned
         self._started = asyncio.Event()  # recovered workflows wait for the start
+        self._context: contextvars.Context | None = None  # the start's: every run's task begins in a copy
         self._here = WaitingHere(repos, lane, self._run_here)  # durable runs off
 
     @property
@@ -87,6 +91,7 @@ class RunDispatch:
         return await self.durable_runs.launch(self._resume, self._queues)
 
     def start(self) -> None:
+        self._context = contextvars.copy_context()
         self._supervisor = asyncio.create_task(self._supervise(), name="run-dispatch")
         if self.durable_runs is not None:
             self._handing_out = asyncio.create_task(self._starts.hand_out(), name="lane-places")
@@ -219,14 +224,12 @@ class RunDispatch:
                 self._placer = asyncio.create_task(self._place_all(), name="run-placing")
 
     def _run_task(self, run_id: str, body: Coroutine[object, object, object]) -> asyncio.Task[object]:
-        task = asyncio.create_task(body, name=f"run-{short_run_id(run_id)}")
+        context = None if self._context is None else self._context.copy()  # each its own: tasks set context vars
+        task = asyncio.create_task(body, name=f"run-{short_run_id(run_id)}", context=context)
         self._tasks[run_id] = task
         task.add_done_callback(functools.partial(self._forget, run_id))
         task.add_done_callback(lambda _: self._starts.ended(run_id))  # it may have held a place
         return task
-
-    def _start_held(self, run_id: str, woken: bool) -> asyncio.Task[object]:
-        return self._run_task(run_id, self._start(run_id, woken, None))
 
     def _placers(self) -> list[asyncio.Task[None]]:
         return [self._placer] if self._placer is not None and not self._placer.done() else []
