@@ -9,6 +9,8 @@ caller.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections import deque
 from collections.abc import Hashable
 from types import TracebackType
 from typing import Generic, TypeVar
@@ -17,15 +19,19 @@ K = TypeVar("K", bound=Hashable)
 
 
 class _Entry:
-    __slots__ = ("lock", "users")
+    """A key held: who waits for it next, first come first served."""
+
+    __slots__ = ("waiters",)
 
     def __init__(self) -> None:
-        self.lock = asyncio.Lock()
-        self.users = 0  # holders and waiters
+        self.waiters: deque[asyncio.Future[None]] = deque()
 
 
 class KeyedLocks(Generic[K]):
-    """Locks by key: ``async with locks.hold(key)``, or ``acquire``/``release`` for a caller that keeps no frame."""
+    """Locks by key: ``async with locks.hold(key)``, or ``acquire``/``release`` for a caller that keeps no frame.
+
+    A key's entry exists while it is held. A waiter is one future in its queue, awaited by ``acquire``'s one frame:
+    thousands of callers waiting for one key (a member's burst of spawns) hold little each."""
 
     def __init__(self) -> None:
         self._entries: dict[K, _Entry] = {}
@@ -37,27 +43,33 @@ class KeyedLocks(Generic[K]):
     async def acquire(self, key: K) -> None:
         entry = self._entries.get(key)
         if entry is None:
-            entry = self._entries[key] = _Entry()
-        entry.users += 1
+            self._entries[key] = _Entry()
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        entry.waiters.append(waiter)
         try:
-            await entry.lock.acquire()
-        except BaseException:  # cancelled while waiting: no longer a waiter
-            self._leave(key, entry)
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():  # handed the key, then cancelled before it resumed
+                self.release(key)
+            else:
+                with contextlib.suppress(ValueError):  # a release may have passed over it already
+                    entry.waiters.remove(waiter)
             raise
 
     def release(self, key: K) -> None:
+        """Hand the key to its first waiter still waiting; with none, the key is free and its entry leaves."""
         entry = self._entries[key]
-        entry.lock.release()
-        self._leave(key, entry)
+        while entry.waiters:
+            waiter = entry.waiters.popleft()
+            if not waiter.done():  # a cancelled waiter is done
+                waiter.set_result(None)
+                return
+        del self._entries[key]
 
     def hold(self, *keys: K) -> _Held[K]:
         """Each key's lock, taken in the order given (the same order everywhere: no deadlock), released in reverse."""
         return _Held(self, keys)
-
-    def _leave(self, key: K, entry: _Entry) -> None:
-        entry.users -= 1
-        if entry.users == 0:
-            del self._entries[key]
 
 
 class _Held(Generic[K]):

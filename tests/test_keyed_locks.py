@@ -69,3 +69,37 @@ async def test_several_keys_are_taken_in_order_and_a_waiter_cancelled_on_a_later
     await asyncio.wait_for(blocked, 1)  # the member's key was let go
     locks.release("member")
     assert len(locks) == 0
+
+
+async def test_a_waiter_cancelled_after_being_handed_the_key_passes_it_on():
+    locks: KeyedLocks[str] = KeyedLocks()
+    await locks.acquire("a")
+    handed = asyncio.create_task(locks.acquire("a"))
+    after = asyncio.create_task(locks.acquire("a"))
+    await asyncio.sleep(0)
+    locks.release("a")  # the first waiter is handed the key ...
+    handed.cancel()  # ... and cancelled before it resumes
+    with pytest.raises(asyncio.CancelledError):
+        await handed
+    await asyncio.wait_for(after, 1)  # the key went on to the next waiter, not lost
+    assert len(locks) == 1
+    locks.release("a")
+    assert len(locks) == 0
+
+
+async def test_waiters_are_served_first_come_first_served():
+    locks: KeyedLocks[str] = KeyedLocks()
+    order: list[int] = []
+    await locks.acquire("a")
+
+    async def take(n: int) -> None:
+        await locks.acquire("a")
+        order.append(n)
+        locks.release("a")
+
+    waiting = [asyncio.create_task(take(n)) for n in range(5)]
+    await asyncio.sleep(0)
+    waiting[2].cancel()
+    locks.release("a")
+    await asyncio.gather(*waiting, return_exceptions=True)
+    assert order == [0, 1, 3, 4] and len(locks) == 0
