@@ -13,7 +13,6 @@ from typing import Any, Protocol
 
 import structlog
 from pydantic_ai import RunContext, Tool
-from pydantic_ai.toolsets import FunctionToolset
 
 from bot.core.context import CoreContext
 
@@ -63,7 +62,7 @@ class AttachedFiles:
                 "its text content. It is posted with your answer. Attaching the same name again replaces it."
             ),
         )  # built once: its schema is read from the signature, which takes a while
-        self._toolset = FunctionToolset([tool])
+        self._tool = tool
 
     async def attach(self, run_id: str, name: str, content: str) -> dict[str, Any]:
         limits = self._ctx.config.files
@@ -82,9 +81,9 @@ class AttachedFiles:
         log.info("run_file_attached", run_id=run_id, file_name=name, size=stored.size)
         return {"status": "ok", "name": name, "bytes": stored.size, "posted": "with this run's result"}
 
-    def toolset(self) -> FunctionToolset[Any] | None:
+    def tool(self) -> Tool[Any] | None:
         """The ``attach_file`` tool (``None``: files are off); the turn's deps name its run."""
-        return self._toolset if self._ctx.config.files.enabled else None
+        return self._tool if self._ctx.config.files.enabled else None
 
     async def _attach_file(self, ctx: RunContext[RunNamed], name: str, content: str) -> dict[str, Any]:
         return await self.attach(ctx.deps.run_id, name, content)

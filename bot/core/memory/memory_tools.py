@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from pydantic_ai import RunContext, Tool
-from pydantic_ai.toolsets import FunctionToolset
 
 from bot.core.context import CoreContext
 from bot.core.memory.memories import Memories
@@ -84,17 +83,17 @@ class MemoryTurns:
 
     async def setup(
         self, run: Run, session: Session, admits: Callable[[str], bool]
-    ) -> tuple[FunctionToolset[Any] | None, str, MemoryScope | None]:
-        """The turn's memory toolset, its recalled block, and the scope its tools act on.
+    ) -> tuple[list[Tool[Any]], str, MemoryScope | None]:
+        """The turn's memory tools, its recalled block, and the scope its tools act on.
 
-        No toolset: none offered; an empty block: nothing recalled; the turn's deps carry the scope. ``admits``:
+        No tools: none offered; an empty block: nothing recalled; the turn's deps carry the scope. ``admits``:
         whether the session's policy envelope admits a tool (its risk profile, narrowed by its agent parents')."""
         if not self._ctx.config.memory.enabled or session.guild_id is None:
-            return None, "", None
+            return [], "", None
         scope = await self._scopes.of(run, session)
         tools = [tool for name, tool in self._tools.items() if admits(name)]
         if session.delegation in _DELEGATES and not self._ctx.config.runtime_profile_of(session.agent_id).agentic:
             tools = []
         recalled = await self._memories.injected(scope, run.task)
         await self._memories.auto_save(scope, run.task)  # after recalling: a message does not recall itself
-        return (FunctionToolset(tools) if tools else None), recalled, scope
+        return tools, recalled, scope

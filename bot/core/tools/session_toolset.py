@@ -11,6 +11,7 @@ child's final text, or the refusal's words. Only the tools the policy allows for
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -288,7 +289,10 @@ _TOOLS: dict[str, Tool[ToolDeps]] = {
 }
 
 
-def session_toolset(allowed: frozenset[str]) -> FunctionToolset[ToolDeps] | None:
-    """The toolset for a caller whose role allows ``allowed`` (``None`` when it allows none)."""
-    tools = [tool for name, tool in _TOOLS.items() if name in allowed]
+def session_toolset(allowed: frozenset[str], more: Sequence[Tool[Any]] = ()) -> FunctionToolset[ToolDeps] | None:
+    """A caller's one toolset: the tools its role allows, and ``more`` (``None``: no tool).
+
+    One toolset, not one per room: pydantic-ai prepares each toolset of a turn in a task of its own before every
+    model request."""
+    tools = [tool for name, tool in _TOOLS.items() if name in allowed] + list(more)
     return FunctionToolset(tools) if tools else None

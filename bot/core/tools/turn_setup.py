@@ -64,15 +64,15 @@ class TurnSetups:
         runtime = self._ctx.config.runtime_profile_of(session.agent_id)
         offered = await self._offered(session)
         voice = is_voice_turn(run)
-        toolset = session_toolset(offered - STARTS_WORK if voice else offered)
         envelope = await self._envelopes.effective(session, run)
         # a voice turn tells a result: it neither recalls for, nor saves, what a member did not say
-        memory, recalled, scope = (None, "", None) if voice else await self._memory.setup(run, session, envelope.admits)
+        memory, recalled, scope = ([], "", None) if voice else await self._memory.setup(run, session, envelope.admits)
         # a delegate's (or spawn_subagent child's) result goes back to its caller, not to a channel: no files
         returns_files = session.delegation is None and envelope.admits(ATTACH_FILE)
-        files = self._files.toolset() if returns_files else None
+        file_tool = self._files.tool() if returns_files else None
+        toolset = session_toolset(offered - STARTS_WORK if voice else offered, [*memory, *filter(None, [file_tool])])
         return TurnTools(
-            toolsets=[found for found in (toolset, memory, files) if found] + await self._mcp.toolsets(session),
+            toolsets=([toolset] if toolset else []) + await self._mcp.toolsets(session),
             deps=ToolDeps(control=self._control, caller=Caller(session=session, run_id=run.id), memory_scope=scope),
             gate=tool_gate(envelope, self._ctx.config),
             parallel_tools=bool(runtime.parallel_tools),
