@@ -1,8 +1,8 @@
 """An in-process delivery sink, for timing spawn → delivered announcement without Discord.
 
 It does the delivery worker's database work for each announcement (``bot/discord_adapter/delivery.py``: wake on the
-core's outbox signal, each channel's oldest pending row first, record the part sent, mark it delivered, tell the
-core) and leaves out only the post to Discord. ``delivered(run_id)`` is a future of when a run's announcement
+core's outbox signal, each channel's oldest pending row first, mark it delivered with its one part recorded, tell
+the core) and leaves out only the post to Discord. ``delivered(run_id)`` is a future of when a run's announcement
 was marked delivered (``time.perf_counter``). Rows are claimed as the worker claims them (``owner``, the
 process's executor id); processes sharing a store each deliver their own channels only (``channels``), so each
 process's ``delivered`` hears of its own runs. Those may execute in another process (durable runs share one queue),
@@ -73,10 +73,8 @@ class DeliverySink:
         return await self._outbox.claim_head(channel_id, self._owner, now, now + CLAIM_SECONDS)
 
     async def _deliver(self, row: OutboxRow) -> None:
-        async with self._db.transaction() as tx:
-            await self._outbox.record_part(tx, row.id, 1, [row.id])
-        async with self._db.transaction() as tx:
-            await self._outbox.mark_delivered(tx, row.id, time.time())
+        async with self._db.transaction() as tx:  # its one part recorded with the delivered mark, as the worker does
+            await self._outbox.mark_delivered(tx, row.id, time.time(), 1, [row.id])
         if row.run_id is not None:
             await self._core.announcement_delivered(row.run_id)
             at = time.perf_counter()

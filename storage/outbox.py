@@ -12,6 +12,7 @@ where that row goes), so a crash can neither lose the notice nor send it twice.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -152,12 +153,23 @@ class OutboxRepository:
     async def record_part(self, tx: Connection, row_id: int, parts_sent: int, message_ids: list[int]) -> None:
         await tx.execute(
             "UPDATE outbox SET parts_sent = ?, message_ids_json = ? WHERE id = ?",
-            (parts_sent, json.dumps(message_ids), row_id),
+            (parts_sent, json.dumps(list(message_ids)), row_id),
         )
 
-    async def mark_delivered(self, tx: Connection, row_id: int, now: float) -> None:
+    async def mark_delivered(
+        self, tx: Connection, row_id: int, now: float, parts_sent: int | None = None, message_ids: Sequence[int] = ()
+    ) -> None:
+        """Delivered; with ``parts_sent``, its parts recorded by the same statement (the last part's own record)."""
+        if parts_sent is None:
+            await tx.execute(
+                "UPDATE outbox SET status = 'delivered', delivered_at = ?, claim_until = NULL WHERE id = ?",
+                (now, row_id),
+            )
+            return
         await tx.execute(
-            "UPDATE outbox SET status = 'delivered', delivered_at = ?, claim_until = NULL WHERE id = ?", (now, row_id)
+            "UPDATE outbox SET status = 'delivered', delivered_at = ?, claim_until = NULL, parts_sent = ?, "
+            "message_ids_json = ? WHERE id = ?",
+            (now, parts_sent, json.dumps(list(message_ids)), row_id),
         )
 
     async def schedule_retry(

@@ -225,6 +225,7 @@ class DeliveryWorker:
         try:
             locale = server_locale(self._client, row.channel_id, announcement.guild_id)
             messages = render(announcement, await self._files(announcement), locale)
+            last = len(messages) - 1
             for index in range(row.parts_sent, len(messages)):
                 message_id = None
                 if draft is not None and self._drafts is not None and index < len(draft.message_ids):
@@ -234,8 +235,9 @@ class DeliveryWorker:
                 if message_id is None:
                     message_id = await self._post(row, announcement, messages[index], index)
                 message_ids.append(message_id)
-                async with self._db.transaction() as tx:
-                    await self._outbox.record_part(tx, row.id, index + 1, message_ids)
+                if index < last or draft is not None:  # else the last part is recorded with the delivered mark
+                    async with self._db.transaction() as tx:
+                        await self._outbox.record_part(tx, row.id, index + 1, message_ids)
             if draft is not None and self._drafts is not None:
                 await self._drafts.trim(draft, len(messages))
         except Exception as error:
@@ -243,7 +245,7 @@ class DeliveryWorker:
             return
         async with self._db.transaction() as tx:
             delivered_at = self._clock()
-            await self._outbox.mark_delivered(tx, row.id, delivered_at)
+            await self._outbox.mark_delivered(tx, row.id, delivered_at, len(messages), message_ids)
             if draft is not None:
                 await self._run_drafts.delete(tx, draft.run_id)
         bound.info("delivered", message_ids=message_ids)
