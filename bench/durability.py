@@ -134,6 +134,8 @@ async def arriving(lifecycle: Lifecycle, runs: int) -> list[float]:
         except Exception as error:
             fail(error)
             return
+        finally:
+            starts.discard(asyncio.current_task())  # not a done callback: one object less per start waiting
         delivery.add_done_callback(ended, context=context)
 
     if runs == 0:
@@ -143,7 +145,6 @@ async def arriving(lifecycle: Lifecycle, runs: int) -> list[float]:
         for i in range(runs):
             started = asyncio.create_task(start(f"task {i}"))
             starts.add(started)
-            started.add_done_callback(starts.discard)
             if (i + 1) % ARRIVALS_PER_TURN == 0:
                 await asyncio.sleep(0)
         await all_ended
