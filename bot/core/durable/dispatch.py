@@ -9,9 +9,9 @@ once when one is free as it is stored, else when one is handed to it; a bounded 
 aborts an in-flight model request within about a second, :mod:`bot.agents.journal`; in this process the run's
 cancellation token stops it at once).
 
-Every start, wake and kill goes through one supervisor task, and a run's task begins in a copy of the start's context,
-so none runs in its caller's: a run started from a tool call, or from the room another's workflow made, never inherits
-its deadline, cancellation or DBOS workflow (a DBOS call made in a workflow's context is journaled as its step).
+Every kill, wake and run to place goes through one supervisor task, and a run's task begins in a copy of the start's
+context, so none runs in its caller's: a run started from a tool call, or from the room another's workflow made, never
+inherits its deadline, cancellation or DBOS workflow (a DBOS call made in a workflow's context is its step).
 Runs are placed (in a queue or a lane) by one task, one after another in the order dispatched: a run waiting to be
 placed is an entry in a deque, not a task of its own. A task each would turn a burst of spawns into as many tasks
 waiting on a lock, all walked by every full garbage collection.
@@ -128,8 +128,11 @@ class RunDispatch:
         return self.durable_runs is not None and await self._places.join(tx, run, delegated=delegated)
 
     def queue(self, run_id: str, *, placed: bool = False) -> None:
-        """Start a run that was just persisted as queued (``placed``: holding a lane place)."""
-        self._actions.put_nowait((run_id, "placed" if placed else "queue"))
+        """Start a run that was just persisted as queued (``placed``: holding a lane place, it needs no placing)."""
+        if placed and self._context is not None:  # started: its task begins in the start's context, not the caller's
+            self._starts.add(run_id, False)
+        else:
+            self._actions.put_nowait((run_id, "placed" if placed else "queue"))
 
     def wake(self, run_id: str) -> None:
         """Resume a run that settlement moved from waiting back to running."""
@@ -178,9 +181,7 @@ class RunDispatch:
         return {run_id: place for place, run_id in enumerate(order, start=1)}
 
     async def wait_idle(self) -> None:
-        """Wait until nothing this process started or queued is still queued or executing.
-
-        That holds here and in any other process."""
+        """Wait until nothing this process started or queued is queued or executing, in any process."""
         while True:
             await asyncio.gather(*self._tasks.values(), *self._placers(), return_exceptions=True)
             await self._forget_ended()
@@ -192,9 +193,8 @@ class RunDispatch:
 
     async def close(self) -> None:
         """Stop the supervisor and every run task; runs still live stay live in the database. A task that ends in an
-        error as it is stopped does not stop the close: DBOS's execution of a killed run, parked over the
-        cancellation, can end so ("awaited workflow was cancelled"), and the rest of the bot must close all the
-        same."""
+        error as it is stopped does not stop the close: DBOS's execution of a killed run, parked over the cancellation,
+        can end so ("awaited workflow was cancelled"), and the rest of the bot must close all the same."""
         if self.durable_runs is not None:  # first: a workflow starting while its siblings are stopped would go on
             self.durable_runs.stop_taking()
         self._lane.clear()  # first: no run left is handed a slot as the tasks stop
@@ -205,7 +205,7 @@ class RunDispatch:
             if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
                 log.warning("task_failed_while_stopping", task=task.get_name(), exc_info=outcome)
         self._tasks.clear()
-        self._supervisor = self._placer = self._handing_out = None
+        self._supervisor = self._placer = self._handing_out = self._context = None
         if self.durable_runs is not None:
             await self.durable_runs.close()
 

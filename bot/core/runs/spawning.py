@@ -245,20 +245,20 @@ class Spawning:
         attachments: Sequence[Attachment] = (),
     ) -> None:
         """One transaction: the conversation's main session (if new), a new child session, the queued run (admitted
-        by the budgets, with its lane place if one is free), the child's thread binding, and whatever else the caller
-        records with them (``also``: a delegate's task) — or nothing, when the run's parent has ended meanwhile or a
-        budget refuses it."""
+        by the budgets, with its lane place if one is free), the child's binding, and what the caller records with them
+        (``also``: a delegate's task); or nothing, when the run's parent has ended meanwhile or a budget refuses it."""
         sessions = self._ctx.repos.sessions
         async with self._ctx.repos.db.transaction() as tx:
             if main is not None:
                 await sessions.insert(tx, main, if_missing=True)
             if child is not None:
-                await sessions.insert(tx, child)
+                await sessions.insert(tx, child)  # new: no archive time
             elif (archived := await sessions.archived_at(tx, run.session_key)) is not None:
                 raise SessionArchived(run.session_key, archived, self._ctx.clock())
+            else:
+                await sessions.set_archive_at(tx, run.session_key, None)
             if run.parent_run_id and not await self._ctx.repos.runs.is_live(tx, run.parent_run_id):
                 raise CallerEnded(run.parent_run_id)  # killed while this launch waited for the write lock
-            await sessions.set_archive_at(tx, run.session_key, None)
             await self._budgets.admit(tx, run)
             await self._ctx.repos.runs.insert(tx, run)
             placed = await self._launcher.place(tx, run, delegated=child is not None and child.delegation is not None)
