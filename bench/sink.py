@@ -76,10 +76,10 @@ class DeliverySink:
         async with self._db.transaction() as tx:  # its one part recorded with the delivered mark, as the worker does
             await self._outbox.mark_delivered(tx, row.id, time.time(), 1, [row.id])
         if row.run_id is not None:
-            await self._core.announcement_delivered(row.run_id)
-            at = time.perf_counter()
+            at = time.perf_counter()  # marked delivered: where the floor's run ends; the core's follow-up comes after
             if (waiting := self._waiting.pop(row.run_id, None)) is not None:
                 if not waiting.done():  # its caller may have stopped waiting (a timeout)
                     waiting.set_result(at)
             else:
                 self._delivered_at[row.run_id] = at
+            await self._core.announcement_delivered(row.run_id)
