@@ -231,7 +231,8 @@ async def run_agent(
     """Run one agent turn to a terminal outcome.
 
     ``on_step`` receives messages as they are produced, with the turn's usage so far (so what a run spends is
-    recorded as it is spent, whatever later stops it). ``drain`` is asked for messages that arrived for this run
+    recorded as it is spent, whatever later stops it); the opening request comes with its answer (or with what
+    stopped the turn), in one write. ``drain`` is asked for messages that arrived for this run
     (steers, child completions) before each request is built (before the first, and after each round of tool calls;
     not again between building a request and sending it, nor after an answer that calls no tool: the turn ends, and
     its caller finds them for the next); they are enqueued to reach the model at that request.
@@ -289,7 +290,8 @@ async def run_agent(
                 cancellation_token=cancellation,
             ) as agent_run:
                 async for node in agent_run:
-                    await flush(agent_run.new_messages(), agent_run.usage)
+                    if persisted or not Agent.is_model_request_node(node):  # the opening request: with its answer
+                        await flush(agent_run.new_messages(), agent_run.usage)
                     if drain is not None and _builds_a_request(node):
                         for text in await drain():
                             agent_run.enqueue(text)
