@@ -181,7 +181,7 @@ class RunDispatch:
         return {run_id: place for place, run_id in enumerate(order, start=1)}
 
     async def wait_idle(self) -> None:
-        """Wait until nothing this process started or queued is queued or executing, in any process."""
+        """Wait until nothing this process started or queued waits or executes, anywhere."""
         while True:
             await asyncio.gather(*self._tasks.values(), *self._placers(), return_exceptions=True)
             await self._forget_ended()
