@@ -9,7 +9,6 @@ caller.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import deque
 from collections.abc import Hashable
 from types import TracebackType
@@ -52,10 +51,7 @@ class KeyedLocks(Generic[K]):
         except BaseException:
             if waiter.done() and not waiter.cancelled():  # handed the key, then cancelled before it resumed
                 self.release(key)
-            else:
-                with contextlib.suppress(ValueError):  # a release may have passed over it already
-                    entry.waiters.remove(waiter)
-            raise
+            raise  # a cancelled waiter stays queued, done: a release passes over it (no scan of the queue)
 
     def release(self, key: K) -> None:
         """Hand the key to its first waiter still waiting; with none, the key is free and its entry leaves."""

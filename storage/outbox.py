@@ -157,15 +157,9 @@ class OutboxRepository:
         )
 
     async def mark_delivered(
-        self, tx: Connection, row_id: int, now: float, parts_sent: int | None = None, message_ids: Sequence[int] = ()
+        self, tx: Connection, row_id: int, now: float, parts_sent: int, message_ids: Sequence[int]
     ) -> None:
-        """Delivered; with ``parts_sent``, its parts recorded by the same statement (the last part's own record)."""
-        if parts_sent is None:
-            await tx.execute(
-                "UPDATE outbox SET status = 'delivered', delivered_at = ?, claim_until = NULL WHERE id = ?",
-                (now, row_id),
-            )
-            return
+        """Delivered, with its parts recorded by the same statement (the last part's own record)."""
         await tx.execute(
             "UPDATE outbox SET status = 'delivered', delivered_at = ?, claim_until = NULL, parts_sent = ?, "
             "message_ids_json = ? WHERE id = ?",

@@ -278,7 +278,7 @@ async def test_a_firings_session_is_archived_after_it_ends_and_pruned_once_old(t
         assert (await orchestrator.sessions.get(key)).archived_at == at("2030-01-01 12:00:03")
         (announcement,) = await orchestrator.outbox.for_run(run_id)
         async with orchestrator._db.transaction() as tx:  # as the delivery worker would
-            await orchestrator.outbox.mark_delivered(tx, announcement.id, clock.now)
+            await orchestrator.outbox.mark_delivered(tx, announcement.id, clock.now, 1, [1])
         clock.set("2030-01-31 12:00:04")  # 30 days on: retention's default
         report = await orchestrator.core.retention.prune()
         assert await orchestrator.sessions.get(key) is None and await orchestrator.runs.get(run_id) is None
