@@ -5,13 +5,14 @@ first in line first (one member's backlog behind another member's first run)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import replace
 
 from dbos import DBOS
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo
 
-from bot.core.durable import starts
+from bot.core.durable import journal_store, starts
 from bot.core.durable.durable_runs import DurableRuns
 from bot.records import RunStatus
 from tests.core_support import ORIGIN, ScriptedModels, first_prompt, running_core, settle
@@ -171,3 +172,21 @@ async def test_a_run_whose_workflow_failed_to_start_is_started_again_without_a_r
         work.finish("a")
         await settle(core, lambda: _all(core, "completed", 1))
         assert (await places(core))["a"] == ("completed", None)
+
+
+async def test_a_burst_of_runs_ending_together_journals_on_a_bounded_number_of_threads(tmp_path):
+    """DBOS's journal writes (and the loop's ``asyncio.to_thread`` calls) share a few threads: forty runs ending at
+    once wait for one, where each would have had a thread of its own, all contending for the GIL with the loop."""
+    work = Work()
+    wide = LANE_OF_TWO.replace("max_concurrent = 2", "max_concurrent = 40")
+    async with running_core(tmp_path, ScriptedModels(work=work), wide, durable=True) as core:
+        tasks = [f"r{i}" for i in range(40)]
+        for i, task in enumerate(tasks):
+            await spawn(core, ALICE if i % 2 else BOB, task)
+        await eventually(lambda: sorted(work.started) == sorted(tasks), timeout=20, describe=lambda: work.started)
+        for task in tasks:
+            work.finish(task)
+        await settle(core, lambda: _all(core, "completed", 40), timeout=30)
+        journaling = [t.name for t in threading.enumerate() if t.name.startswith("dbos-executor-")]
+        bound = journal_store.executor_threads(f"sqlite:///{tmp_path}/core.sqlite3.dbos")  # the journal beside it
+        assert 1 < len(journaling) <= bound, journaling  # idle ones stay until the stop

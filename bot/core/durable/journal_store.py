@@ -44,6 +44,16 @@ def _prepare(path: Path) -> None:
         connection.close()
 
 
+def executor_threads(url: str) -> int:
+    """How many threads DBOS writes its journal from; they are also the loop's ``asyncio.to_thread`` threads.
+
+    DBOS's own default has no bound: thousands of runs at once had a thread each, all waiting for one of its pool's
+    connections and contending for the GIL with the event loop's thread, whose every store statement gives the GIL
+    up. A SQLite journal takes one writer at a time, so two threads keep it busy; PostgreSQL's round trips overlap,
+    and its threads stay fewer than DBOS's pool has connections, so that DBOS's pollers always find one."""
+    return 8 if is_postgresql(url) else 2
+
+
 def url(config: DurabilityConfig, storage: StorageConfig) -> str:
     """Where DBOS keeps its journal: ``system_database`` if set, else the PostgreSQL store, else the SQLite file."""
     chosen = config.system_database or (storage.url if storage.url and is_postgresql(storage.url) else None)
