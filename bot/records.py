@@ -300,9 +300,12 @@ class Attachment:
     text: str | None = None  # a text file's content (``kind`` text)
 
 
+SHORT_RUN_ID = 8  # characters of a run id that messages and buttons show
+
+
 def short_run_id(run_id: str) -> str:
     """A run id as people see it in messages and buttons."""
-    return run_id[:8]
+    return run_id[:SHORT_RUN_ID]
 
 
 @dataclass(frozen=True)

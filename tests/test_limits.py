@@ -71,6 +71,8 @@ def test_quoted_keeps_short_input_and_cuts_long_input_to_one_line_of_80():
         ("#" + "9" * 5000, "Invalid subagent index: #" + "9" * 78 + "…"),
         ("agent:x:" + "k" * 6000, "Unknown subagent session: agent:x:" + "k" * 71 + "…"),
         ("0", "Invalid subagent index: 0"),
+        ("39658707", "Unknown subagent id: 39658707"),  # a run id as shown, of digits only: not an index
+        ("9999999", "Invalid subagent index: 9999999"),
         ("²", "Unknown subagent id: ²"),
     ],
 )

@@ -18,11 +18,16 @@ from bot.core.context import CoreContext
 from bot.core.errors import UnknownTarget
 from bot.core.files.attached_files import ATTACH_FILE
 from bot.i18n import Words
-from bot.records import Run, RunStatus, Session, SpawnSite
+from bot.records import SHORT_RUN_ID, Run, RunStatus, Session, SpawnSite
 from bot.text import quoted
 
 RECENT_SECONDS = 30 * 60
 _RUN_ID_PREFIX = re.compile(r"[0-9a-f]{4,32}")
+
+
+def _shown_run_id(token: str) -> bool:
+    """Whether ``token`` could be a run id as messages show it, or longer: one of digits only is not an index."""
+    return len(token) >= SHORT_RUN_ID and _RUN_ID_PREFIX.fullmatch(token) is not None
 
 
 def _ordinal(number: int) -> str:
@@ -147,9 +152,10 @@ class SessionQueries:
         if digits.isdecimal():
             number = digits.lstrip("0")
             # Compared by length first: int() refuses numbers of more than 4,300 digits.
-            if len(number) > len(str(len(rows))) or not 1 <= int(number or "0") <= len(rows):
+            if len(number) <= len(str(len(rows))) and 1 <= int(number or "0") <= len(rows):
+                return rows[int(number) - 1]
+            if not _shown_run_id(token):
                 raise UnknownTarget(Words("refused-invalid-index", {"target": shown}))
-            return rows[int(number) - 1]
         if ":" in token:
             for row in rows:
                 if row.session.key == token:
