@@ -49,9 +49,9 @@ def executor_threads(url: str) -> int:
 
     DBOS's own default has no bound: thousands of runs at once had a thread each, all waiting for one of its pool's
     connections and contending for the GIL with the event loop's thread, whose every store statement gives the GIL
-    up. A SQLite journal takes one writer at a time, so two threads keep it busy; PostgreSQL's round trips overlap,
-    and its threads stay fewer than DBOS's pool has connections, so that DBOS's pollers always find one."""
-    return 8 if is_postgresql(url) else 2
+    up. Fewer threads than DBOS's pool has connections, so that its pollers always find one; not so few that a slow
+    write holds up every other (two made runs' last journal writes lag well behind their ends under load)."""
+    return 8
 
 
 def url(config: DurabilityConfig, storage: StorageConfig) -> str:
