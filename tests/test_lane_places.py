@@ -111,6 +111,14 @@ async def test_a_run_waiting_for_its_child_gives_its_place_to_it_and_waits_in_li
         assert family.order == ["parent", "parent", "child", "parent"]  # the child only once the parent waited
 
 
+async def spawn_burst(core, count: int) -> list[str]:
+    """``count`` spawns in a row, Alice's and Bob's in turn; their tasks."""
+    tasks = [f"r{i}" for i in range(count)]
+    for i, task in enumerate(tasks):
+        await spawn(core, ALICE if i % 2 else BOB, task)
+    return tasks
+
+
 async def _all(core, status: str, count: int) -> bool:
     return await run_statuses(core) == [status] * count
 
@@ -137,9 +145,7 @@ async def test_a_burst_as_wide_as_the_lane_starts_a_bounded_number_of_workflows_
     work = Work()
     wide = LANE_OF_TWO.replace("max_concurrent = 2", "max_concurrent = 12")
     async with running_core(tmp_path, ScriptedModels(work=work), wide, durable=True) as core:
-        tasks = [f"r{i}" for i in range(12)]
-        for i, task in enumerate(tasks):
-            await spawn(core, ALICE if i % 2 else BOB, task)
+        tasks = await spawn_burst(core, 12)
         assert all(place == "local" for _, place in (await places(core)).values())  # each claimed with its run
         await eventually(lambda: len(entered) == 3, timeout=10, describe=lambda: entered)
         await asyncio.sleep(0.2)
@@ -187,13 +193,10 @@ async def test_a_burst_of_runs_ending_together_journals_on_a_bounded_number_of_t
     work = Work()
     wide = LANE_OF_TWO.replace("max_concurrent = 2", "max_concurrent = 40")
     async with running_core(tmp_path, ScriptedModels(work=work), wide, durable=True) as core:
-        tasks = [f"r{i}" for i in range(40)]
-        for i, task in enumerate(tasks):
-            await spawn(core, ALICE if i % 2 else BOB, task)
+        tasks = await spawn_burst(core, 40)
         await eventually(lambda: sorted(work.started) == sorted(tasks), timeout=20, describe=lambda: work.started)
         for task in tasks:
             work.finish(task)
         await settle(core, lambda: _all(core, "completed", 40), timeout=30)
         journaling = [t.name for t in threading.enumerate() if t.name.startswith("dbos-executor-")]
-        bound = journal_store.executor_threads(f"sqlite:///{tmp_path}/core.sqlite3.dbos")  # the journal beside it
-        assert 1 < len(journaling) <= bound, journaling  # idle ones stay until the stop
+        assert 1 < len(journaling) <= journal_store.EXECUTOR_THREADS, journaling  # idle ones stay until the stop

@@ -19,6 +19,12 @@ from bot.config import DurabilityConfig, StorageConfig
 from storage.db import is_postgresql
 
 NOTICE_POLL_SECONDS = 0.1  # how often DBOS looks for notifications in a SQLite journal; also how long a stop waits
+# How many threads DBOS writes its journal from; they are also the loop's ``asyncio.to_thread`` threads. DBOS's own
+# default has no bound: thousands of runs at once would each take a thread, all waiting for one of its pool's
+# connections and contending for the GIL with the event loop's thread, whose every store statement gives the GIL up.
+# Fewer than DBOS's pool has connections, so that its pollers always find one; enough that one slow write does not
+# hold up every other.
+EXECUTOR_THREADS = 8
 
 
 @event.listens_for(Engine, "connect")
@@ -42,16 +48,6 @@ def _prepare(path: Path) -> None:
         connection.execute("PRAGMA journal_mode=WAL")
     finally:
         connection.close()
-
-
-def executor_threads(url: str) -> int:
-    """How many threads DBOS writes its journal from; they are also the loop's ``asyncio.to_thread`` threads.
-
-    DBOS's own default has no bound: thousands of runs at once had a thread each, all waiting for one of its pool's
-    connections and contending for the GIL with the event loop's thread, whose every store statement gives the GIL
-    up. Fewer threads than DBOS's pool has connections, so that its pollers always find one; not so few that a slow
-    write holds up every other (two made runs' last journal writes lag well behind their ends under load)."""
-    return 8
 
 
 def url(config: DurabilityConfig, storage: StorageConfig) -> str:
