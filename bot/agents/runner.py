@@ -99,6 +99,28 @@ class RunRequest:
     instrument: InstrumentationSettings | bool = False  # pydantic-ai's spans: the model requests and tool calls
 
 
+TurnAgent = Agent[Any, str | DeferredToolRequests | None]
+_agents: dict[int, tuple[InstrumentationSettings | bool, TurnAgent]] = {}
+
+
+def _agent(instrument: InstrumentationSettings | bool) -> TurnAgent:
+    """The agent every turn runs on, one per instrumentation: its instructions and tools come with each run.
+
+    Building an agent is costly (its output schemas); an agent holds no run's state."""
+    known = _agents.get(id(instrument))
+    if known is not None and known[0] is instrument:
+        return known[1]
+    # ``str | None``: a response with no text (after tool work, or at all) ends the run instead of being
+    # retried into a failure; the result is then the last tool result or ``(no output)``. A turn whose calls
+    # wait for approval ends with them (``DeferredToolRequests``).
+    agent: TurnAgent = Agent(deps_type=object, output_type=[str | None, DeferredToolRequests])
+    agent.instrument = instrument
+    if len(_agents) >= 8:  # instrumentation is one per bot: only tests make more
+        _agents.clear()
+    _agents[id(instrument)] = (instrument, agent)
+    return agent
+
+
 def _builds_a_request(node: AgentNode[Any, Any] | End[Any]) -> bool:
     """Whether the graph's next node leads to building a model request: the first, or one after tool calls.
 
@@ -238,15 +260,7 @@ async def run_agent(
     its caller finds them for the next); they are enqueued to reach the model at that request.
     ``cancellation`` kills the run (outcome ``killed``).
     """
-    # ``str | None``: a response with no text (after tool work, or at all) ends the run instead of being
-    # retried into a failure; the result is then the last tool result or ``(no output)``. A turn whose calls
-    # wait for approval ends with them (``DeferredToolRequests``).
-    agent: Agent[Any, str | DeferredToolRequests | None] = Agent(
-        instructions=request.system_prompt,
-        deps_type=object,
-        output_type=[str | None, DeferredToolRequests],
-    )
-    agent.instrument = request.instrument
+    agent = _agent(request.instrument)
     settings = ModelSettings()
     persisted = 0
     agent_run: AgentRun[Any, str | DeferredToolRequests | None] | None = None
@@ -277,6 +291,7 @@ async def run_agent(
                 settings["thinking"] = _thinking_setting(request.thinking)
             async with agent.iter(
                 prompt,
+                instructions=request.system_prompt,
                 message_history=request.history or None,
                 deferred_tool_results=decided,
                 model=request.model,

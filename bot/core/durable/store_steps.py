@@ -51,11 +51,16 @@ async def store_step(
     work: Callable[[Connection], Awaitable[T]],
     encode: Callable[[T], str],
     decode: Callable[[str], T],
+    tx: Connection | None = None,
 ) -> T:
-    """``work`` in a transaction, once per workflow step: a replay gets back what the first execution returned."""
+    """``work`` in a transaction, once per workflow step: a replay gets back what the first execution returned.
+
+    ``tx``: in that transaction, with the caller's own work, rather than in one of its own."""
     if not in_workflow():
-        async with repos.db.transaction() as tx:
+        if tx is not None:
             return await work(tx)
+        async with repos.db.transaction() as own:
+            return await work(own)
     counts = _counts.get()
     assert counts is not None, "a store step in a workflow whose body did not begin()"
     counts[name] += 1
@@ -63,9 +68,23 @@ async def store_step(
     recorded = await repos.run_steps.output(key) if _replayable.get() else None
     if recorded is not None:
         return decode(recorded)
-    async with repos.db.transaction() as tx:
-        result = await work(tx)
-        await repos.run_steps.record(tx, key, run_id, encode(result))
+    if tx is not None:
+        return await _recorded(repos, tx, key, run_id, work, encode)
+    async with repos.db.transaction() as own:
+        return await _recorded(repos, own, key, run_id, work, encode)
+
+
+async def _recorded(
+    repos: Repositories,
+    tx: Connection,
+    key: str,
+    run_id: str,
+    work: Callable[[Connection], Awaitable[T]],
+    encode: Callable[[T], str],
+) -> T:
+    """``work`` in ``tx``, with the record of what it returned."""
+    result = await work(tx)
+    await repos.run_steps.record(tx, key, run_id, encode(result))
     return result
 
 
@@ -96,5 +115,6 @@ class StoreSteps:
         work: Callable[[Connection], Awaitable[T]],
         encode: Callable[[T], str],
         decode: Callable[[str], T],
+        tx: Connection | None = None,
     ) -> T:
-        return await store_step(self._repos, run_id, name, work, encode, decode)
+        return await store_step(self._repos, run_id, name, work, encode, decode, tx)

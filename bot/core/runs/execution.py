@@ -124,9 +124,10 @@ class Execution:
         ):
             async with await self._lanes.lane(run, session, queued=durable):
                 try:
-                    prompt = await self._first_prompt(run, session, wake, durable)
+                    prompt, start = await self._first_prompt(run, session, wake, durable)
                     while prompt is not None:
-                        outcome = await self._run_turn(run, session, prompt)
+                        outcome = await self._run_turn(run, session, prompt, start)
+                        start = None  # a later turn starts where this one left the run
                         noted(outcome.status)
                         if outcome.status is RunStatus.AWAITING_APPROVAL:  # paused: a decision wakes it
                             self._effects.apply(await self._turns.pause(run, session, outcome))
@@ -146,40 +147,55 @@ class Execution:
                 finally:
                     await self._drafts.settled(run.id)
 
-    async def _first_prompt(self, run: Run, session: Session, wake: bool, durable: bool) -> Prompt | None:
+    async def _first_prompt(
+        self, run: Run, session: Session, wake: bool, durable: bool
+    ) -> tuple[Prompt | None, TurnStart | None]:
         """A woken run's decisions on its paused calls, else its inbox; or a queued run's task once it is marked
-        running (``None``: nothing to do)."""
+        running (``None``: nothing to do). With it, where its first turn starts, if that is known already."""
         if wake:
             decided = await self._turns.decisions(run.id)
             prompt: Prompt | None = decided or await self.take_inbox(run.id, wake=True)
             if prompt is None:
                 log.warning("wake_without_messages")
                 outcome = RunOutcome(RunStatus.COMPLETED, run.result_text or NO_OUTPUT, None, run.usage, [])
-                return await self._next_prompt(run, await self._settlement.end_turn(run, session, outcome))
-            return prompt
-        if not await self._mark_running(run.id, durable):
-            return None
+                return await self._next_prompt(run, await self._settlement.end_turn(run, session, outcome)), None
+            return prompt, None
+        started, start = await self._mark_running(run, session, durable)
+        if not started:
+            return None, None
         log.info("run_started", model=run.model)
         self._ctx.signals.run_changed(run.id)
         if not is_voice_turn(run):  # its task, with what was attached to it (kept with the run, not downloaded again)
-            return prompt_of(run.task, await self._ctx.repos.run_attachments.of_run(run.id))
+            return prompt_of(run.task, await self._ctx.repos.run_attachments.of_run(run.id)), start
         results = await self.take_inbox(run.id, wake=False, deliver=True)
         if results is None:  # nothing to tell: it ends silent
             silent = RunOutcome(RunStatus.COMPLETED, internal_context.SILENT_REPLIES[0], None, run.usage, [])
-            return await self._next_prompt(run, await self._settlement.end_turn(run, session, silent))
-        return results
+            return await self._next_prompt(run, await self._settlement.end_turn(run, session, silent)), None
+        return results, start
 
-    async def _mark_running(self, run_id: str, durable: bool) -> bool:
+    async def _mark_running(self, run: Run, session: Session, durable: bool) -> tuple[bool, TurnStart | None]:
         """Queued → running; in a workflow, also true for a run it marked before (a replay): no step needs to record
-        it, since a run that was not started then has ended, and ``_execute`` leaves an ended run alone."""
+        it, since a run that was not started then has ended, and ``_execute`` leaves an ended run alone.
+
+        A model's turn comes next, so where it starts is read (or read back) in the same transaction."""
+        runs = self._ctx.repos.runs
         async with self._ctx.repos.db.transaction() as tx:
-            started = await self._ctx.repos.runs.mark_running(tx, run_id, self._ctx.clock())  # owns it too
-            if not started:
-                await self._ctx.repos.runs.own(tx, run_id)  # maybe a dead process's run, resumed here
-        if started or not durable:
-            return started
-        current = await self._ctx.repos.runs.get(run_id)
-        return current is not None and current.status is RunStatus.RUNNING
+            running = await runs.mark_running(tx, run.id, self._ctx.clock())  # owns it too
+            if not running:
+                await runs.own(tx, run.id)  # maybe a dead process's run, resumed here
+                if durable:
+                    current = await runs.get(run.id, tx)
+                    running = current is not None and current.status is RunStatus.RUNNING
+            start = await self._turn_start(run, session, tx) if running and session.acp_agent is None else None
+        return running, start
+
+    async def _turn_start(self, run: Run, session: Session, tx: Connection | None = None) -> TurnStart:
+        """Where a model's turn starts: a step, so a replayed turn starts where the first execution's did."""
+
+        async def work(tx: Connection) -> TurnStart:
+            return await turn_start(self._ctx.repos, run.id, session.key, run.usage)
+
+        return await self._journal.step(run.id, "turn.start", work, TurnStart.encoded, TurnStart.decoded, tx)
 
     async def _next_prompt(self, run: Run, ended: TurnEnd) -> str | None:
         """Apply what the settled turn asks for; then the inbox for another turn, or ``None``."""
@@ -187,7 +203,10 @@ class Execution:
             self._effects.apply(ended.after)
         return await self.take_inbox(run.id, wake=True) if ended.again else None
 
-    async def _run_turn(self, run: Run, session: Session, prompt: Prompt) -> RunOutcome:
+    async def _run_turn(self, run: Run, session: Session, prompt: Prompt, start: TurnStart | None) -> RunOutcome:
+        """One turn of the run: its model (or its harness's agent) from ``prompt`` to an outcome.
+
+        ``start``: where it starts, if that was read already."""
         if session.acp_agent is not None:  # a harness session: its ACP agent runs the turn, a kill cancels it
             token = self._effects.cancellations.token(run.id)
             try:
@@ -204,13 +223,7 @@ class Execution:
         tools = await self._turns.tools(run, session)
         if tools.context:
             system_prompt += "\n\n" + tools.context
-        start = await self._journal.step(
-            run.id,
-            "turn.start",
-            lambda tx: turn_start(self._ctx.repos, run.id, session.key, run.usage),
-            TurnStart.encoded,
-            TurnStart.decoded,
-        )
+        start = start or await self._turn_start(run, session)
         before, stored = start.usage, TurnMessages(self._ctx.repos, run.id, start)
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:

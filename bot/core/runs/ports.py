@@ -54,6 +54,7 @@ class Journal(Protocol):
         work: Callable[[Connection], Awaitable[T]],
         encode: Callable[[T], str],
         decode: Callable[[str], T],
+        tx: Connection | None = None,  # in the caller's transaction, with its work
     ) -> T: ...
 
 
