@@ -118,3 +118,7 @@ class StoreSteps:
         tx: Connection | None = None,
     ) -> T:
         return await store_step(self._repos, run_id, name, work, encode, decode, tx)
+
+    def first_execution(self) -> bool:
+        """Outside a workflow, always; in one, unless it may be a recovered workflow's replay."""
+        return not in_workflow() or not _replayable.get()

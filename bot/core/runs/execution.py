@@ -180,20 +180,25 @@ class Execution:
         A model's turn comes next, so where it starts is read (or read back) in the same transaction."""
         runs = self._ctx.repos.runs
         async with self._ctx.repos.db.transaction() as tx:
-            running = await runs.mark_running(tx, run.id, self._ctx.clock())  # owns it too
-            if not running:
+            running = started = await runs.mark_running(tx, run.id, self._ctx.clock())  # owns it too
+            if not started:
                 await runs.own(tx, run.id)  # maybe a dead process's run, resumed here
                 if durable:
                     current = await runs.get(run.id, tx)
                     running = current is not None and current.status is RunStatus.RUNNING
-            start = await self._turn_start(run, session, tx) if running and session.acp_agent is None else None
+            model_turn = running and session.acp_agent is None
+            start = await self._turn_start(run, session, tx, first=started) if model_turn else None
         return running, start
 
-    async def _turn_start(self, run: Run, session: Session, tx: Connection | None = None) -> TurnStart:
-        """Where a model's turn starts: a step, so a replayed turn starts where the first execution's did."""
+    async def _turn_start(
+        self, run: Run, session: Session, tx: Connection | None = None, *, first: bool = False
+    ) -> TurnStart:
+        """Where a model's turn starts: a step, so a replayed turn starts where the first execution's did.
+
+        ``first``: the run's first turn, as it is marked running."""
 
         async def work(tx: Connection) -> TurnStart:
-            return await turn_start(self._ctx.repos, run.id, session.key, run.usage)
+            return await turn_start(self._ctx.repos, run.id, session.key, run.usage, first=first)
 
         return await self._journal.step(run.id, "turn.start", work, TurnStart.encoded, TurnStart.decoded, tx)
 
@@ -224,7 +229,8 @@ class Execution:
         if tools.context:
             system_prompt += "\n\n" + tools.context
         start = start or await self._turn_start(run, session)
-        before, stored = start.usage, TurnMessages(self._ctx.repos, run.id, start)
+        before = start.usage
+        stored = TurnMessages(self._ctx.repos, run.id, start, replayed=not self._journal.first_execution())
 
         async def persist(messages: Sequence[ModelMessage], turn: Usage) -> None:
             new = self._ctx.redact.messages(await stored.unstored(messages))

@@ -57,6 +57,10 @@ class Journal(Protocol):
         tx: Connection | None = None,  # in the caller's transaction, with its work
     ) -> T: ...
 
+    def first_execution(self) -> bool:
+        """Whether the run's code executes for the first time: no execution before it stored anything."""
+        ...
+
 
 @dataclass(frozen=True)
 class TurnTools:

@@ -40,7 +40,11 @@ class TurnStart:
         return cls(usage=Usage(**usage), history_rows=fields["history_rows"], run_rows=fields["run_rows"])
 
 
-async def turn_start(repos: Repositories, run_id: str, session_key: str, usage: Usage) -> TurnStart:
+async def turn_start(repos: Repositories, run_id: str, session_key: str, usage: Usage, *, first: bool) -> TurnStart:
+    """Where a turn of the run starts now; ``first``: the run was queued until now, so ``usage`` is its stored
+    usage and it has no transcript rows yet."""
+    if first:
+        return TurnStart(usage=usage, history_rows=await repos.transcripts.count(session_key), run_rows=0)
     current = await repos.runs.get(run_id)
     return TurnStart(
         usage=current.usage if current is not None else usage,
@@ -54,13 +58,17 @@ class TurnMessages:
 
     Those a replayed turn stored already are left out."""
 
-    def __init__(self, repos: Repositories, run_id: str, start: TurnStart) -> None:
+    def __init__(self, repos: Repositories, run_id: str, start: TurnStart, *, replayed: bool) -> None:
+        """``replayed``: the turn may have run before, in an execution a crash cut off."""
         self._repos = repos
         self._run_id = run_id
         self._start = start
+        self._replayed = replayed
         self._seen = 0
 
     async def unstored(self, messages: Sequence[ModelMessage]) -> Sequence[ModelMessage]:
         first, self._seen = self._seen, self._seen + len(messages)
+        if not self._replayed:  # no execution before this one stored any
+            return messages
         stored = await self._repos.transcripts.count_for_run(self._run_id) - self._start.run_rows
         return messages[max(0, stored - first) :]
