@@ -99,7 +99,8 @@ class Settlement:
             current = await runs.get(run.id, tx)
             if current is None:
                 return TurnEnd(again=False)
-            await runs.record_usage(tx, run.id, outcome.usage)
+            if current.usage != outcome.usage:  # each step records it as it is spent: the last one, mostly, all
+                await runs.record_usage(tx, run.id, outcome.usage)
             if outcome.served_model is not None:
                 await runs.record_served_model(tx, run.id, outcome.served_model)
             if current.status is not RunStatus.RUNNING:
