@@ -152,6 +152,7 @@ class Tracing:
 
         threading.Thread(target=shut_down, name="tracing-close", daemon=True).start()
         try:
-            await asyncio.wait_for(done.wait(), CLOSE_SECONDS)
+            async with asyncio.timeout(CLOSE_SECONDS):  # not wait_for: see bot.waiting
+                await done.wait()
         except TimeoutError:
             log.warning("tracing_spans_not_sent", reason=f"the collector did not answer within {CLOSE_SECONDS:g}s")

@@ -68,8 +68,9 @@ class Checkpointer:
 
     async def _watch(self) -> None:
         while True:
-            try:
-                await asyncio.wait_for(self._stopping.wait(), self._interval)
+            try:  # not wait_for, which on 3.11 can swallow a cancellation that comes as the event is set
+                async with asyncio.timeout(self._interval):
+                    await self._stopping.wait()
                 return
             except TimeoutError:
                 pass

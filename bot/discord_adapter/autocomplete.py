@@ -22,7 +22,8 @@ async def target_choices(
 
     Bounded in time so Discord always gets an answer: no choices is better than a failed interaction."""
     try:
-        rows = await asyncio.wait_for(control.target_choices(conversation), AUTOCOMPLETE_BUDGET_SECONDS)
+        async with asyncio.timeout(AUTOCOMPLETE_BUDGET_SECONDS):  # not wait_for: see bot.waiting
+            rows = await control.target_choices(conversation)
     except TimeoutError:
         return []
     now = time.time()

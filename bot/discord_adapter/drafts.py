@@ -227,8 +227,11 @@ class DiscordDrafts:
                 if state.shown[index] != part:
                     stored = RunDraft(draft.run_id, channel_id, tuple(state.message_ids), _webhook_id(state))
                     edit = self._edit(stored, state.message_ids[index], part, draft.mention_user_id, state.webhook)
-                    # an edit Discord holds up (a rate limit waited out inside the client) is dropped, not sent late
-                    await asyncio.wait_for(edit, timeout=self._interval)
+                    # an edit Discord holds up (a rate limit waited out inside the client) is dropped, not sent late;
+                    # asyncio.timeout, not wait_for, which on 3.11 swallows a close's cancel as the edit completes
+                    # (bot.waiting): the draft task then waits for ever and close() with it, holding up the run's end
+                    async with asyncio.timeout(self._interval):
+                        await edit
                     state.shown[index] = part
                 continue
             state.posting = asyncio.ensure_future(self._post_and_record(state, channel_id, index, part))

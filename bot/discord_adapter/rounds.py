@@ -43,7 +43,8 @@ class Rounds:
         self._stop.set()
         self._wake.set()
         try:
-            await asyncio.wait_for(asyncio.shield(self._task), CLOSE_WAIT_SECONDS)
+            async with asyncio.timeout(CLOSE_WAIT_SECONDS):  # not wait_for: see bot.waiting
+                await asyncio.shield(self._task)
         except TimeoutError:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -133,7 +133,8 @@ class Executors:
                 await self._beating
             self._beating = None
         try:  # bounded: with the database gone, the heartbeat just expires after the lease
-            await asyncio.wait_for(self._stop(), timeout=self._ctx.config.durability.heartbeat_seconds)
+            async with asyncio.timeout(self._ctx.config.durability.heartbeat_seconds):  # not wait_for: bot.waiting
+                await self._stop()
         except Exception as error:
             log.warning("executor_stop_not_recorded", executor_id=self.executor_id, error=repr(error))
 
