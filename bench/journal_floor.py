@@ -56,7 +56,7 @@ async def journaled(url: str, journal_url: str, agent: Agent[None, str]) -> Asyn
         "system_database_url": journal_url,
         "application_version": "bench",
         "notification_listener_polling_interval_sec": journal_store.NOTICE_POLL_SECONDS,  # as the bot's
-        "max_executor_threads": journal_store.EXECUTOR_THREADS,  # as the bot's
+        "max_executor_threads": journal_store.executor_threads(journal_url),  # as the bot's
         "log_level": "WARNING",
     }
     try:

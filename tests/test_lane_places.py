@@ -199,4 +199,4 @@ async def test_a_burst_of_runs_ending_together_journals_on_a_bounded_number_of_t
             work.finish(task)
         await settle(core, lambda: _all(core, "completed", 40), timeout=30)
         journaling = [t.name for t in threading.enumerate() if t.name.startswith("dbos-executor-")]
-        assert 1 < len(journaling) <= journal_store.EXECUTOR_THREADS, journaling  # idle ones stay until the stop
+        assert 1 < len(journaling) <= journal_store.SQLITE_THREADS, journaling  # idle ones stay until the stop

@@ -148,7 +148,7 @@ class DurableRuns:
             "application_version": self.version,
             "executor_id": self._config.executor_id,
             "notification_listener_polling_interval_sec": journal_store.NOTICE_POLL_SECONDS,
-            "max_executor_threads": journal_store.EXECUTOR_THREADS,
+            "max_executor_threads": journal_store.executor_threads(self._url),
             "log_level": "WARNING",  # its info lines (a line per schema migration) say less than durable_runs_launched
             "enable_otlp": self._traced,  # no endpoints of its own: its spans go where the bot's do (bot/tracing.py)
         }

@@ -22,9 +22,10 @@ NOTICE_POLL_SECONDS = 0.1  # how often DBOS looks for notifications in a SQLite 
 # How many threads DBOS writes its journal from; they are also the loop's ``asyncio.to_thread`` threads. DBOS's own
 # default has no bound: thousands of runs at once would each take a thread, all waiting for one of its pool's
 # connections and contending for the GIL with the event loop's thread, whose every store statement gives the GIL up.
-# Fewer than DBOS's pool has connections, so that its pollers always find one; enough that one slow write does not
-# hold up every other.
-EXECUTOR_THREADS = 8
+# Fewer than DBOS's pool has connections, so that its pollers always find one. A SQLite journal takes one writer at a
+# time: two threads, so that a read never waits behind a write; PostgreSQL writes in parallel: eight.
+SQLITE_THREADS = 2
+POSTGRESQL_THREADS = 8
 
 
 @event.listens_for(Engine, "connect")
@@ -48,6 +49,11 @@ def _prepare(path: Path) -> None:
         connection.execute("PRAGMA journal_mode=WAL")
     finally:
         connection.close()
+
+
+def executor_threads(journal_url: str) -> int:
+    """How many threads DBOS journals from, for the journal at ``journal_url``."""
+    return POSTGRESQL_THREADS if is_postgresql(journal_url) else SQLITE_THREADS
 
 
 def url(config: DurabilityConfig, storage: StorageConfig) -> str:

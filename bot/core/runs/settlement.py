@@ -92,9 +92,7 @@ class Settlement:
 
     async def end_turn(self, run: Run, session: Session, outcome: RunOutcome) -> TurnEnd:
         """After a turn (``outcome.usage`` is the run's total): wait for children, take another turn, or end."""
-        now = self._ctx.clock()
-        after = AfterCommit()
-        runs = self._ctx.repos.runs
+        now, after, runs = self._ctx.clock(), AfterCommit(), self._ctx.repos.runs
         async with self._ctx.repos.db.transaction() as tx:
             current = await runs.get(run.id, tx)
             if current is None:
