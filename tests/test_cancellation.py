@@ -2,8 +2,8 @@
 
 On Python 3.11 ``asyncio.wait_for`` catches a cancellation that arrives just as what it waits for completes, and
 returns its result instead (``bot/waiting.py``). The task goes on as if nothing happened, so whatever cancelled it
-and awaits its end waits for ever: a streamed answer's last part was never posted because its draft task, cancelled
-as an edit completed, went back to waiting and the run's end waited on it. Checked by walking every module (``ast``).
+and awaits its end waits for ever: a streamed answer's draft task cancelled as an edit completes would go back to
+waiting, and the run's end, with its answer's last part, would wait on it. Checked by walking every module (``ast``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PROJECT = ("bot", "cogs", "storage")
+from tests.test_layers import PROJECT, ROOT
 
 
 def _wait_fors(path: Path) -> list[str]:

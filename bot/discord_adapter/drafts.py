@@ -228,8 +228,7 @@ class DiscordDrafts:
                     stored = RunDraft(draft.run_id, channel_id, tuple(state.message_ids), _webhook_id(state))
                     edit = self._edit(stored, state.message_ids[index], part, draft.mention_user_id, state.webhook)
                     # an edit Discord holds up (a rate limit waited out inside the client) is dropped, not sent late;
-                    # asyncio.timeout, not wait_for, which on 3.11 swallows a close's cancel as the edit completes
-                    # (bot.waiting): the draft task then waits for ever and close() with it, holding up the run's end
+                    # not wait_for, which can swallow a close's cancel as the edit completes (see bot.waiting)
                     async with asyncio.timeout(self._interval):
                         await edit
                     state.shown[index] = part

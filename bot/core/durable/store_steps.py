@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from contextvars import ContextVar
 from typing import TypeVar
 
@@ -57,10 +58,8 @@ async def store_step(
 
     ``tx``: in that transaction, with the caller's own work, rather than in one of its own."""
     if not in_workflow():
-        if tx is not None:
-            return await work(tx)
-        async with repos.db.transaction() as own:
-            return await work(own)
+        async with _in(repos, tx) as within:
+            return await work(within)
     counts = _counts.get()
     assert counts is not None, "a store step in a workflow whose body did not begin()"
     counts[name] += 1
@@ -68,24 +67,15 @@ async def store_step(
     recorded = await repos.run_steps.output(key) if _replayable.get() else None
     if recorded is not None:
         return decode(recorded)
-    if tx is not None:
-        return await _recorded(repos, tx, key, run_id, work, encode)
-    async with repos.db.transaction() as own:
-        return await _recorded(repos, own, key, run_id, work, encode)
-
-
-async def _recorded(
-    repos: Repositories,
-    tx: Connection,
-    key: str,
-    run_id: str,
-    work: Callable[[Connection], Awaitable[T]],
-    encode: Callable[[T], str],
-) -> T:
-    """``work`` in ``tx``, with the record of what it returned."""
-    result = await work(tx)
-    await repos.run_steps.record(tx, key, run_id, encode(result))
+    async with _in(repos, tx) as within:
+        result = await work(within)
+        await repos.run_steps.record(within, key, run_id, encode(result))
     return result
+
+
+def _in(repos: Repositories, tx: Connection | None) -> AbstractAsyncContextManager[Connection]:
+    """The caller's transaction ``tx``, left to it to commit; else a transaction of the step's own."""
+    return nullcontext(tx) if tx is not None else repos.db.transaction()
 
 
 async def once(repos: Repositories, run_id: str, name: str, work: Callable[[Connection], Awaitable[None]]) -> bool:
